@@ -1,0 +1,1 @@
+"""Which library to open: the user's default library, the bundled sample, paths given by the user."""

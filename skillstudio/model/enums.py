@@ -1,0 +1,181 @@
+"""The closed vocabularies of D057 and the IC formats it leans on.
+
+Each enum's *value* is the snake_case spelling D057's SQL uses (and our documents use); its
+``serde`` property is the PascalCase variant name Rust's serde writes into ``body_json``.
+``parse`` accepts either spelling, any case, hyphens or underscores, plus the aliases listed
+in docs/formats.md, so that text written by the engine, by an LLM or by hand all reads.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Self
+
+_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def _fold(text: str) -> str:
+    return _SEPARATORS.sub("", text).lower()
+
+
+class SpelledEnum(StrEnum):
+    """A StrEnum that parses every reasonable spelling of its members."""
+
+    @property
+    def serde(self) -> str:
+        return "".join(part.capitalize() for part in self.value.split("_"))
+
+    @property
+    def label(self) -> str:
+        return self.value.replace("_", " ").capitalize()
+
+    @classmethod
+    def parse(cls, raw: object) -> Self:
+        """Return the member ``raw`` spells, or raise ValueError naming the valid spellings."""
+        if isinstance(raw, cls):
+            return raw
+        if not isinstance(raw, str):
+            raise ValueError(f"expected one of {cls.choices()}, got {type(raw).__name__}")
+        folded = _fold(raw)
+        for member in cls:
+            if folded in (_fold(member.value), _fold(member.serde)):
+                return member
+        aliases = cls._aliases_map()
+        if folded in aliases:
+            return cls(aliases[folded])
+        raise ValueError(f"{raw!r} is not one of {cls.choices()}")
+
+    @classmethod
+    def choices(cls) -> str:
+        return "|".join(member.value for member in cls)
+
+    @classmethod
+    def _aliases_map(cls) -> dict[str, str]:
+        # A ClassVar on an Enum subclass would become a member, so aliases live in a side table.
+        return _ALIASES.get(cls.__name__, {})
+
+
+class Domain(SpelledEnum):
+    AI_STRATEGY = "ai_strategy"
+    CONTENT_GENERATION = "content_generation"
+
+    @property
+    def short(self) -> str:
+        """The CLI spelling D057 uses: ``ai`` or ``content``."""
+        return "ai" if self is Domain.AI_STRATEGY else "content"
+
+
+class Confidence(SpelledEnum):
+    TENTATIVE = "tentative"
+    ESTABLISHED = "established"
+    PROVEN = "proven"
+
+    @property
+    def rank(self) -> int:
+        return _CONFIDENCE_RANK[self]
+
+    @classmethod
+    def parse_range(cls, raw: str) -> tuple[Confidence, ...]:
+        """``established+`` means established or better, as in D057's ``ic skill export``."""
+        text = raw.strip()
+        if text.endswith("+"):
+            floor = cls.parse(text[:-1])
+            return tuple(member for member in cls if member.rank >= floor.rank)
+        return (cls.parse(text),)
+
+
+_CONFIDENCE_RANK = {Confidence.TENTATIVE: 0, Confidence.ESTABLISHED: 1, Confidence.PROVEN: 2}
+
+
+class SourceKind(SpelledEnum):
+    LLM_DISCOVERED = "llm_discovered"
+    HAND_AUTHORED = "hand_authored"
+    WORKSHOP = "workshop"
+    HUMAN_REFINED = "human_refined"
+
+
+class ReviewState(SpelledEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    CHANGES_REQUESTED = "changes_requested"
+
+
+class BodyKind(SpelledEnum):
+    STRATEGIC_PATTERN = "strategic_pattern"
+    ENCOUNTER_PATTERN = "encounter_pattern"
+    VERIFIED_EXAMPLE = "verified_example"
+    INSTRUCTIONS = "instructions"
+
+
+class GamePhase(SpelledEnum):
+    EARLY = "early"
+    MID = "mid"
+    LATE = "late"
+
+
+class EconomyState(SpelledEnum):
+    AHEAD = "ahead"
+    EVEN = "even"
+    BEHIND = "behind"
+
+
+class ThreatLevel(SpelledEnum):
+    """D057's five levels; D044's enum is the same without ``none`` (see docs/formats.md)."""
+
+    NONE = "none"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class TargetType(SpelledEnum):
+    ATTACK = "attack"
+    DEFEND = "defend"
+    SCOUT = "scout"
+    EXPAND = "expand"
+    HARASS = "harass"
+    RETREAT = "retreat"
+
+
+class BuildFocus(SpelledEnum):
+    ANTI_ARMOR = "anti_armor"
+    ANTI_AIR = "anti_air"
+    NAVAL = "naval"
+    ECONOMY = "economy"
+    TECH = "tech"
+    MIXED = "mixed"
+    INFANTRY = "infantry"
+    AIR_POWER = "air_power"
+
+
+class TimePressure(SpelledEnum):
+    NONE = "none"
+    LOW = "low"
+    MEDIUM = "medium"
+    URGENT = "urgent"
+    IMMEDIATE = "immediate"
+
+
+# Spellings from other documents (D057 CLI, the [R] LLM wire schema, D018 profiles), folded.
+_ALIASES: dict[str, dict[str, str]] = {
+    "Domain": {
+        "ai": "ai_strategy",
+        "content": "content_generation",
+        "generation": "content_generation",
+        "contentgen": "content_generation",
+    },
+    "SourceKind": {"llm": "llm_discovered", "hand": "hand_authored", "human": "hand_authored"},
+    "BuildFocus": {
+        "infantrymass": "infantry",
+        "balanced": "mixed",
+        "air": "air_power",
+        "antitank": "anti_armor",
+        "armor": "anti_armor",
+    },
+    "TimePressure": {"moderate": "medium"},
+    "ThreatLevel": {"moderate": "medium"},
+    "GamePhase": {"earlygame": "early", "midgame": "mid", "lategame": "late"},
+}

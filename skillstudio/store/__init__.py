@@ -1,0 +1,33 @@
+"""The library store: D057's SQLite tables, our extension tables, and the repository API."""
+
+from skillstudio.store.database import Database
+from skillstudio.store.errors import (
+    ConflictError,
+    InvalidSkillData,
+    InvalidStoredSkill,
+    LibraryError,
+    LibraryNotFound,
+    LibraryTooNew,
+    NotALibrary,
+    SkillExists,
+    SkillNotFound,
+)
+from skillstudio.store.query import QueryResult, SkillQuery, SortKey, fts_expression
+from skillstudio.store.repository import (
+    Actor,
+    AuditEntry,
+    Composition,
+    LibraryStats,
+    Revision,
+    SkillRepository,
+    SkillSummary,
+    TrashEntry,
+    body_hash,
+)
+
+__all__ = [
+    "Actor", "AuditEntry", "Composition", "ConflictError", "Database", "InvalidSkillData",
+    "InvalidStoredSkill", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
+    "NotALibrary", "QueryResult", "Revision", "SkillExists", "SkillNotFound", "SkillQuery",
+    "SkillRepository", "SkillSummary", "SortKey", "TrashEntry", "body_hash", "fts_expression",
+]  # fmt: skip

@@ -1,0 +1,70 @@
+"""What can go wrong with a library, each error carrying a message a user can act on."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from skillstudio.model import Issue, ValidationError
+
+if TYPE_CHECKING:
+    from skillstudio.model import Skill
+
+
+class LibraryError(Exception):
+    """Base of every store error; ``str(error)`` is a complete, user-facing sentence."""
+
+
+class LibraryNotFound(LibraryError):
+    pass
+
+
+class NotALibrary(LibraryError):
+    """The file exists but is not a SQLite database holding D057's skill tables."""
+
+
+class LibraryTooNew(LibraryError):
+    pass
+
+
+class SkillNotFound(LibraryError, LookupError):
+    def __init__(self, skill_id: str, *, in_trash: bool = False) -> None:
+        self.skill_id = skill_id
+        where = "in the trash" if in_trash else "in this library"
+        super().__init__(f"no skill with id {skill_id!r} {where}")
+
+
+class SkillExists(LibraryError):
+    def __init__(self, skill_id: str, *, in_trash: bool = False) -> None:
+        self.skill_id = skill_id
+        detail = " (it is in the trash: restore it or empty the trash first)" if in_trash else ""
+        super().__init__(f"a skill with id {skill_id!r} already exists{detail}")
+
+
+class ConflictError(LibraryError):
+    """An update was based on a version of the skill that is no longer the stored one."""
+
+    def __init__(self, yours: Skill, theirs: Skill) -> None:
+        self.yours = yours
+        self.theirs = theirs
+        super().__init__(
+            f"skill {yours.id!r} was changed by someone else since you read it "
+            f"(you edited version {yours.version}, the library now holds version {theirs.version}); "
+            "nothing was saved"
+        )
+
+
+class InvalidSkillData(LibraryError):
+    """A write was refused because the skill's data is not valid (e.g. a dangling reference)."""
+
+    def __init__(self, issues: list[Issue], *, context: str = "") -> None:
+        self.issues = tuple(issues)
+        super().__init__(str(ValidationError(issues, context=context)))
+
+
+class InvalidStoredSkill(LibraryError):
+    """A row in the database (often written by another program) does not hold a valid skill."""
+
+    def __init__(self, skill_id: str, error: ValidationError) -> None:
+        self.skill_id = skill_id
+        self.issues = error.issues
+        super().__init__(f"skill {skill_id!r} in the database is not valid: {error}")

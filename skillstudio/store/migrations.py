@@ -1,0 +1,271 @@
+"""The library schema: D057's four tables, verbatim, plus SkillStudio's extension tables.
+
+Rules that keep a file readable by the engine (docs/storage.md):
+
+* D057's tables are created from ``d057_schema.sql`` exactly as the decision writes them and
+  are never altered; what they lack lives in ``studio_*`` tables keyed by skill id.
+* Our tables have no foreign keys to D057's: with ``foreign_keys=ON`` such a key would make the
+  engine's own ``DELETE FROM skills`` fail, or cascade away our data on ``INSERT OR REPLACE``.
+* Triggers on ``skills`` (fired by any writer, the engine included) keep the FTS5 index and the
+  content version counter current; they only write to our tables and ``skills_fts``.
+* Our schema version lives in ``studio_schema_migrations``, not in ``PRAGMA user_version`` or
+  ``_schema_meta``: in IC's ``gameplay.db`` those belong to the engine's own migrations.
+* Migrations only move forward; a file from a newer SkillStudio is refused, not downgraded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Connection, text
+
+from skillstudio.model.validation import utc_now
+from skillstudio.store.errors import LibraryTooNew, NotALibrary
+
+if TYPE_CHECKING:
+    from skillstudio.store.database import Database
+
+D057_TABLES = ("skills", "skills_fts", "skill_embeddings", "skill_compositions")
+D057_SKILL_COLUMNS = (
+    "id", "domain", "name", "description", "body_json", "tags", "game_module", "source",
+    "model_id", "verification_count", "success_rate", "average_rating", "confidence",
+    "use_count", "created_at", "last_used", "last_verified",
+)  # fmt: skip
+
+# Columns whose change makes a stored skill a different skill for an editor holding a copy.
+# Quality, use_count and last_used are left out: the engine bumps them during play, and
+# SkillStudio's updates never overwrite them (they are owned by verification and play).
+CONTENT_COLUMNS = (
+    "domain", "name", "description", "body_json", "tags", "game_module", "source", "model_id",
+    "created_at",
+)  # fmt: skip
+
+
+def d057_statements() -> dict[str, str]:
+    """D057's DDL, one CREATE statement per table name, in the decision's order."""
+    ddl = files("skillstudio.store").joinpath("d057_schema.sql").read_text(encoding="utf-8")
+    statements = [part.strip() for part in ddl.split(";") if "CREATE" in part]
+    out: dict[str, str] = {}
+    for statement in statements:
+        match = re.search(r"CREATE (?:VIRTUAL )?TABLE (\w+)", statement)
+        assert match, statement
+        out[match.group(1)] = statement
+    return out
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    sql: str
+
+
+_CONTENT = ", ".join(CONTENT_COLUMNS)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "SkillStudio extension tables, FTS5 sync triggers, content versions",
+        f"""
+        CREATE TABLE studio_skill_meta (
+            skill_id        TEXT PRIMARY KEY,
+            created_by      TEXT NOT NULL DEFAULT 'unknown',
+            engine_version  TEXT NOT NULL DEFAULT '',
+            source_id       TEXT,           -- workshop: publisher/name@version
+            source_author   TEXT,           -- workshop
+            original_id     TEXT,           -- human_refined
+            review_state    TEXT CHECK (review_state IN
+                                ('pending', 'approved', 'rejected', 'changes_requested'))
+        );
+        CREATE INDEX studio_skill_meta_original ON studio_skill_meta(original_id);
+        CREATE INDEX studio_skill_meta_created_by ON studio_skill_meta(created_by);
+
+        -- Bumped by the triggers below whenever any writer changes a skill's content.
+        CREATE TABLE studio_skill_versions (
+            skill_id        TEXT PRIMARY KEY,
+            version         INTEGER NOT NULL
+        );
+
+        CREATE TABLE studio_revisions (
+            id              INTEGER PRIMARY KEY,
+            skill_id        TEXT NOT NULL,
+            number          INTEGER NOT NULL,   -- 1, 2, ... per skill
+            version         INTEGER NOT NULL,   -- the content version this snapshot shows
+            action          TEXT NOT NULL,      -- create, update, delete, restore, quality, ...
+            author          TEXT NOT NULL,
+            created_at      TEXT NOT NULL,
+            message         TEXT NOT NULL DEFAULT '',
+            snapshot        TEXT NOT NULL,      -- the canonical skill document, as JSON
+            UNIQUE (skill_id, number)
+        );
+
+        CREATE TABLE studio_audit_log (
+            id              INTEGER PRIMARY KEY,
+            at              TEXT NOT NULL,
+            actor           TEXT NOT NULL,
+            actor_kind      TEXT NOT NULL CHECK (actor_kind IN ('human', 'agent', 'system')),
+            action          TEXT NOT NULL,      -- skill.create, skill.update, skill.delete, ...
+            skill_id        TEXT,
+            revision        INTEGER,            -- studio_revisions.number written with it
+            details         TEXT NOT NULL DEFAULT '{{}}'
+        );
+        CREATE INDEX studio_audit_log_skill ON studio_audit_log(skill_id);
+        CREATE INDEX studio_audit_log_at ON studio_audit_log(at);
+
+        CREATE TABLE studio_trash (
+            skill_id        TEXT PRIMARY KEY,
+            deleted_at      TEXT NOT NULL,
+            deleted_by      TEXT NOT NULL,
+            message         TEXT NOT NULL DEFAULT '',
+            snapshot        TEXT NOT NULL,      -- the canonical skill document, as JSON
+            embedding       BLOB,
+            embedding_model TEXT,
+            compositions    TEXT NOT NULL DEFAULT '[]'  -- [[skill_a, skill_b, success_count]]
+        );
+
+        CREATE TABLE studio_verifications (
+            id              INTEGER PRIMARY KEY,
+            skill_id        TEXT NOT NULL,
+            recorded_at     TEXT NOT NULL,
+            kind            TEXT NOT NULL CHECK (kind IN ('headless', 'play')),
+            opponent        TEXT,
+            wins            INTEGER NOT NULL DEFAULT 0,
+            losses          INTEGER NOT NULL DEFAULT 0,
+            draws           INTEGER NOT NULL DEFAULT 0,
+            errors          INTEGER NOT NULL DEFAULT 0,
+            rating          REAL,
+            rated           INTEGER NOT NULL DEFAULT 0,
+            engine_version  TEXT NOT NULL DEFAULT '',
+            body_hash       TEXT NOT NULL DEFAULT '',
+            note            TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX studio_verifications_skill ON studio_verifications(skill_id, recorded_at);
+
+        -- Indexes for the browser's filters and sorts (indexes do not change D057's tables).
+        CREATE INDEX studio_skills_domain ON skills(domain);
+        CREATE INDEX studio_skills_module ON skills(game_module);
+        CREATE INDEX studio_skills_confidence ON skills(confidence);
+        CREATE INDEX studio_skills_name ON skills(name COLLATE NOCASE);
+
+        -- External-content FTS5 kept in sync (D057's DDL has no triggers).
+        CREATE TRIGGER studio_skills_fts_insert AFTER INSERT ON skills BEGIN
+            INSERT INTO skills_fts(rowid, name, description, tags)
+            VALUES (new.rowid, new.name, new.description, new.tags);
+        END;
+        CREATE TRIGGER studio_skills_fts_delete AFTER DELETE ON skills BEGIN
+            INSERT INTO skills_fts(skills_fts, rowid, name, description, tags)
+            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
+        END;
+        CREATE TRIGGER studio_skills_fts_update AFTER UPDATE OF name, description, tags ON skills
+        BEGIN
+            INSERT INTO skills_fts(skills_fts, rowid, name, description, tags)
+            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
+            INSERT INTO skills_fts(rowid, name, description, tags)
+            VALUES (new.rowid, new.name, new.description, new.tags);
+        END;
+
+        CREATE TRIGGER studio_skills_version_insert AFTER INSERT ON skills BEGIN
+            INSERT OR IGNORE INTO studio_skill_versions(skill_id, version) VALUES (new.id, 0);
+            UPDATE studio_skill_versions SET version = version + 1 WHERE skill_id = new.id;
+        END;
+        CREATE TRIGGER studio_skills_version_update AFTER UPDATE OF {_CONTENT} ON skills BEGIN
+            INSERT OR IGNORE INTO studio_skill_versions(skill_id, version) VALUES (new.id, 0);
+            UPDATE studio_skill_versions SET version = version + 1 WHERE skill_id = new.id;
+        END;
+
+        -- Rows an engine wrote before SkillStudio first opened the file.
+        INSERT OR IGNORE INTO studio_skill_versions(skill_id, version) SELECT id, 1 FROM skills;
+        INSERT INTO skills_fts(skills_fts) VALUES ('rebuild');
+        """,
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def upgrade(database: Database, *, create: bool) -> None:
+    """Bring the file to the latest schema, or refuse it with a reason; all in one transaction."""
+    path = database.path
+    with database.engine.execution_options(begin="IMMEDIATE").begin() as connection:
+        tables = _table_names(connection)
+        statements = d057_statements()
+        if "skills" not in tables:
+            if not create:
+                raise NotALibrary(f"{path} has no D057 'skills' table, so it is not a skill library")
+            for statement in statements.values():
+                _execute_script(connection, statement)
+            tables = _table_names(connection)
+        columns = {row[1] for row in connection.exec_driver_sql("PRAGMA table_info(skills)")}
+        missing = [column for column in D057_SKILL_COLUMNS if column not in columns]
+        if missing:
+            raise NotALibrary(
+                f"{path}: table 'skills' lacks D057's column(s) {', '.join(missing)}; "
+                "it is not a D057 skill library"
+            )
+        for table, statement in statements.items():  # an engine may have created only some
+            if table not in tables:
+                _execute_script(connection, statement)
+        connection.exec_driver_sql(
+            "CREATE TABLE IF NOT EXISTS studio_schema_migrations ("
+            " version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL, description TEXT NOT NULL)"
+        )
+        current = connection.exec_driver_sql(
+            "SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations"
+        ).scalar_one()
+        if current > LATEST_VERSION:
+            raise LibraryTooNew(
+                f"{path} was written by a newer SkillStudio (schema {current}, this one knows "
+                f"{LATEST_VERSION}); update SkillStudio to open it"
+            )
+        for migration in MIGRATIONS:
+            if migration.version > current:
+                _execute_script(connection, migration.sql)
+                connection.execute(
+                    text("INSERT INTO studio_schema_migrations VALUES (:v, :at, :d)"),
+                    {"v": migration.version, "at": utc_now(), "d": migration.description},
+                )
+
+
+def schema_version(connection: Connection) -> int:
+    return connection.exec_driver_sql(
+        "SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations"
+    ).scalar_one()
+
+
+def _table_names(connection: Connection) -> set[str]:
+    rows = connection.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {row[0] for row in rows}
+
+
+def _execute_script(connection: Connection, script: str) -> None:
+    """Run statements one by one inside the caller's transaction (executescript would commit)."""
+    for statement in _split_statements(script):
+        connection.exec_driver_sql(statement)
+
+
+def _split_statements(script: str) -> list[str]:
+    """Split on ';' at statement level, keeping trigger bodies (BEGIN ... END;) whole."""
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for line in script.splitlines():
+        stripped = line.split("--", 1)[0].strip()
+        current.append(line)
+        upper = stripped.upper()
+        if upper.startswith("CREATE TRIGGER") or upper == "BEGIN" or upper.endswith(" BEGIN"):
+            depth = 1
+        if stripped.endswith(";") and (depth == 0 or upper == "END;"):
+            depth = 0
+            if _has_code(current):
+                out.append("\n".join(current).strip())
+            current = []
+    if _has_code(current):
+        out.append("\n".join(current).strip())
+    return out
+
+
+def _has_code(lines: list[str]) -> bool:
+    return any(line.split("--", 1)[0].strip(" ;\t") for line in lines)

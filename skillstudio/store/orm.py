@@ -1,0 +1,139 @@
+"""Typed SQLAlchemy mappings of the tables :mod:`skillstudio.store.migrations` creates.
+
+The DDL in the migrations is the schema's single source of truth; these classes only map onto
+it (``tests/test_store_schema.py`` checks that every mapped column exists). They are never
+used to create tables.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Float, Integer, LargeBinary, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+# --- D057 -----------------------------------------------------------------------------------
+
+
+class SkillRow(Base):
+    """D057's ``skills``. Columns with a DEFAULT but no NOT NULL may be NULL in engine rows."""
+
+    __tablename__ = "skills"
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    domain: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
+    description: Mapped[str] = mapped_column(Text)
+    body_json: Mapped[str] = mapped_column(Text)
+    tags: Mapped[str] = mapped_column(Text)
+    game_module: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(Text)
+    model_id: Mapped[str | None] = mapped_column(Text)
+    verification_count: Mapped[int | None] = mapped_column(Integer)
+    success_rate: Mapped[float | None] = mapped_column(Float)
+    average_rating: Mapped[float | None] = mapped_column(Float)
+    confidence: Mapped[str | None] = mapped_column(Text)
+    use_count: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[str] = mapped_column(Text)
+    last_used: Mapped[str | None] = mapped_column(Text)
+    last_verified: Mapped[str | None] = mapped_column(Text)
+
+
+class SkillEmbeddingRow(Base):
+    __tablename__ = "skill_embeddings"
+
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    model_id: Mapped[str] = mapped_column(Text)
+
+
+class SkillCompositionRow(Base):
+    __tablename__ = "skill_compositions"
+
+    skill_a: Mapped[str] = mapped_column(Text, primary_key=True)
+    skill_b: Mapped[str] = mapped_column(Text, primary_key=True)
+    success_count: Mapped[int | None] = mapped_column(Integer)
+
+
+# --- SkillStudio's extension tables ---------------------------------------------------------
+
+
+class SkillMetaRow(Base):
+    __tablename__ = "studio_skill_meta"
+
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    created_by: Mapped[str] = mapped_column(Text, default="unknown")
+    engine_version: Mapped[str] = mapped_column(Text, default="")
+    source_id: Mapped[str | None] = mapped_column(Text)
+    source_author: Mapped[str | None] = mapped_column(Text)
+    original_id: Mapped[str | None] = mapped_column(Text)
+    review_state: Mapped[str | None] = mapped_column(Text)
+
+
+class SkillVersionRow(Base):
+    __tablename__ = "studio_skill_versions"
+
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    version: Mapped[int] = mapped_column(Integer)
+
+
+class RevisionRow(Base):
+    __tablename__ = "studio_revisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    skill_id: Mapped[str] = mapped_column(Text)
+    number: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(Text)
+    author: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[str] = mapped_column(Text)
+    message: Mapped[str] = mapped_column(Text, default="")
+    snapshot: Mapped[str] = mapped_column(Text)
+
+
+class AuditRow(Base):
+    __tablename__ = "studio_audit_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(Text)
+    actor_kind: Mapped[str] = mapped_column(Text)
+    action: Mapped[str] = mapped_column(Text)
+    skill_id: Mapped[str | None] = mapped_column(Text)
+    revision: Mapped[int | None] = mapped_column(Integer)
+    details: Mapped[str] = mapped_column(Text, default="{}")
+
+
+class TrashRow(Base):
+    __tablename__ = "studio_trash"
+
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    deleted_at: Mapped[str] = mapped_column(Text)
+    deleted_by: Mapped[str] = mapped_column(Text)
+    message: Mapped[str] = mapped_column(Text, default="")
+    snapshot: Mapped[str] = mapped_column(Text)
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary)
+    embedding_model: Mapped[str | None] = mapped_column(Text)
+    compositions: Mapped[str] = mapped_column(Text, default="[]")
+
+
+class VerificationRow(Base):
+    __tablename__ = "studio_verifications"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    skill_id: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(Text)
+    opponent: Mapped[str | None] = mapped_column(Text)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    errors: Mapped[int] = mapped_column(Integer, default=0)
+    rating: Mapped[float | None] = mapped_column(Float)
+    rated: Mapped[int] = mapped_column(Integer, default=0)
+    engine_version: Mapped[str] = mapped_column(Text, default="")
+    body_hash: Mapped[str] = mapped_column(Text, default="")
+    note: Mapped[str] = mapped_column(Text, default="")

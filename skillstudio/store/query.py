@@ -1,0 +1,164 @@
+"""Browsing state in, ordered ids and a total out (as TagStudio's BrowsingState does).
+
+A :class:`SkillQuery` is a plain value the CLI builds from flags and the GUI from its filter
+panel; :func:`build_select` turns it into one SQL query over D057's ``skills`` table, our
+metadata and the FTS5 index.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from sqlalchemy import Select, and_, case, exists, func, literal_column, or_, select, text
+
+from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
+from skillstudio.store.orm import SkillMetaRow, SkillRow
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class SortKey(StrEnum):
+    RELEVANCE = "relevance"  # FTS rank when there is a text query, else name
+    NAME = "name"
+    DOMAIN = "domain"
+    GAME_MODULE = "game_module"
+    CONFIDENCE = "confidence"
+    SUCCESS_RATE = "success_rate"
+    VERIFICATION_COUNT = "verification_count"
+    AVERAGE_RATING = "average_rating"
+    USE_COUNT = "use_count"
+    SOURCE = "source"
+    CREATED_BY = "created_by"
+    CREATED_AT = "created_at"
+    LAST_VERIFIED = "last_verified"
+    LAST_USED = "last_used"
+
+
+@dataclass(frozen=True)
+class SkillQuery:
+    """Which skills, in what order. Empty tuples mean "any"; filters combine with AND."""
+
+    domains: tuple[Domain, ...] = ()
+    confidences: tuple[Confidence, ...] = ()
+    game_modules: tuple[str, ...] = ()
+    sources: tuple[SourceKind, ...] = ()
+    tags: tuple[str, ...] = ()  # a skill must carry all of them
+    untagged: bool = False  # only skills without tags
+    created_by: tuple[str, ...] = ()
+    review_states: tuple[ReviewState | None, ...] = ()  # None matches "never reviewed"
+    text: str = ""  # FTS5 over name, description and tags; every word is a prefix
+    sort: SortKey = SortKey.RELEVANCE
+    descending: bool = False
+    offset: int = 0
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    ids: list[str]
+    total: int  # matches before offset/limit
+    query: SkillQuery = field(default_factory=SkillQuery)
+
+
+def fts_expression(user_text: str) -> str | None:
+    """FTS5 MATCH text for what a user typed: every word as a prefix, all required.
+
+    User text never reaches FTS5's query syntax (quotes, ``-``, ``NEAR``, ``:``...): only the
+    word characters are kept, each quoted, so no input can be a syntax error.
+    """
+    words = _WORD.findall(user_text)
+    if not words:
+        return None
+    return " ".join(f'"{word}"*' for word in words)
+
+
+_CONFIDENCE_ORDER = case(
+    (SkillRow.confidence == Confidence.TENTATIVE.value, 0),
+    (SkillRow.confidence == Confidence.ESTABLISHED.value, 1),
+    (SkillRow.confidence == Confidence.PROVEN.value, 2),
+    else_=-1,
+)
+
+_SORT_COLUMNS = {
+    SortKey.NAME: func.lower(SkillRow.name),
+    SortKey.DOMAIN: SkillRow.domain,
+    SortKey.GAME_MODULE: SkillRow.game_module,
+    SortKey.CONFIDENCE: _CONFIDENCE_ORDER,
+    SortKey.SUCCESS_RATE: SkillRow.success_rate,
+    SortKey.VERIFICATION_COUNT: SkillRow.verification_count,
+    SortKey.AVERAGE_RATING: SkillRow.average_rating,
+    SortKey.USE_COUNT: SkillRow.use_count,
+    SortKey.SOURCE: SkillRow.source,
+    SortKey.CREATED_BY: SkillMetaRow.created_by,
+    SortKey.CREATED_AT: SkillRow.created_at,
+    SortKey.LAST_VERIFIED: SkillRow.last_verified,
+    SortKey.LAST_USED: SkillRow.last_used,
+}
+
+
+def build_select(query: SkillQuery) -> Select[tuple[str]]:
+    """SELECT skills.id ... for the query's filters and order, without offset/limit."""
+    statement = select(SkillRow.id).outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
+    conditions = []
+    if query.domains:
+        conditions.append(SkillRow.domain.in_([d.value for d in query.domains]))
+    if query.confidences:
+        values = [c.value for c in query.confidences]
+        if Confidence.TENTATIVE in query.confidences:  # D057's column default
+            conditions.append(or_(SkillRow.confidence.in_(values), SkillRow.confidence.is_(None)))
+        else:
+            conditions.append(SkillRow.confidence.in_(values))
+    if query.game_modules:
+        conditions.append(SkillRow.game_module.in_(query.game_modules))
+    if query.sources:
+        conditions.append(SkillRow.source.in_([s.value for s in query.sources]))
+    # An engine may have written tags that are not JSON; json_each() would abort the whole
+    # query on such a row, so invalid tag text reads as "no tags".
+    valid_tags = case((func.json_valid(SkillRow.tags), SkillRow.tags), else_="[]")
+    for tag in query.tags:
+        conditions.append(
+            exists(
+                select(literal_column("1"))
+                .select_from(func.json_each(valid_tags).table_valued("value"))
+                .where(literal_column("value") == tag)
+            )
+        )
+    if query.untagged:
+        conditions.append(func.json_array_length(valid_tags) == 0)
+    if query.created_by:
+        conditions.append(func.coalesce(SkillMetaRow.created_by, "unknown").in_(query.created_by))
+    if query.review_states:
+        states = [s.value for s in query.review_states if s is not None]
+        options = [SkillMetaRow.review_state.in_(states)] if states else []
+        if None in query.review_states:
+            options.append(SkillMetaRow.review_state.is_(None))
+        conditions.append(or_(*options))
+    match = fts_expression(query.text)
+    rank = None
+    if match is not None:
+        matches = text("SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match").bindparams(
+            match=match
+        ).columns(literal_column("rowid"), literal_column("rank")).subquery("fts")
+        statement = statement.join(matches, matches.c.rowid == literal_column("skills.rowid"))
+        rank = matches.c.rank
+    if conditions:
+        statement = statement.where(and_(*conditions))
+    return statement.order_by(*_ordering(query, rank))
+
+
+def _ordering(query: SkillQuery, rank):  # type: ignore[no-untyped-def]
+    if query.sort is SortKey.RELEVANCE:
+        if rank is not None:
+            primary = rank.desc() if query.descending else rank.asc()  # FTS5 rank: lower is better
+            return [primary, func.lower(SkillRow.name), SkillRow.id]
+        key = _SORT_COLUMNS[SortKey.NAME]
+    else:
+        key = _SORT_COLUMNS[query.sort]
+    primary = key.desc() if query.descending else key.asc()
+    # NULLs (missing figures) last either way; ties broken by name then id, so order is stable.
+    return [key.is_(None), primary, func.lower(SkillRow.name), SkillRow.id]
+
+
+__all__ = ["QueryResult", "SkillQuery", "SortKey", "build_select", "fts_expression"]

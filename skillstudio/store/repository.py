@@ -1,0 +1,903 @@
+"""The one API every front end (CLI, GUI, agents, importers) uses to read and change a library.
+
+Every mutation runs in one transaction that also writes a revision (a full snapshot, author,
+time, message) and an audit-log entry, so history and audit can never disagree with the data.
+Updates are optimistic: they carry the content version they were based on and are refused
+with :class:`ConflictError` if another writer (an engine, another window) got there first.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from skillstudio.model import (
+    Issue,
+    Skill,
+    ValidationError,
+    body_to_json,
+    parse_skill,
+    skill_to_document,
+    utc_now,
+)
+from skillstudio.model.evidence import EvidenceKind, VerificationRecord
+from skillstudio.store.database import Database
+from skillstudio.store.errors import (
+    ConflictError,
+    InvalidSkillData,
+    InvalidStoredSkill,
+    SkillExists,
+    SkillNotFound,
+)
+from skillstudio.store.migrations import CONTENT_COLUMNS, D057_SKILL_COLUMNS
+from skillstudio.store.orm import (
+    AuditRow,
+    RevisionRow,
+    SkillCompositionRow,
+    SkillEmbeddingRow,
+    SkillMetaRow,
+    SkillRow,
+    SkillVersionRow,
+    TrashRow,
+    VerificationRow,
+)
+from skillstudio.store.query import QueryResult, SkillQuery, build_select
+
+ActorKind = Literal["human", "agent", "system"]
+_CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
+_META_COLUMNS = ("created_by", "engine_version", "source_id", "source_author", "original_id", "review_state")
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who makes a change: recorded as revision author and audit actor."""
+
+    id: str
+    kind: ActorKind = "human"
+
+    @classmethod
+    def current_user(cls) -> Actor:
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):  # no login name (containers, some CI)
+            name = "user"
+        return cls(name or "user", "human")
+
+
+EXTERNAL = Actor("external", "system")
+
+
+@dataclass(frozen=True)
+class SkillSummary:
+    """One row of a skill list, read from columns only (no body parsing): cheap for 100k rows."""
+
+    id: str
+    name: str
+    domain: str
+    game_module: str
+    confidence: str
+    success_rate: float | None
+    verification_count: int | None
+    average_rating: float | None
+    use_count: int | None
+    source: str
+    created_by: str
+    created_at: str
+    last_verified: str | None
+    last_used: str | None
+    tags: tuple[str, ...]
+    review_state: str | None
+
+
+@dataclass(frozen=True)
+class Revision:
+    skill_id: str
+    number: int
+    version: int
+    action: str
+    author: str
+    created_at: str
+    message: str
+    snapshot: dict[str, Any]
+
+    def skill(self) -> Skill:
+        return parse_skill(self.snapshot, context=f"revision {self.number} of {self.skill_id}")
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    id: int
+    at: str
+    actor: str
+    actor_kind: str
+    action: str
+    skill_id: str | None
+    revision: int | None
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TrashEntry:
+    skill_id: str
+    name: str
+    deleted_at: str
+    deleted_by: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Composition:
+    partner_id: str
+    success_count: int
+    first: bool  # this skill is skill_a of the pair (used first)
+
+
+@dataclass(frozen=True)
+class LibraryStats:
+    total: int
+    by_domain: dict[str, int]
+    by_confidence: dict[str, int]
+    by_game_module: dict[str, int]
+    by_source: dict[str, int]
+    in_trash: int
+
+
+def body_hash(skill: Skill) -> str:
+    """Identifies the body evidence was gathered with; a changed body earns no old credit."""
+    return hashlib.sha256(body_to_json(skill.body).encode("utf-8")).hexdigest()
+
+
+class SkillRepository:
+    def __init__(self, database: Database, actor: Actor | None = None) -> None:
+        self.database = database
+        self.actor = actor or Actor.current_user()
+
+    def as_actor(self, actor: Actor) -> SkillRepository:
+        return SkillRepository(self.database, actor)
+
+    # ============================================================================================
+    # Reading
+    # ============================================================================================
+
+    def get(self, skill_id: str) -> Skill:
+        with self.database.read() as session:
+            return self._load(session, skill_id)
+
+    def exists(self, skill_id: str) -> bool:
+        with self.database.read() as session:
+            return session.get(SkillRow, skill_id) is not None
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id for a unique prefix (at least 4 characters), as ``git`` resolves hashes."""
+        with self.database.read() as session:
+            if session.get(SkillRow, prefix) is not None:
+                return prefix
+            if len(prefix) >= 4:
+                escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                matches = session.scalars(
+                    select(SkillRow.id).where(SkillRow.id.like(f"{escaped}%", escape="\\")).limit(2)
+                ).all()
+                if len(matches) == 1:
+                    return matches[0]
+        raise SkillNotFound(prefix)
+
+    def query(self, query: SkillQuery = SkillQuery()) -> QueryResult:
+        statement = build_select(query)
+        with self.database.read() as session:
+            if query.offset or query.limit is not None:
+                total = session.scalar(select(func.count()).select_from(statement.subquery())) or 0
+                paged = statement.offset(query.offset)
+                if query.limit is not None:
+                    paged = paged.limit(query.limit)
+                ids = list(session.scalars(paged))
+            else:
+                ids = list(session.scalars(statement))
+                total = len(ids)
+        return QueryResult(ids, total, query)
+
+    def summaries(self, ids: Sequence[str]) -> list[SkillSummary]:
+        """Rows for these ids, in the given order; ids no longer present are skipped."""
+        found: dict[str, SkillSummary] = {}
+        with self.database.read() as session:
+            for chunk in _chunks(ids):
+                rows = session.execute(
+                    select(SkillRow, SkillMetaRow.created_by, SkillMetaRow.review_state)
+                    .outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
+                    .where(SkillRow.id.in_(chunk))
+                )
+                for row, created_by, review_state in rows:
+                    found[row.id] = _summary(row, created_by, review_state)
+        return [found[skill_id] for skill_id in ids if skill_id in found]
+
+    def count(self) -> int:
+        with self.database.read() as session:
+            return session.scalar(select(func.count()).select_from(SkillRow)) or 0
+
+    def stats(self) -> LibraryStats:
+        with self.database.read() as session:
+
+            def grouped(column: Any) -> dict[str, int]:
+                rows = session.execute(select(column, func.count()).group_by(column))
+                return {str(key if key is not None else "(none)"): count for key, count in rows}
+
+            return LibraryStats(
+                total=session.scalar(select(func.count()).select_from(SkillRow)) or 0,
+                by_domain=grouped(SkillRow.domain),
+                by_confidence=grouped(func.coalesce(SkillRow.confidence, "tentative")),
+                by_game_module=grouped(SkillRow.game_module),
+                by_source=grouped(SkillRow.source),
+                in_trash=session.scalar(select(func.count()).select_from(TrashRow)) or 0,
+            )
+
+    def tag_counts(self) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        with self.database.read() as session:
+            for (tags,) in session.execute(select(SkillRow.tags)):
+                counts.update(_tags_of(tags))
+        return dict(sorted(counts.items()))
+
+    def creators(self) -> list[str]:
+        with self.database.read() as session:
+            rows = session.scalars(
+                select(func.coalesce(SkillMetaRow.created_by, "unknown"))
+                .select_from(SkillRow)
+                .outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
+                .distinct()
+            )
+            return sorted(rows)
+
+    def game_modules(self) -> list[str]:
+        with self.database.read() as session:
+            return sorted(session.scalars(select(SkillRow.game_module).distinct()))
+
+    def refinements_of(self, skill_id: str) -> list[str]:
+        """Skills whose HumanRefined provenance points at this one (it is superseded by them)."""
+        with self.database.read() as session:
+            return list(
+                session.scalars(
+                    select(SkillMetaRow.skill_id)
+                    .join(SkillRow, SkillRow.id == SkillMetaRow.skill_id)
+                    .where(SkillMetaRow.original_id == skill_id)
+                    .order_by(SkillRow.created_at)
+                )
+            )
+
+    def compositions(self, skill_id: str) -> list[Composition]:
+        with self.database.read() as session:
+            return _compositions(session, skill_id)
+
+    def verifications(self, skill_id: str) -> list[VerificationRecord]:
+        with self.database.read() as session:
+            rows = session.scalars(
+                select(VerificationRow)
+                .where(VerificationRow.skill_id == skill_id)
+                .order_by(VerificationRow.recorded_at, VerificationRow.id)
+            )
+            return [_record(row) for row in rows]
+
+    def revisions(self, skill_id: str) -> list[Revision]:
+        """The skill's history, oldest first (also for skills now in the trash)."""
+        with self.database.read() as session:
+            rows = session.scalars(
+                select(RevisionRow).where(RevisionRow.skill_id == skill_id).order_by(RevisionRow.number)
+            )
+            return [_revision(row) for row in rows]
+
+    def revision(self, skill_id: str, number: int) -> Revision:
+        with self.database.read() as session:
+            row = session.scalar(
+                select(RevisionRow).where(RevisionRow.skill_id == skill_id, RevisionRow.number == number)
+            )
+            if row is None:
+                raise SkillNotFound(f"{skill_id} (revision {number})")
+            return _revision(row)
+
+    def audit(
+        self,
+        *,
+        actor: str | None = None,
+        action: str | None = None,
+        skill_id: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditEntry]:
+        """Audit entries, newest first."""
+        statement = select(AuditRow).order_by(AuditRow.id.desc())
+        if actor is not None:
+            statement = statement.where(AuditRow.actor == actor)
+        if action is not None:
+            statement = statement.where(AuditRow.action == action)
+        if skill_id is not None:
+            statement = statement.where(AuditRow.skill_id == skill_id)
+        if since is not None:
+            statement = statement.where(AuditRow.at >= since)
+        if until is not None:
+            statement = statement.where(AuditRow.at <= until)
+        if limit is not None:
+            statement = statement.limit(limit)
+        with self.database.read() as session:
+            return [_audit_entry(row) for row in session.scalars(statement)]
+
+    def trash(self) -> list[TrashEntry]:
+        with self.database.read() as session:
+            rows = session.scalars(select(TrashRow).order_by(TrashRow.deleted_at.desc()))
+            return [
+                TrashEntry(
+                    row.skill_id,
+                    str(json.loads(row.snapshot)["row"].get("name", "")),
+                    row.deleted_at,
+                    row.deleted_by,
+                    row.message,
+                )
+                for row in rows
+            ]
+
+    def embedding(self, skill_id: str) -> tuple[bytes, str] | None:
+        with self.database.read() as session:
+            row = session.get(SkillEmbeddingRow, skill_id)
+            return None if row is None else (row.embedding, row.model_id)
+
+    # ============================================================================================
+    # Writing
+    # ============================================================================================
+
+    def create(
+        self, skill: Skill, *, message: str = "", verifications: Sequence[VerificationRecord] = ()
+    ) -> Skill:
+        self.create_many([(skill, verifications)], message=message)
+        return self.get(skill.id)
+
+    def create_many(
+        self,
+        items: Iterable[Skill | tuple[Skill, Sequence[VerificationRecord]]],
+        *,
+        message: str = "",
+        action: str = "skill.create",
+    ) -> int:
+        """Add many skills in one transaction (imports, the sample library): all or nothing."""
+        pairs = [item if isinstance(item, tuple) else (item, ()) for item in items]
+        if not pairs:
+            return 0
+        skills = [skill for skill, _ in pairs]
+        _refuse_duplicate_ids(skills)
+        now = utc_now()
+        with self.database.write() as session:
+            ids = [skill.id for skill in skills]
+            for chunk in _chunks(ids):
+                taken = session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))).first()
+                if taken is not None:
+                    raise SkillExists(taken)
+                trashed = session.scalars(select(TrashRow.skill_id).where(TrashRow.skill_id.in_(chunk))).first()
+                if trashed is not None:
+                    raise SkillExists(trashed, in_trash=True)
+            session.execute(insert(SkillRow), [_skill_columns(skill) for skill in skills])
+            session.execute(insert(SkillMetaRow), [_meta_columns(skill) for skill in skills])
+            for skill in skills:
+                _check_partners(session, skill)
+            composition_rows = _new_compositions(session, skills)
+            if composition_rows:
+                session.execute(insert(SkillCompositionRow), composition_rows)
+            records = [
+                _verification_columns(skill, record) for skill, records in pairs for record in records
+            ]
+            if records:
+                session.execute(insert(VerificationRow), records)
+            versions = _versions(session, ids)
+            revisions, audits = [], []
+            for skill in skills:
+                stored = replace(skill, version=versions[skill.id])
+                revisions.append(_revision_columns(stored, 1, "create", self.actor, now, message))
+                audits.append(self._audit_columns(action, skill.id, 1, now, {"name": skill.name}))
+            session.execute(insert(RevisionRow), revisions)
+            session.execute(insert(AuditRow), audits)
+        return len(skills)
+
+    def update(self, skill: Skill, *, message: str = "") -> Skill:
+        """Store an edited skill. ``skill.version`` must be the version it was read at.
+
+        Quality figures, use count and review state are not taken from ``skill``: they belong
+        to verification, play and review, and an edit must never roll them back.
+        """
+        now = utc_now()
+        with self.database.write() as session:
+            current = self._load(session, skill.id, tolerate_invalid=True)
+            if current is None or skill.version != current.version:
+                theirs = current or self._load(session, skill.id)
+                raise ConflictError(yours=skill, theirs=theirs)
+            self._record_untracked(session, skill.id, current, now)
+            _check_partners(session, skill)
+            columns = _skill_columns(skill)
+            session.execute(
+                update(SkillRow)
+                .where(SkillRow.id == skill.id)
+                .values({column: columns[column] for column in CONTENT_COLUMNS})
+            )
+            meta = _meta_columns(skill)
+            meta.pop("review_state")
+            session.execute(update(SkillMetaRow).where(SkillMetaRow.skill_id == skill.id).values(meta))
+            _sync_compositions(session, skill)
+            stored = self._load(session, skill.id)
+            changed = _changed_fields(current, stored)
+            number = self._write_revision(session, stored, "update", now, message)
+            self._audit(session, "skill.update", skill.id, number, now, {"changed": changed})
+        return stored
+
+    def set_review_state(self, skill_id: str, state: Any, *, message: str = "") -> Skill:
+        """Record a review decision (``ReviewState`` or None); not a content change."""
+        value = None if state is None else state.value
+        now = utc_now()
+        with self.database.write() as session:
+            current = self._load(session, skill_id)
+            self._record_untracked(session, skill_id, current, now)
+            session.execute(
+                update(SkillMetaRow).where(SkillMetaRow.skill_id == skill_id).values(review_state=value)
+            )
+            stored = self._load(session, skill_id)
+            number = self._write_revision(session, stored, "review", now, message)
+            self._audit(session, "skill.review", skill_id, number, now, {"state": value, "comment": message})
+        return stored
+
+    def delete(self, skill_id: str, *, message: str = "") -> None:
+        """Move a skill to the trash, with its embedding and compositions, restorably."""
+        self.delete_many([skill_id], message=message)
+
+    def delete_many(self, skill_ids: Sequence[str], *, message: str = "") -> int:
+        now = utc_now()
+        with self.database.write() as session:
+            for skill_id in dict.fromkeys(skill_ids):
+                row = session.get(SkillRow, skill_id)
+                if row is None:
+                    raise SkillNotFound(skill_id)
+                current = self._load(session, skill_id, tolerate_invalid=True)
+                if current is not None:
+                    self._record_untracked(session, skill_id, current, now)
+                meta = session.get(SkillMetaRow, skill_id)
+                embedding = session.get(SkillEmbeddingRow, skill_id)
+                pairs = session.scalars(
+                    select(SkillCompositionRow).where(
+                        (SkillCompositionRow.skill_a == skill_id) | (SkillCompositionRow.skill_b == skill_id)
+                    )
+                ).all()
+                # The trash keeps the exact stored values, so a restore gives back the same row
+                # even when it was not a valid skill (e.g. written by a buggy engine).
+                snapshot = {
+                    "row": {column: getattr(row, column) for column in D057_SKILL_COLUMNS},
+                    "meta": None if meta is None else {c: getattr(meta, c) for c in _META_COLUMNS},
+                }
+                session.add(
+                    TrashRow(
+                        skill_id=skill_id,
+                        deleted_at=now,
+                        deleted_by=self.actor.id,
+                        message=message,
+                        snapshot=json.dumps(snapshot, ensure_ascii=False),
+                        embedding=None if embedding is None else embedding.embedding,
+                        embedding_model=None if embedding is None else embedding.model_id,
+                        compositions=json.dumps([[p.skill_a, p.skill_b, p.success_count] for p in pairs]),
+                    )
+                )
+                number = self._write_revision(
+                    session, current, "delete", now, message, raw=None if current else snapshot
+                )
+                for pair in pairs:
+                    session.delete(pair)
+                if embedding is not None:
+                    session.delete(embedding)
+                if meta is not None:
+                    session.delete(meta)
+                session.flush()
+                session.delete(row)
+                session.flush()
+                self._audit(session, "skill.delete", skill_id, number, now, {"name": row.name})
+        return len(skill_ids)
+
+    def restore(self, skill_id: str, *, message: str = "") -> Skill:
+        now = utc_now()
+        with self.database.write() as session:
+            entry = session.get(TrashRow, skill_id)
+            if entry is None:
+                raise SkillNotFound(skill_id, in_trash=True)
+            if session.get(SkillRow, skill_id) is not None:
+                raise SkillExists(skill_id)
+            snapshot = json.loads(entry.snapshot)
+            session.execute(insert(SkillRow).values(snapshot["row"]))
+            if snapshot["meta"] is not None:
+                session.execute(insert(SkillMetaRow).values(skill_id=skill_id, **snapshot["meta"]))
+            if entry.embedding is not None:
+                session.add(SkillEmbeddingRow(skill_id=skill_id, embedding=entry.embedding, model_id=entry.embedding_model))
+            for skill_a, skill_b, count in json.loads(entry.compositions):
+                partner = skill_b if skill_a == skill_id else skill_a
+                if session.get(SkillRow, partner) is not None:  # partners may be gone meanwhile
+                    session.add(SkillCompositionRow(skill_a=skill_a, skill_b=skill_b, success_count=count))
+            session.delete(entry)
+            session.flush()
+            restored = self._load(session, skill_id, tolerate_invalid=True)
+            raw = None if restored else snapshot
+            number = self._write_revision(session, restored, "restore", now, message, raw=raw)
+            self._audit(session, "skill.restore", skill_id, number, now, {})
+        return self.get(skill_id)
+
+    def empty_trash(self, skill_ids: Sequence[str] | None = None) -> int:
+        """Delete trashed skills for good, with their history; the audit log keeps the fact."""
+        now = utc_now()
+        with self.database.write() as session:
+            statement = select(TrashRow.skill_id)
+            if skill_ids is not None:
+                statement = statement.where(TrashRow.skill_id.in_(list(skill_ids)))
+            doomed = list(session.scalars(statement))
+            for chunk in _chunks(doomed):
+                for table, column in (
+                    (TrashRow, TrashRow.skill_id),
+                    (RevisionRow, RevisionRow.skill_id),
+                    (VerificationRow, VerificationRow.skill_id),
+                    (SkillVersionRow, SkillVersionRow.skill_id),
+                ):
+                    session.execute(delete(table).where(column.in_(chunk)))
+            for skill_id in doomed:
+                self._audit(session, "skill.purge", skill_id, None, now, {})
+        return len(doomed)
+
+    def record_composition(self, skill_a: str, skill_b: str, *, successes: int = 1) -> None:
+        """Count a successful use of ``skill_a`` followed by ``skill_b`` (D057 compositions)."""
+        now = utc_now()
+        with self.database.write() as session:
+            for skill_id in (skill_a, skill_b):
+                if session.get(SkillRow, skill_id) is None:
+                    raise SkillNotFound(skill_id)
+            if skill_a == skill_b:
+                raise InvalidSkillData([Issue("skill_b", "a skill cannot be composed with itself")])
+            pair = session.get(SkillCompositionRow, (skill_a, skill_b))
+            if pair is None:
+                session.add(SkillCompositionRow(skill_a=skill_a, skill_b=skill_b, success_count=successes))
+            else:
+                pair.success_count = (pair.success_count or 0) + successes
+            self._audit(session, "skill.compose", skill_a, None, now, {"with": skill_b, "successes": successes})
+
+    def set_embedding(self, skill_id: str, embedding: bytes, model_id: str) -> None:
+        with self.database.write() as session:
+            if session.get(SkillRow, skill_id) is None:
+                raise SkillNotFound(skill_id)
+            session.merge(SkillEmbeddingRow(skill_id=skill_id, embedding=embedding, model_id=model_id))
+
+    # ============================================================================================
+    # Internals
+    # ============================================================================================
+
+    def _load(self, session: Session, skill_id: str, *, tolerate_invalid: bool = False) -> Skill | None:
+        row = session.get(SkillRow, skill_id)
+        if row is None:
+            if tolerate_invalid:
+                return None
+            raise SkillNotFound(skill_id, in_trash=session.get(TrashRow, skill_id) is not None)
+        meta = session.get(SkillMetaRow, skill_id)
+        version = session.get(SkillVersionRow, skill_id)
+        partners = [c.partner_id for c in _compositions(session, skill_id)]
+        document = _row_document(row, meta, version.version if version else 0, partners)
+        try:
+            return parse_skill(document)
+        except ValidationError as error:
+            if tolerate_invalid:
+                return None
+            raise InvalidStoredSkill(skill_id, error) from None
+
+    def _record_untracked(self, session: Session, skill_id: str, current: Skill | None, now: str) -> None:
+        """Snapshot changes made outside SkillStudio before ours, so history shows them."""
+        if current is None:
+            return
+        latest = session.scalar(
+            select(RevisionRow).where(RevisionRow.skill_id == skill_id).order_by(RevisionRow.number.desc()).limit(1)
+        )
+        if latest is None:
+            self._write_revision(
+                session, current, "baseline", now, "state found in the library (written outside SkillStudio)", actor=EXTERNAL
+            )
+        elif latest.version != current.version:
+            self._write_revision(session, current, "external", now, "changed outside SkillStudio", actor=EXTERNAL)
+
+    def _write_revision(
+        self,
+        session: Session,
+        skill: Skill | None,
+        action: str,
+        now: str,
+        message: str,
+        *,
+        actor: Actor | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> int:
+        skill_id = skill.id if skill is not None else raw["row"]["id"]  # type: ignore[index]
+        number = (
+            session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill_id)) or 0
+        ) + 1
+        if skill is not None:
+            columns = _revision_columns(skill, number, action, actor or self.actor, now, message)
+        else:  # an invalid stored row: keep its raw values
+            version = session.get(SkillVersionRow, skill_id)
+            columns = {
+                "skill_id": skill_id, "number": number, "version": version.version if version else 0,
+                "action": action, "author": (actor or self.actor).id, "created_at": now,
+                "message": message, "snapshot": json.dumps(raw, ensure_ascii=False),
+            }  # fmt: skip
+        session.execute(insert(RevisionRow).values(columns))
+        return number
+
+    def _audit_columns(
+        self, action: str, skill_id: str | None, revision: int | None, now: str, details: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {
+            "at": now,
+            "actor": self.actor.id,
+            "actor_kind": self.actor.kind,
+            "action": action,
+            "skill_id": skill_id,
+            "revision": revision,
+            "details": json.dumps(details, ensure_ascii=False, sort_keys=True),
+        }
+
+    def _audit(
+        self, session: Session, action: str, skill_id: str | None, revision: int | None, now: str, details: dict[str, Any]
+    ) -> None:
+        session.execute(insert(AuditRow).values(self._audit_columns(action, skill_id, revision, now, details)))
+
+
+# --- row <-> model --------------------------------------------------------------------------------
+
+
+def _skill_columns(skill: Skill) -> dict[str, Any]:
+    quality = skill.quality
+    return {
+        "id": skill.id,
+        "domain": skill.domain.value,
+        "name": skill.name,
+        "description": skill.description,
+        "body_json": body_to_json(skill.body),
+        "tags": json.dumps(list(skill.tags), ensure_ascii=False),
+        "game_module": skill.provenance.game_module,
+        "source": skill.provenance.source.kind.value,
+        "model_id": skill.provenance.model_id,
+        "verification_count": quality.verification_count,
+        "success_rate": quality.success_rate,
+        "average_rating": quality.average_rating,
+        "confidence": quality.confidence.value,
+        "use_count": skill.use_count,
+        "created_at": skill.created_at,
+        "last_used": skill.last_used,
+        "last_verified": quality.last_verified,
+    }
+
+
+def _meta_columns(skill: Skill) -> dict[str, Any]:
+    source = skill.provenance.source
+    return {
+        "skill_id": skill.id,
+        "created_by": skill.created_by,
+        "engine_version": skill.provenance.engine_version,
+        "source_id": source.source_id,
+        "source_author": source.author,
+        "original_id": source.original_id,
+        "review_state": skill.review_state.value if skill.review_state else None,
+    }
+
+
+def _row_document(
+    row: SkillRow, meta: SkillMetaRow | None, version: int, partners: list[str]
+) -> dict[str, Any]:
+    """The flat document :func:`parse_skill` reads, from a row as any writer left it."""
+    document: dict[str, Any] = {column: getattr(row, column) for column in D057_SKILL_COLUMNS}
+    # D057's columns with defaults but no NOT NULL: NULL means the default.
+    for column, default in (("verification_count", 0), ("success_rate", 0.0), ("use_count", 0), ("confidence", "tentative")):
+        if document[column] is None:
+            document[column] = default
+    document["version"] = version
+    document["composable_with"] = partners
+    if meta is not None:
+        document["created_by"] = meta.created_by
+        document["engine_version"] = meta.engine_version
+        document["source_id"] = meta.source_id
+        document["author"] = meta.source_author
+        document["original_id"] = meta.original_id
+        document["review_state"] = meta.review_state
+    return document
+
+
+def _summary(row: SkillRow, created_by: str | None, review_state: str | None) -> SkillSummary:
+    return SkillSummary(
+        id=row.id,
+        name=row.name,
+        domain=row.domain,
+        game_module=row.game_module,
+        confidence=row.confidence or "tentative",
+        success_rate=row.success_rate,
+        verification_count=row.verification_count,
+        average_rating=row.average_rating,
+        use_count=row.use_count,
+        source=row.source,
+        created_by=created_by or "unknown",
+        created_at=row.created_at,
+        last_verified=row.last_verified,
+        last_used=row.last_used,
+        tags=_tags_of(row.tags),
+        review_state=review_state,
+    )
+
+
+def _tags_of(text: str | None) -> tuple[str, ...]:
+    try:
+        tags = json.loads(text or "[]")
+    except ValueError:
+        return ()
+    return tuple(tag for tag in tags if isinstance(tag, str)) if isinstance(tags, list) else ()
+
+
+def _revision_columns(
+    skill: Skill, number: int, action: str, actor: Actor, now: str, message: str
+) -> dict[str, Any]:
+    return {
+        "skill_id": skill.id,
+        "number": number,
+        "version": skill.version,
+        "action": action,
+        "author": actor.id,
+        "created_at": now,
+        "message": message,
+        "snapshot": json.dumps(skill_to_document(skill), ensure_ascii=False, sort_keys=True),
+    }
+
+
+def _revision(row: RevisionRow) -> Revision:
+    return Revision(
+        row.skill_id, row.number, row.version, row.action, row.author, row.created_at, row.message,
+        json.loads(row.snapshot),
+    )  # fmt: skip
+
+
+def _audit_entry(row: AuditRow) -> AuditEntry:
+    return AuditEntry(
+        row.id, row.at, row.actor, row.actor_kind, row.action, row.skill_id, row.revision,
+        json.loads(row.details or "{}"),
+    )  # fmt: skip
+
+
+def _verification_columns(skill: Skill, record: VerificationRecord) -> dict[str, Any]:
+    return {
+        "skill_id": skill.id,
+        "recorded_at": record.recorded_at,
+        "kind": record.kind.value,
+        "opponent": record.opponent,
+        "wins": record.wins,
+        "losses": record.losses,
+        "draws": record.draws,
+        "errors": record.errors,
+        "rating": record.rating,
+        "rated": record.rated,
+        "engine_version": record.engine_version,
+        "body_hash": record.body_hash or body_hash(skill),
+        "note": record.note,
+    }
+
+
+def _record(row: VerificationRow) -> VerificationRecord:
+    return VerificationRecord(
+        row.recorded_at, EvidenceKind(row.kind), row.wins, row.losses, row.draws, row.errors,
+        row.opponent, row.rating, row.rated, row.engine_version, row.body_hash, row.note,
+    )  # fmt: skip
+
+
+def _changed_fields(before: Skill, after: Skill) -> list[str]:
+    old, new = skill_to_document(before, local=False), skill_to_document(after, local=False)
+    return sorted(key for key in new if old.get(key) != new[key])
+
+
+# --- compositions ---------------------------------------------------------------------------------
+
+
+def _compositions(session: Session, skill_id: str) -> list[Composition]:
+    rows = session.scalars(
+        select(SkillCompositionRow).where(
+            (SkillCompositionRow.skill_a == skill_id) | (SkillCompositionRow.skill_b == skill_id)
+        )
+    )
+    by_partner: dict[str, Composition] = {}
+    for row in rows:
+        first = row.skill_a == skill_id
+        partner = row.skill_b if first else row.skill_a
+        count = row.success_count or 0
+        known = by_partner.get(partner)
+        if known is None or count > known.success_count:
+            by_partner[partner] = Composition(partner, count, first)
+    return sorted(by_partner.values(), key=lambda c: (-c.success_count, c.partner_id))
+
+
+def _check_partners(session: Session, skill: Skill) -> None:
+    issues = [
+        Issue(f"composable_with[{index}]", f"no skill with id {partner!r} in this library")
+        for index, partner in enumerate(skill.composable_with)
+        if session.get(SkillRow, partner) is None
+    ]
+    if issues:
+        raise InvalidSkillData(issues, context=f"skill {skill.id!r}")
+
+
+def _new_compositions(session: Session, skills: Sequence[Skill]) -> list[dict[str, Any]]:
+    seen: set[frozenset[str]] = set()
+    rows = []
+    for skill in skills:
+        for partner in skill.composable_with:
+            pair = frozenset((skill.id, partner))
+            if pair in seen:
+                continue
+            seen.add(pair)
+            existing = session.scalar(
+                select(SkillCompositionRow.skill_a).where(
+                    ((SkillCompositionRow.skill_a == skill.id) & (SkillCompositionRow.skill_b == partner))
+                    | ((SkillCompositionRow.skill_a == partner) & (SkillCompositionRow.skill_b == skill.id))
+                )
+            )
+            if existing is None:
+                rows.append({"skill_a": skill.id, "skill_b": partner, "success_count": 0})
+    return rows
+
+
+def _sync_compositions(session: Session, skill: Skill) -> None:
+    wanted = set(skill.composable_with)
+    for row in session.scalars(
+        select(SkillCompositionRow).where(
+            (SkillCompositionRow.skill_a == skill.id) | (SkillCompositionRow.skill_b == skill.id)
+        )
+    ).all():
+        partner = row.skill_b if row.skill_a == skill.id else row.skill_a
+        if partner not in wanted:
+            session.delete(row)
+    session.flush()
+    rows = _new_compositions(session, [skill])
+    if rows:
+        session.execute(insert(SkillCompositionRow), rows)
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def _versions(session: Session, ids: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for chunk in _chunks(ids):
+        rows = session.execute(
+            select(SkillVersionRow.skill_id, SkillVersionRow.version).where(SkillVersionRow.skill_id.in_(chunk))
+        )
+        out.update((skill_id, version) for skill_id, version in rows)
+    return out
+
+
+def _refuse_duplicate_ids(skills: Sequence[Skill]) -> None:
+    seen: set[str] = set()
+    for index, skill in enumerate(skills):
+        if skill.id in seen:
+            raise InvalidSkillData([Issue(f"[{index}].id", f"{skill.id!r} appears twice")])
+        seen.add(skill.id)
+
+
+def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
+    items = list(items)
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+__all__ = [
+    "Actor",
+    "AuditEntry",
+    "Composition",
+    "LibraryStats",
+    "Revision",
+    "SkillRepository",
+    "SkillSummary",
+    "TrashEntry",
+    "body_hash",
+]
