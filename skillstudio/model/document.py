@@ -318,7 +318,8 @@ def _read_skill(check: Checker, data: object) -> Skill | None:
     if "body" in doc:
         body = _read_body(check, doc["body"], "body")
     elif "body_json" in doc:
-        body = _read_body(check, _decode_json(check, doc["body_json"], "body_json"), "body_json")
+        decoded = _decode_json(check, doc["body_json"], "body_json")
+        body = None if decoded is None else _read_body(check, decoded, "body_json")
     else:
         body = None
         check.fail("body", "missing")

@@ -27,8 +27,11 @@ class LibraryTooNew(LibraryError):
 
 
 class SkillNotFound(LibraryError, LookupError):
-    def __init__(self, skill_id: str, *, in_trash: bool = False) -> None:
+    def __init__(self, skill_id: str, *, in_trash: bool = False, ambiguous: bool = False) -> None:
         self.skill_id = skill_id
+        if ambiguous:
+            super().__init__(f"several skills have ids starting {skill_id!r}; give more of the id")
+            return
         where = "in the trash" if in_trash else "in this library"
         super().__init__(f"no skill with id {skill_id!r} {where}")
 

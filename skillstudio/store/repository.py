@@ -187,6 +187,8 @@ class SkillRepository:
                 ).all()
                 if len(matches) == 1:
                     return matches[0]
+                if matches:
+                    raise SkillNotFound(f"{prefix}…", ambiguous=True)
         raise SkillNotFound(prefix)
 
     def query(self, query: SkillQuery = SkillQuery()) -> QueryResult:
@@ -500,7 +502,9 @@ class SkillRepository:
                 self._audit(session, "skill.delete", skill_id, number, now, {"name": row.name})
         return len(skill_ids)
 
-    def restore(self, skill_id: str, *, message: str = "") -> Skill:
+    def restore(self, skill_id: str, *, message: str = "") -> Skill | None:
+        """Bring a skill back from the trash, exactly as it was stored. Returns it, or None if
+        the restored row is not a valid skill (it was trashed that way)."""
         now = utc_now()
         with self.database.write() as session:
             entry = session.get(TrashRow, skill_id)
@@ -524,7 +528,7 @@ class SkillRepository:
             raw = None if restored else snapshot
             number = self._write_revision(session, restored, "restore", now, message, raw=raw)
             self._audit(session, "skill.restore", skill_id, number, now, {})
-        return self.get(skill_id)
+        return restored
 
     def empty_trash(self, skill_ids: Sequence[str] | None = None) -> int:
         """Delete trashed skills for good, with their history; the audit log keeps the fact."""

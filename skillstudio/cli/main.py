@@ -1,0 +1,186 @@
+"""``skillstudio`` on a terminal: the verbs of D057's ``ic skill``, over the same core as the GUI.
+
+Exit codes: 0 success, 1 not found or invalid input (including a bad library file), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from skillstudio import __version__
+from skillstudio.cli import output
+from skillstudio.library import ENV_VAR, create_library, open_library
+from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
+from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _enum_argument(parse: Callable[[str], object]) -> Callable[[str], object]:
+    def convert(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = getattr(parse, "__self__", parse).__name__  # argparse names it in errors
+    return convert
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--db",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help=f"the library file (default: ${ENV_VAR}, else your SkillStudio library)",
+    )
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print the stable JSON form (docs/cli.md)")
+
+    filters = argparse.ArgumentParser(add_help=False)
+    group = filters.add_argument_group("filters")
+    group.add_argument("--domain", type=_enum_argument(Domain.parse), action="append", help="ai | content")
+    group.add_argument(
+        "--confidence",
+        type=_enum_argument(Confidence.parse_range),
+        action="append",
+        help="tentative | established | proven, or established+ for established and better",
+    )
+    group.add_argument("--game-module", metavar="M", action="append", help="ra1, td, ...")
+    group.add_argument("--source", type=_enum_argument(SourceKind.parse), action="append", help=SourceKind.choices())
+    group.add_argument("--tag", metavar="T", action="append", help="carries this tag (repeat: all of them)")
+    group.add_argument("--untagged", action="store_true", help="only skills without tags")
+    group.add_argument("--created-by", metavar="WHO", action="append", help="user or agent id")
+    group.add_argument("--review", type=_enum_argument(ReviewState.parse), action="append", help=ReviewState.choices())
+    group.add_argument("--sort", type=SortKey, choices=list(SortKey), default=SortKey.RELEVANCE)
+    group.add_argument("--desc", action="store_true", help="sort descending")
+    group.add_argument("--limit", type=int, metavar="N", help="at most N skills")
+    group.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N")
+
+    parser = argparse.ArgumentParser(
+        prog="skillstudio",
+        parents=[common],
+        description="Curate, verify and share D057 skill libraries. Without a command, opens the app.",
+    )
+    parser.add_argument("--version", action="version", version=f"skillstudio {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    init = commands.add_parser("init", parents=[common], help="create a new library file")
+    init.add_argument("path", metavar="PATH")
+    init.add_argument("--sample", action="store_true", help="fill it with the bundled sample library")
+
+    listing = commands.add_parser("list", parents=[common, as_json, filters], help="list skills")
+    listing.add_argument("--query", metavar="TEXT", default="", help="full-text search, words as prefixes")
+
+    show = commands.add_parser("show", parents=[common, as_json], help="one skill in full")
+    show.add_argument("skill_id", metavar="ID", help="a skill id or a unique prefix of one (4+ characters)")
+
+    commands.add_parser("stats", parents=[common, as_json], help="counts by domain, confidence, module, source")
+
+    search = commands.add_parser("search", parents=[common, as_json, filters], help="full-text search")
+    search.add_argument("text", metavar="TEXT", nargs="+")
+
+    commands.add_parser("gui", parents=[common], help="open the app (the default without a command)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one CLI command. Opening the GUI is :mod:`skillstudio.entry`'s job, which keeps this
+    package free of Qt."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in (None, "gui"):
+        parser.print_usage(sys.stderr)
+        print("skillstudio: the app is started by the `skillstudio` launcher, not the CLI module", file=sys.stderr)
+        return EXIT_USAGE
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one parsed CLI command."""
+    try:
+        if args.command == "init":
+            return _init(args)
+        with open_library(getattr(args, "db", None)) as database:
+            return COMMANDS[args.command](args, database)
+    except (LibraryError, ValidationError) as error:
+        print(f"skillstudio: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `skillstudio list | head`
+        return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    with create_library(args.path, sample=args.sample) as database:
+        count = SkillRepository(database).count()
+    print(f"created {database.path} with {count} skills" if count else f"created empty library {database.path}")
+    return EXIT_OK
+
+
+def _query_from(args: argparse.Namespace, text: str) -> SkillQuery:
+    confidences = tuple(dict.fromkeys(c for group in args.confidence or () for c in group))
+    return SkillQuery(
+        domains=tuple(args.domain or ()),
+        confidences=confidences,
+        game_modules=tuple(args.game_module or ()),
+        sources=tuple(args.source or ()),
+        tags=tuple(args.tag or ()),
+        untagged=args.untagged,
+        created_by=tuple(args.created_by or ()),
+        review_states=tuple(args.review or ()),
+        text=text,
+        sort=args.sort,
+        descending=args.desc,
+        offset=max(args.offset, 0),
+        limit=args.limit,
+    )
+
+
+def _list(args: argparse.Namespace, database: Database, text: str | None = None) -> int:
+    repository = SkillRepository(database)
+    result = repository.query(_query_from(args, args.query if text is None else text))
+    summaries = repository.summaries(result.ids)
+    if args.json:
+        print(output.dump_json(output.list_document(summaries, result.total)))
+    else:
+        print(output.summary_table(summaries, result.total))
+    return EXIT_OK
+
+
+def _search(args: argparse.Namespace, database: Database) -> int:
+    return _list(args, database, text=" ".join(args.text))
+
+
+def _show(args: argparse.Namespace, database: Database) -> int:
+    repository = SkillRepository(database)
+    skill = repository.get(repository.resolve_id(args.skill_id))
+    details = {
+        "refinements": repository.refinements_of(skill.id),
+        "revisions": repository.revisions(skill.id),
+        "verifications": repository.verifications(skill.id),
+    }
+    if args.json:
+        print(output.dump_json(output.skill_document(skill, **details)))
+    else:
+        print(output.skill_text(skill, **details))
+    return EXIT_OK
+
+
+def _stats(args: argparse.Namespace, database: Database) -> int:
+    stats = SkillRepository(database).stats()
+    if args.json:
+        print(output.dump_json(output.stats_document(stats, str(database.path))))
+    else:
+        print(output.stats_text(stats, str(database.path)))
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Database], int]] = {
+    "list": _list,
+    "search": _search,
+    "show": _show,
+    "stats": _stats,
+}

@@ -1,0 +1,192 @@
+"""What the CLI prints: the stable ``--json`` documents (docs/cli.md) and terminal tables."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+from skillstudio.model import Skill, skill_to_document
+from skillstudio.model.evidence import VerificationRecord
+from skillstudio.store import LibraryStats, Revision, SkillSummary
+
+JSON_VERSION = 1
+
+
+def dump_json(document: dict[str, Any]) -> str:
+    return json.dumps(document, ensure_ascii=False, indent=2, sort_keys=False)
+
+
+def summary_document(summary: SkillSummary) -> dict[str, Any]:
+    return {
+        "id": summary.id,
+        "name": summary.name,
+        "domain": summary.domain,
+        "game_module": summary.game_module,
+        "confidence": summary.confidence,
+        "success_rate": summary.success_rate,
+        "verification_count": summary.verification_count,
+        "average_rating": summary.average_rating,
+        "use_count": summary.use_count,
+        "source": summary.source,
+        "created_by": summary.created_by,
+        "created_at": summary.created_at,
+        "last_verified": summary.last_verified,
+        "last_used": summary.last_used,
+        "tags": list(summary.tags),
+        "review_state": summary.review_state,
+    }
+
+
+def list_document(summaries: Sequence[SkillSummary], total: int) -> dict[str, Any]:
+    return {
+        "format": "skillstudio.skill-list",
+        "version": JSON_VERSION,
+        "total": total,
+        "count": len(summaries),
+        "skills": [summary_document(summary) for summary in summaries],
+    }
+
+
+def record_document(record: VerificationRecord) -> dict[str, Any]:
+    return {
+        "recorded_at": record.recorded_at,
+        "kind": record.kind.value,
+        "opponent": record.opponent,
+        "wins": record.wins,
+        "losses": record.losses,
+        "draws": record.draws,
+        "errors": record.errors,
+        "rating": record.rating,
+        "rated": record.rated,
+        "engine_version": record.engine_version,
+        "body_hash": record.body_hash,
+        "note": record.note,
+    }
+
+
+def skill_document(
+    skill: Skill,
+    *,
+    refinements: Sequence[str],
+    revisions: Sequence[Revision],
+    verifications: Sequence[VerificationRecord],
+) -> dict[str, Any]:
+    return {
+        "format": "skillstudio.skill",
+        "version": JSON_VERSION,
+        "skill": skill_to_document(skill),
+        "refined_by": list(refinements),
+        "revision_count": len(revisions),
+        "verifications": [record_document(record) for record in verifications],
+    }
+
+
+def stats_document(stats: LibraryStats, path: str) -> dict[str, Any]:
+    return {
+        "format": "skillstudio.stats",
+        "version": JSON_VERSION,
+        "library": path,
+        "total": stats.total,
+        "in_trash": stats.in_trash,
+        "by_domain": stats.by_domain,
+        "by_confidence": stats.by_confidence,
+        "by_game_module": stats.by_game_module,
+        "by_source": stats.by_source,
+    }
+
+
+# --- terminal -----------------------------------------------------------------------------------
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+
+
+def summary_table(summaries: Sequence[SkillSummary], total: int) -> str:
+    width = shutil.get_terminal_size((120, 24)).columns
+    name_width = max(20, min(48, width - 78))
+    header = (
+        f"{'ID':<8}  {'NAME':<{name_width}}  {'DOMAIN':<7}  {'MODULE':<6}  {'CONFIDENCE':<11}  "
+        f"{'RATE':>4}  {'N':>5}  SOURCE"
+    )
+    lines = [header]
+    for s in summaries:
+        domain = {"ai_strategy": "ai", "content_generation": "content"}.get(s.domain, s.domain)
+        lines.append(
+            f"{s.id[:8]:<8}  {_cut(s.name, name_width):<{name_width}}  {_cut(domain, 7):<7}  "
+            f"{_cut(s.game_module, 6):<6}  {_cut(s.confidence, 11):<11}  {_rate(s.success_rate):>4}  "
+            f"{s.verification_count if s.verification_count is not None else '-':>5}  {s.source}"
+        )
+    lines.append(f"{len(summaries)} of {total} matching skills" if len(summaries) != total else f"{total} skills")
+    return "\n".join(lines)
+
+
+def skill_text(
+    skill: Skill,
+    *,
+    refinements: Sequence[str],
+    revisions: Sequence[Revision],
+    verifications: Sequence[VerificationRecord],
+) -> str:
+    import yaml  # noqa: PLC0415 - only the human-readable view needs it
+
+    quality = skill.quality
+    source = skill.provenance.source
+    lines = [
+        f"{skill.name}",
+        f"  id            {skill.id}",
+        f"  domain        {skill.domain.value}    module {skill.game_module}    body {skill.body_kind.value}",
+        f"  confidence    {quality.confidence.value}    success {_rate(quality.success_rate)} over "
+        f"{quality.verification_count} verifications"
+        + (f"    rating {quality.average_rating:.2f}" if quality.average_rating is not None else ""),
+        f"  source        {source.kind.value}"
+        + (f" ({source.source_id} by {source.author})" if source.source_id else "")
+        + (f" (refines {source.original_id})" if source.original_id else ""),
+        f"  created       {skill.created_at} by {skill.created_by}"
+        + (f" with {skill.provenance.model_id}" if skill.provenance.model_id else ""),
+        f"  engine        {skill.provenance.engine_version or '-'}    used {skill.use_count} times"
+        + (f", last {skill.last_used}" if skill.last_used else ""),
+        f"  tags          {', '.join(skill.tags) if skill.tags else '(untagged)'}",
+    ]
+    if skill.review_state:
+        lines.append(f"  review        {skill.review_state.value}")
+    if skill.composable_with:
+        lines.append(f"  composes with {', '.join(skill.composable_with)}")
+    if refinements:
+        lines.append(f"  refined by    {', '.join(refinements)}")
+    lines.append(f"  revisions     {len(revisions)}")
+    lines += ["", skill.description, ""]
+    if verifications:
+        lines.append("Verification history:")
+        for record in verifications:
+            against = f" vs {record.opponent}" if record.opponent else ""
+            rating = f", rating {record.rating:.2f} ({record.rated})" if record.rating is not None else ""
+            errors = f", {record.errors} errors" if record.errors else ""
+            lines.append(
+                f"  {record.recorded_at[:10]}  {record.kind.value:<8} {record.wins}W {record.losses}L "
+                f"{record.draws}D{errors}{rating}{against}  [{record.engine_version or '-'}]"
+            )
+        lines.append("")
+    lines.append("Body:")
+    body = skill_to_document(skill)["body"]
+    lines.append(yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100).rstrip())
+    return "\n".join(lines)
+
+
+def stats_text(stats: LibraryStats, path: str) -> str:
+    lines = [f"Library {path}", f"  {stats.total} skills, {stats.in_trash} in the trash"]
+    for title, counts in (
+        ("domain", stats.by_domain),
+        ("confidence", stats.by_confidence),
+        ("game module", stats.by_game_module),
+        ("source", stats.by_source),
+    ):
+        parts = ", ".join(f"{key} {count}" for key, count in sorted(counts.items()))
+        lines.append(f"  by {title + ':':<13}{parts or '-'}")
+    return "\n".join(lines)

@@ -1,0 +1,31 @@
+"""Starting the app: a QApplication, the chosen library, the main window."""
+
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from skillstudio import __version__
+from skillstudio.gui.qt_main_window import QtMainWindow
+from skillstudio.library import open_library
+from skillstudio.store import LibraryError, SkillRepository
+
+
+def main(db: str | None = None) -> int:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("SkillStudio")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("skillstudio")
+    try:
+        database = open_library(db)
+    except LibraryError as error:
+        QMessageBox.critical(None, "SkillStudio", f"Cannot open the library.\n\n{error}")
+        print(f"skillstudio: {error}", file=sys.stderr)
+        return 1
+    window = QtMainWindow(SkillRepository(database))
+    window.show()
+    try:
+        return app.exec()
+    finally:
+        database.close()

@@ -1,0 +1,71 @@
+"""Finding, creating and opening libraries: the user's default one, the sample, given paths."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import platformdirs
+
+from skillstudio.library.sample import load_sample
+from skillstudio.store import Actor, Database, LibraryError, SkillRepository
+
+ENV_VAR = "SKILLSTUDIO_DB"
+APP_NAME = "SkillStudio"
+SAMPLE_ACTOR = Actor("skillstudio-sample", "system")
+
+
+def default_library_path() -> Path:
+    """``library.db`` in the platform's per-user data folder (e.g. ~/.local/share/SkillStudio)."""
+    return platformdirs.user_data_path(APP_NAME, appauthor=False) / "library.db"
+
+
+def chosen_library_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, bool]:
+    """The path to open and whether the user chose it (``--db`` or $SKILLSTUDIO_DB)."""
+    if explicit:
+        return Path(explicit).expanduser(), True
+    from_env = os.environ.get(ENV_VAR, "").strip()
+    if from_env:
+        return Path(from_env).expanduser(), True
+    return default_library_path(), False
+
+
+def open_library(explicit: str | os.PathLike[str] | None = None) -> Database:
+    """Open the chosen library. Only the default library is created (from the sample) if missing;
+    a path the user named must exist, so a typo never silently creates an empty library."""
+    path, chosen = chosen_library_path(explicit)
+    if not chosen and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        create_library(path, sample=True).close()
+    return Database(path)
+
+
+def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Database:
+    """A new library file, empty or holding the sample; never a half-made one.
+
+    The library is built under a temporary name beside the target and renamed into place
+    only when complete, so a failure (or a crash) leaves no file at ``path``.
+    """
+    target = Path(path).expanduser().absolute()
+    if target.exists():
+        raise LibraryError(f"{target} already exists; choose a new file name")
+    if not target.parent.is_dir():
+        raise LibraryError(f"cannot create {target}: the folder {target.parent} does not exist")
+    handle, temporary_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    temporary = Path(temporary_name)
+    temporary.unlink()
+    try:
+        database = Database(temporary, create=True)
+        try:
+            if sample:
+                items = [(item.skill, item.verifications) for item in load_sample()]
+                SkillRepository(database, SAMPLE_ACTOR).create_many(items, message="bundled sample library")
+        finally:
+            database.close()  # the last close checkpoints the WAL into the main file
+        os.replace(temporary, target)
+    finally:
+        for leftover in (temporary, *(temporary.with_name(temporary.name + s) for s in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
+    return Database(target)

@@ -1,0 +1,307 @@
+"""The skill model: canonical serialization, every accepted spelling, and validation messages."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from skillstudio.model import (
+    BuildFocus,
+    Confidence,
+    Domain,
+    SourceKind,
+    TargetType,
+    ThreatLevel,
+    TimePressure,
+    ValidationError,
+    body_to_json,
+    body_to_serde,
+    normalize_timestamp,
+    parse_body,
+    parse_body_json,
+    parse_skill,
+    parse_skill_with_notes,
+    skill_to_document,
+)
+from tests.factories import ai_skill, content_skill, example_skill, instructions_skill
+
+ALL_KINDS = [ai_skill, content_skill, example_skill, instructions_skill]
+
+
+def problems(data: object) -> list[str]:
+    with pytest.raises(ValidationError) as caught:
+        parse_skill(data)
+    return [str(issue) for issue in caught.value.issues]
+
+
+@pytest.mark.parametrize("make", ALL_KINDS)
+def test_every_body_kind_round_trips_through_its_document(make) -> None:
+    skill = make()
+    document = skill_to_document(skill)
+    assert parse_skill(json.loads(json.dumps(document))) == skill
+
+
+def test_body_is_written_as_serde_externally_tagged_json() -> None:
+    serde = body_to_serde(ai_skill().body)
+    assert list(serde) == ["StrategicPattern"]
+    inner = serde["StrategicPattern"]
+    assert inner["situation"]["game_phase"] == "Early"
+    assert inner["situation"]["army_composition"] == [["rifle_infantry", 60], ["light_tank", 40]]
+    assert inner["plan"]["build_focus"] == "AntiArmor"
+    assert inner["plan"]["priority_targets"][0] == {
+        "target_type": "Defend",
+        "position": None,
+        "priority": 8,
+        "description": "hold the ore field",
+    }
+    assert inner["plan"]["risk_assessment"]["time_pressure"] == "Urgent"
+    assert inner["parameter_bindings"] == [["aggression", 40], ["tech_priority_armor", 70]]
+
+
+def test_body_json_is_deterministic_text() -> None:
+    assert body_to_json(ai_skill().body) == body_to_json(ai_skill().body)
+    assert parse_body_json(body_to_json(ai_skill().body)) == ai_skill().body
+
+
+def test_validation_names_the_field_path_and_the_problem() -> None:
+    document = skill_to_document(ai_skill())
+    targets = document["body"]["StrategicPattern"]["plan"]["priority_targets"]
+    targets.extend([dict(targets[0]), dict(targets[0], priority=14)])
+    assert problems(document) == ["body.plan.priority_targets[2].priority: 14 is outside 1..10"]
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    document = skill_to_document(ai_skill())
+    document["name"] = ""
+    document["quality"]["success_rate"] = 1.5
+    document["body"]["StrategicPattern"]["situation"]["game_phase"] = "endgame"
+    document["body"]["StrategicPattern"]["plan"]["confidence"] = 4000
+    found = problems(document)
+    assert "name: must not be empty" in found
+    assert "quality.success_rate: 1.5 is outside 0..1" in found
+    assert "body.situation.game_phase: 'endgame' is not one of early|mid|late" in found
+    assert "body.plan.confidence: 4000 is outside 0..1000" in found
+    assert len(found) == 4
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: d.pop("domain"), "domain: missing (one of ai_strategy|content_generation)"),
+        (lambda d: d.update(tags="not json"), "tags: is not valid JSON"),
+        (lambda d: d.update(use_count=-1), "use_count: -1 is outside 0..4294967295"),
+        (lambda d: d.update(use_count=True), "use_count: expected a whole number, got true"),
+        (lambda d: d.update(created_at="yesterday"), "created_at: 'yesterday' is not an ISO 8601 time"),
+        (lambda d: d["quality"].update(success_rate=float("nan")), "quality.success_rate: nan is not a finite number"),
+        (lambda d: d.update(name="x" * 201), "name: is 201 characters long, at most 200 allowed"),
+        (lambda d: d.update(description="a\x00b"), "description: contains a NUL character"),
+        (lambda d: d.update(id="../../etc"), "id: '../../etc' is not a valid skill id"),
+        (lambda d: d["provenance"].update(source="borrowed"), "provenance.source: 'borrowed' is not one of"),
+        (lambda d: d["provenance"].update(game_module="Red Alert 1!"), "provenance.game_module:"),
+        (lambda d: d.update(body={"Poem": {}}), "body: 'Poem' is not one of"),
+        (lambda d: d.update(body={"A": {}, "B": {}}), "body: expected one body variant"),
+        (lambda d: d.update(body=[]), "body: expected a mapping, got a list"),
+        (lambda d: d.update(domain="content"), "body: a StrategicPattern body does not belong to the content_generation"),
+    ],
+)
+def test_bad_fields_are_refused_with_a_message(mutate, expected) -> None:
+    document = skill_to_document(ai_skill())
+    mutate(document)
+    found = problems(document)
+    assert any(message.startswith(expected) for message in found), found
+
+
+def test_a_skill_cannot_compose_with_itself() -> None:
+    skill = ai_skill()
+    document = skill_to_document(skill)
+    document["composable_with"] = [skill.id]
+    assert problems(document) == ["composable_with: a skill cannot be composed with itself"]
+
+
+def test_workshop_and_refined_sources_need_their_details() -> None:
+    document = skill_to_document(ai_skill())
+    document["provenance"] = {"source": "workshop", "game_module": "ra1"}
+    assert problems(document) == [
+        "provenance.source_id: expected text, got null",
+        "provenance.author: expected text, got null",
+    ]
+    document["provenance"] = {"source": "human_refined", "game_module": "ra1"}
+    assert problems(document) == ["provenance.original_id: expected text, got null"]
+
+
+def test_not_a_mapping_at_all() -> None:
+    assert problems([1, 2]) == ["expected a mapping, got a list"]
+    assert problems(None) == ["expected a mapping, got null"]
+
+
+def test_scene_values_are_bounded() -> None:
+    document = skill_to_document(content_skill())
+    nested: dict = {}
+    cursor = nested
+    for _ in range(40):
+        cursor["x"] = {}
+        cursor = cursor["x"]
+    document["body"]["EncounterPattern"]["scene_composition"][0]["values"] = nested
+    assert any("nested deeper than" in message for message in problems(document))
+
+
+# --- other spellings ------------------------------------------------------------------------------
+
+
+def test_flat_d057_row_form_is_read() -> None:
+    skill = ai_skill()
+    row = {
+        "id": skill.id,
+        "domain": "ai_strategy",
+        "name": skill.name,
+        "description": skill.description,
+        "body_json": body_to_json(skill.body),
+        "tags": json.dumps(list(skill.tags)),
+        "game_module": "ra1",
+        "source": "llm_discovered",
+        "model_id": "model-x",
+        "verification_count": 5,
+        "success_rate": 0.6,
+        "average_rating": None,
+        "confidence": "tentative",
+        "use_count": 0,
+        "created_at": skill.created_at,
+        "last_used": None,
+        "last_verified": "2026-03-02T10:00:00.000Z",
+        "created_by": "agent:orchestrator",
+        "engine_version": "0.5.0",
+    }
+    assert parse_skill(row) == skill
+
+
+def test_serde_spellings_of_the_whole_skill_are_read() -> None:
+    document = skill_to_document(example_skill())
+    document["domain"] = "AiStrategy"
+    document["quality"]["confidence"] = "Proven"
+    document["provenance"] = {
+        "source": {"Workshop": {"source_id": "kessler/naval@1.0.0", "author": "kessler"}},
+        "game_module": "ra1",
+        "engine_version": "0.5.0",
+        "model_id": None,
+    }
+    skill, notes = parse_skill_with_notes(document)
+    assert skill.domain is Domain.AI_STRATEGY
+    assert skill.quality.confidence is Confidence.PROVEN
+    assert skill.provenance.source.kind is SourceKind.WORKSHOP
+    assert skill.provenance.source.author == "kessler"
+    assert notes == []  # serde spellings are canonical for the body's enums, not notes
+
+
+@pytest.mark.parametrize(
+    ("raw", "member"),
+    [("AntiArmor", BuildFocus.ANTI_ARMOR), ("anti-armor", BuildFocus.ANTI_ARMOR), ("ANTI_AIR", BuildFocus.ANTI_AIR),
+     ("balanced", BuildFocus.MIXED), ("infantry_mass", BuildFocus.INFANTRY), ("AirPower", BuildFocus.AIR_POWER)],
+)  # fmt: skip
+def test_enum_spellings(raw: str, member: BuildFocus) -> None:
+    assert BuildFocus.parse(raw) is member
+
+
+def test_threat_level_keeps_d057s_none_and_confidence_ranges() -> None:
+    assert ThreatLevel.parse("None") is ThreatLevel.NONE
+    assert TimePressure.parse("moderate") is TimePressure.MEDIUM
+    assert Confidence.parse_range("established+") == (Confidence.ESTABLISHED, Confidence.PROVEN)
+    assert Confidence.parse_range("proven") == (Confidence.PROVEN,)
+    with pytest.raises(ValueError, match="is not one of tentative"):
+        Confidence.parse_range("great+")
+
+
+def test_internally_tagged_body_and_mapping_bindings() -> None:
+    body = parse_body(
+        {
+            "type": "strategic_pattern",
+            "situation": {"game_phase": "mid", "economy_state": "ahead", "map_control": 65},
+            "plan": {"build_focus": "tech"},
+            "parameter_bindings": {"aggression": 80},
+        }
+    )
+    assert body.situation.map_control == pytest.approx(0.65)  # a percentage read as a fraction
+    assert body.parameter_bindings == (("aggression", 80),)
+    assert body.plan.confidence == 500  # D044's field is absent from LLM output; default, noted
+
+
+def test_llm_wire_schema_plan_is_converted() -> None:
+    """The [R] string-typed wire schema (research/llm-generation-schemas.md section 9)."""
+    body = parse_body(
+        {
+            "StrategicPattern": {
+                "situation": {"game_phase": "early", "economy_state": "behind"},
+                "plan": {
+                    "priority_targets": [
+                        {"description": "enemy refinery", "target_type": "structure",
+                         "location_hint": "north east", "urgency": "immediate"},
+                    ],
+                    "build_focus": {"unit_priority": "balanced", "structure_priority": "economy",
+                                    "specific_units": ["ore_truck"]},
+                    "economic_guidance": {"expand": True, "protect_harvesters": True, "target_income": "maximize"},
+                    "risk_assessment": {"threat_level": "high", "defensive_posture": "turtle", "time_pressure": "moderate"},
+                    "tactical_notes": "keep the MCV safe",
+                    "reasoning": "behind on economy",
+                },
+            }
+        }
+    )  # fmt: skip
+    plan = body.plan
+    assert plan.build_focus is BuildFocus.ECONOMY
+    assert plan.priority_targets[0].target_type is TargetType.ATTACK
+    assert plan.priority_targets[0].priority == 9
+    assert "north east" in plan.priority_targets[0].description
+    assert plan.economic_guidance.harvester_target == 6
+    assert plan.economic_guidance.priority_builds == ("ore_truck",)
+    assert plan.risk_assessment.time_pressure is TimePressure.MEDIUM
+    assert plan.risk_assessment.recommended_defense == "turtle posture"
+    assert "keep the MCV safe" in plan.reasoning
+
+
+def test_game_module_and_domain_aliases_are_noted() -> None:
+    document = skill_to_document(ai_skill())
+    document["domain"] = "ai"
+    document["provenance"]["game_module"] = "red_alert"
+    skill, notes = parse_skill_with_notes(document)
+    assert skill.game_module == "ra1"
+    assert {note.path for note in notes} == {"domain", "provenance.game_module"}
+
+
+def test_missing_id_and_created_at_are_filled_and_noted() -> None:
+    document = skill_to_document(instructions_skill())
+    del document["id"], document["created_at"]
+    skill, notes = parse_skill_with_notes(document)
+    assert len(skill.id) == 36
+    assert {note.path for note in notes} >= {"id", "created_at"}
+
+
+def test_instruction_tools_may_be_a_comma_separated_string() -> None:
+    document = skill_to_document(instructions_skill())
+    document["body"]["Instructions"]["tools"] = "Read, Grep  Bash"
+    assert parse_skill(document).body.tools == ("Read", "Grep", "Bash")
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        ("2026-03-01T10:00:00Z", "2026-03-01T10:00:00.000Z"),
+        ("2026-03-01T12:00:00.123456+02:00", "2026-03-01T10:00:00.123Z"),
+        ("2026-03-01", "2026-03-01T00:00:00.000Z"),
+        ("2026-03-01T10:00:00", "2026-03-01T10:00:00.000Z"),
+    ],
+)
+def test_timestamps_are_written_as_d034_does(raw: str, canonical: str) -> None:
+    assert normalize_timestamp(raw) == canonical
+
+
+def test_documents_leaving_the_library_drop_local_annotations() -> None:
+    document = skill_to_document(ai_skill(), local=False)
+    assert "review_state" not in document and "version" not in document
+
+
+def test_parsing_does_not_modify_its_input() -> None:
+    document = skill_to_document(ai_skill())
+    before = copy.deepcopy(document)
+    parse_skill(document)
+    assert document == before
