@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from skillstudio.model import Skill, ValidationError, parse_skill
+from skillstudio.model import Skill, ValidationError, parse_skill_with_notes
 from skillstudio.model.evidence import VerificationRecord, read_verification_record
 from skillstudio.model.validation import Checker, Issue
 from skillstudio.paths import resource
@@ -51,5 +51,7 @@ def load_sample_file(path: Path) -> SampleSkill:
     check = Checker()
     records = check.each(history, "verifications", lambda v, p: read_verification_record(check, v, p))
     check.raise_if_failed(context)
-    skill = parse_skill(data, context=context)
+    skill, notes = parse_skill_with_notes(data, context=context)
+    if notes:  # our own files are canonical: an unknown key is a typo that would lose data
+        raise ValidationError(notes, context=context)
     return SampleSkill(skill, records, path)

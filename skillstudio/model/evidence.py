@@ -15,6 +15,10 @@ from skillstudio.model.enums import SpelledEnum
 from skillstudio.model.validation import MAX_DESCRIPTION, Checker, join_path
 
 MAX_GAMES = 1_000_000
+_RECORD_KEYS = (
+    "recorded_at", "kind", "opponent", "wins", "losses", "draws", "errors", "rating", "rated",
+    "engine_version", "body_hash", "note",
+)  # fmt: skip
 
 
 class EvidenceKind(SpelledEnum):
@@ -71,6 +75,9 @@ def read_verification_record(check: Checker, value: object, path: str) -> Verifi
     data = check.mapping(value, path)
     if data is None:
         return None
+    for key in data:
+        if key not in _RECORD_KEYS:
+            check.fail(join_path(path, key), f"unknown field (expected one of {', '.join(_RECORD_KEYS)})")
     count = lambda key: check.integer(data.get(key, 0), join_path(path, key), 0, MAX_GAMES)  # noqa: E731
     recorded_at = check.timestamp(data.get("recorded_at"), join_path(path, "recorded_at"))
     kind = check.enum(EvidenceKind, data.get("kind", "headless"), join_path(path, "kind"))
