@@ -25,6 +25,7 @@ from skillstudio.store import (
     SkillQuery,
     SkillRepository,
     SortKey,
+    StorageError,
     body_hash,
     fts_expression,
 )
@@ -270,7 +271,7 @@ def test_delete_moves_to_trash_and_restore_brings_everything_back(repository: Sk
     assert repository.get(partner.id).composable_with == (skill.id,)
     assert set(ids(repository, text="rocket")) == {partner.id, skill.id}
     assert repository.trash() == []
-    assert [r.action for r in repository.revisions(skill.id)] == ["create", "delete", "restore"]
+    assert [r.action for r in repository.revisions(skill.id)] == ["create", "embedding", "delete", "restore"]
 
 
 def test_empty_trash_deletes_for_good_but_audit_remembers(repository: SkillRepository) -> None:
@@ -390,3 +391,38 @@ def test_json_columns_hold_what_d057_says(repository: SkillRepository, database:
         tags, body = other.execute("SELECT tags, body_json FROM skills WHERE id = ?", (skill.id,)).fetchone()
     assert json.loads(tags) == ["anti-armor", "early-game"]
     assert list(json.loads(body)) == ["StrategicPattern"]
+
+
+def test_every_mutation_writes_a_revision_and_an_audit_entry(repository: SkillRepository) -> None:
+    a, b = repository.create(ai_skill()), repository.create(ai_skill())
+
+    def counts() -> tuple[int, int]:
+        return len(repository.revisions(a.id)), len(repository.audit(skill_id=a.id))
+
+    mutations = [
+        lambda: repository.update(replace(repository.get(a.id), name="edited")),
+        lambda: repository.set_review_state(a.id, ReviewState.APPROVED),
+        lambda: repository.record_composition(a.id, b.id),
+        lambda: repository.set_embedding(a.id, b"\x00" * 8, "embed-1"),
+        lambda: repository.delete(a.id),
+        lambda: repository.restore(a.id),
+    ]
+    for mutate in mutations:
+        before = counts()
+        mutate()
+        after = counts()
+        assert after[0] == before[0] + 1 and after[1] == before[1] + 1
+    assert repository.audit(skill_id=b.id, action="skill.compose")[0].revision == 2
+
+
+def test_a_locked_library_is_a_clear_error_not_a_traceback(repository: SkillRepository, database: Database) -> None:
+    skill = repository.create(ai_skill())
+    other = sqlite3.connect(database.path, isolation_level=None)
+    try:
+        other.execute("BEGIN EXCLUSIVE")  # another writer holds the file past our busy timeout
+        with pytest.raises(StorageError, match="database is locked"):
+            repository.update(replace(skill, name="blocked"))
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert repository.get(skill.id).name == skill.name

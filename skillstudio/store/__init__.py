@@ -11,6 +11,7 @@ from skillstudio.store.errors import (
     NotALibrary,
     SkillExists,
     SkillNotFound,
+    StorageError,
 )
 from skillstudio.store.query import QueryResult, SkillQuery, SortKey, fts_expression
 from skillstudio.store.repository import (
@@ -29,5 +30,5 @@ __all__ = [
     "Actor", "AuditEntry", "Composition", "ConflictError", "Database", "InvalidSkillData",
     "InvalidStoredSkill", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
     "NotALibrary", "QueryResult", "Revision", "SkillExists", "SkillNotFound", "SkillQuery",
-    "SkillRepository", "SkillSummary", "SortKey", "TrashEntry", "body_hash", "fts_expression",
+    "SkillRepository", "SkillSummary", "SortKey", "StorageError", "TrashEntry", "body_hash", "fts_expression",
 ]  # fmt: skip

@@ -21,7 +21,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from skillstudio.store import migrations
-from skillstudio.store.errors import LibraryError, LibraryNotFound, NotALibrary
+from skillstudio.store.errors import LibraryError, LibraryNotFound, NotALibrary, StorageError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -86,15 +86,24 @@ class Database:
     @contextmanager
     def read(self) -> Iterator[Session]:
         """A session seeing one consistent snapshot of the library."""
-        with Session(self.engine) as session, session.begin():
+        with self._translated_errors(), Session(self.engine) as session, session.begin():
             yield session
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A session whose changes commit together, or not at all if the block raises."""
         engine = self.engine.execution_options(begin="IMMEDIATE")
-        with Session(engine) as session, session.begin():
+        with self._translated_errors(), Session(engine) as session, session.begin():
             yield session
+
+    @contextmanager
+    def _translated_errors(self) -> Iterator[None]:
+        """SQLite failures (locked by another writer past the timeout, a damaged file, a full
+        disk) reach callers as a StorageError naming the file, never as a driver traceback."""
+        try:
+            yield
+        except DBAPIError as error:
+            raise StorageError(f"{self.path}: {error.orig}") from error
 
     def data_version(self) -> int:
         """Changes whenever another connection (another process, too) commits to the file."""

@@ -26,6 +26,10 @@ class LibraryTooNew(LibraryError):
     pass
 
 
+class StorageError(LibraryError):
+    """SQLite failed: the file is locked by another writer, damaged, or the disk is full."""
+
+
 class SkillNotFound(LibraryError, LookupError):
     def __init__(self, skill_id: str, *, in_trash: bool = False, ambiguous: bool = False) -> None:
         self.skill_id = skill_id

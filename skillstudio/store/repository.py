@@ -559,18 +559,28 @@ class SkillRepository:
                     raise SkillNotFound(skill_id)
             if skill_a == skill_b:
                 raise InvalidSkillData([Issue("skill_b", "a skill cannot be composed with itself")])
+            for skill_id in (skill_a, skill_b):
+                self._record_untracked(session, skill_id, self._load(session, skill_id, tolerate_invalid=True), now)
             pair = session.get(SkillCompositionRow, (skill_a, skill_b))
             if pair is None:
                 session.add(SkillCompositionRow(skill_a=skill_a, skill_b=skill_b, success_count=successes))
             else:
                 pair.success_count = (pair.success_count or 0) + successes
-            self._audit(session, "skill.compose", skill_a, None, now, {"with": skill_b, "successes": successes})
+            session.flush()
+            details = {"first": skill_a, "then": skill_b, "successes": successes}
+            for skill_id in (skill_a, skill_b):
+                number = self._write_revision(session, self._load(session, skill_id), "compose", now, "")
+                self._audit(session, "skill.compose", skill_id, number, now, details)
 
     def set_embedding(self, skill_id: str, embedding: bytes, model_id: str) -> None:
+        """Store the description's embedding (f32 array) as D057's skill_embeddings holds it."""
+        now = utc_now()
         with self.database.write() as session:
-            if session.get(SkillRow, skill_id) is None:
-                raise SkillNotFound(skill_id)
+            current = self._load(session, skill_id)
+            self._record_untracked(session, skill_id, current, now)
             session.merge(SkillEmbeddingRow(skill_id=skill_id, embedding=embedding, model_id=model_id))
+            number = self._write_revision(session, current, "embedding", now, f"embedded with {model_id}")
+            self._audit(session, "skill.embed", skill_id, number, now, {"model_id": model_id, "bytes": len(embedding)})
 
     # ============================================================================================
     # Internals
