@@ -426,3 +426,21 @@ def test_a_locked_library_is_a_clear_error_not_a_traceback(repository: SkillRepo
         other.execute("ROLLBACK")
         other.close()
     assert repository.get(skill.id).name == skill.name
+
+
+def test_committed_writes_are_announced_and_failed_ones_are_not(repository: SkillRepository, database: Database) -> None:
+    heard = []
+    unsubscribe = database.changes.subscribe(heard.append)
+    skill = repository.create(ai_skill())
+    repository.update(replace(skill, name="renamed"))
+    with pytest.raises(ConflictError):
+        repository.update(replace(skill, name="stale"))
+    repository.delete(skill.id)
+    assert [(c.action, c.skill_ids, c.actor) for c in heard] == [
+        ("skill.create", (skill.id,), "tester"),
+        ("skill.update", (skill.id,), "tester"),
+        ("skill.delete", (skill.id,), "tester"),
+    ]
+    unsubscribe()
+    repository.restore(skill.id)
+    assert len(heard) == 3

@@ -21,6 +21,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from skillstudio.store import migrations
+from skillstudio.store.events import ChangeBus
 from skillstudio.store.errors import LibraryError, LibraryNotFound, NotALibrary, StorageError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -60,6 +61,7 @@ class Database:
         event.listen(self.engine, "connect", _on_connect)
         event.listen(self.engine, "begin", _on_begin)
         self._watch: sqlite3.Connection | None = None
+        self.changes = ChangeBus()  # every repository on this file announces its writes here
         try:
             with self.engine.connect() as connection:
                 raw = connection.connection.driver_connection

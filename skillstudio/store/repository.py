@@ -9,6 +9,7 @@ with :class:`ConflictError` if another writer (an engine, another window) got th
 from __future__ import annotations
 
 import getpass
+from contextlib import contextmanager
 import hashlib
 import json
 from collections import Counter
@@ -30,6 +31,7 @@ from skillstudio.model import (
 )
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store.database import Database
+from skillstudio.store.events import LibraryChange
 from skillstudio.store.errors import (
     ConflictError,
     InvalidSkillData,
@@ -372,8 +374,9 @@ class SkillRepository:
         skills = [skill for skill, _ in pairs]
         _refuse_duplicate_ids(skills)
         now = utc_now()
-        with self.database.write() as session:
+        with self._write(action) as (session, touched):
             ids = [skill.id for skill in skills]
+            touched.extend(ids)
             for chunk in _chunks(ids):
                 taken = session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))).first()
                 if taken is not None:
@@ -410,7 +413,8 @@ class SkillRepository:
         to verification, play and review, and an edit must never roll them back.
         """
         now = utc_now()
-        with self.database.write() as session:
+        with self._write("skill.update") as (session, touched):
+            touched.append(skill.id)
             current = self._load(session, skill.id, tolerate_invalid=True)
             if current is None or skill.version != current.version:
                 theirs = current or self._load(session, skill.id)
@@ -437,7 +441,8 @@ class SkillRepository:
         """Record a review decision (``ReviewState`` or None); not a content change."""
         value = None if state is None else state.value
         now = utc_now()
-        with self.database.write() as session:
+        with self._write("skill.review") as (session, touched):
+            touched.append(skill_id)
             current = self._load(session, skill_id)
             self._record_untracked(session, skill_id, current, now)
             session.execute(
@@ -454,7 +459,8 @@ class SkillRepository:
 
     def delete_many(self, skill_ids: Sequence[str], *, message: str = "") -> int:
         now = utc_now()
-        with self.database.write() as session:
+        with self._write("skill.delete") as (session, touched):
+            touched.extend(skill_ids)
             for skill_id in dict.fromkeys(skill_ids):
                 row = session.get(SkillRow, skill_id)
                 if row is None:
@@ -506,7 +512,8 @@ class SkillRepository:
         """Bring a skill back from the trash, exactly as it was stored. Returns it, or None if
         the restored row is not a valid skill (it was trashed that way)."""
         now = utc_now()
-        with self.database.write() as session:
+        with self._write("skill.restore") as (session, touched):
+            touched.append(skill_id)
             entry = session.get(TrashRow, skill_id)
             if entry is None:
                 raise SkillNotFound(skill_id, in_trash=True)
@@ -533,11 +540,12 @@ class SkillRepository:
     def empty_trash(self, skill_ids: Sequence[str] | None = None) -> int:
         """Delete trashed skills for good, with their history; the audit log keeps the fact."""
         now = utc_now()
-        with self.database.write() as session:
+        with self._write("skill.purge") as (session, touched):
             statement = select(TrashRow.skill_id)
             if skill_ids is not None:
                 statement = statement.where(TrashRow.skill_id.in_(list(skill_ids)))
             doomed = list(session.scalars(statement))
+            touched.extend(doomed)
             for chunk in _chunks(doomed):
                 for table, column in (
                     (TrashRow, TrashRow.skill_id),
@@ -553,7 +561,8 @@ class SkillRepository:
     def record_composition(self, skill_a: str, skill_b: str, *, successes: int = 1) -> None:
         """Count a successful use of ``skill_a`` followed by ``skill_b`` (D057 compositions)."""
         now = utc_now()
-        with self.database.write() as session:
+        with self._write("skill.compose") as (session, touched):
+            touched.extend((skill_a, skill_b))
             for skill_id in (skill_a, skill_b):
                 if session.get(SkillRow, skill_id) is None:
                     raise SkillNotFound(skill_id)
@@ -575,7 +584,8 @@ class SkillRepository:
     def set_embedding(self, skill_id: str, embedding: bytes, model_id: str) -> None:
         """Store the description's embedding (f32 array) as D057's skill_embeddings holds it."""
         now = utc_now()
-        with self.database.write() as session:
+        with self._write("skill.embed") as (session, touched):
+            touched.append(skill_id)
             current = self._load(session, skill_id)
             self._record_untracked(session, skill_id, current, now)
             session.merge(SkillEmbeddingRow(skill_id=skill_id, embedding=embedding, model_id=model_id))
@@ -585,6 +595,16 @@ class SkillRepository:
     # ============================================================================================
     # Internals
     # ============================================================================================
+
+    @contextmanager
+    def _write(self, action: str) -> Iterator[tuple[Session, list[str]]]:
+        """A write transaction; the skill ids added to the list are announced once it commits."""
+        touched: list[str] = []
+        with self.database.write() as session:
+            yield session, touched
+        if touched:
+            change = LibraryChange(action, tuple(dict.fromkeys(touched)), self.actor.id)
+            self.database.changes.emit(change)
 
     def _load(self, session: Session, skill_id: str, *, tolerate_invalid: bool = False) -> Skill | None:
         row = session.get(SkillRow, skill_id)
