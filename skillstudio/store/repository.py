@@ -355,9 +355,16 @@ class SkillRepository:
     # ============================================================================================
 
     def create(
-        self, skill: Skill, *, message: str = "", verifications: Sequence[VerificationRecord] = ()
+        self,
+        skill: Skill,
+        *,
+        message: str = "",
+        verifications: Sequence[VerificationRecord] = (),
+        based_on: Skill | None = None,
     ) -> Skill:
-        self.create_many([(skill, verifications)], message=message)
+        """Add one skill. With ``based_on`` (the copy a refinement was made from), refuse with
+        ConflictError if that skill changed since it was read, in the same transaction."""
+        self.create_many([(skill, verifications)], message=message, based_on=based_on)
         return self.get(skill.id)
 
     def create_many(
@@ -366,6 +373,7 @@ class SkillRepository:
         *,
         message: str = "",
         action: str = "skill.create",
+        based_on: Skill | None = None,
     ) -> int:
         """Add many skills in one transaction (imports, the sample library): all or nothing."""
         pairs = [item if isinstance(item, tuple) else (item, ()) for item in items]
@@ -375,6 +383,10 @@ class SkillRepository:
         _refuse_duplicate_ids(skills)
         now = utc_now()
         with self._write(action) as (session, touched):
+            if based_on is not None:
+                current = self._load(session, based_on.id)
+                if current.version != based_on.version:
+                    raise ConflictError(yours=based_on, theirs=current)
             ids = [skill.id for skill in skills]
             touched.extend(ids)
             for chunk in _chunks(ids):

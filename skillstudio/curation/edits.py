@@ -1,0 +1,80 @@
+"""Saving a person's edit of a skill, by D057's provenance rules.
+
+An LLM-discovered or Workshop skill is evidence of what an agent or another author found; a
+human edit must not rewrite it. Saving such an edit creates a *refinement*: a new skill with
+source ``human_refined {original_id}``, made by the editing person, with no verification
+evidence (its body changed, so the original's record does not carry over). The original stays,
+superseded by its refinement (``SkillRepository.refinements_of``). Hand-authored and
+human-refined skills are the editors' own: edits update them in place, as a new revision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from skillstudio.model import Provenance, Quality, Skill, Source, SourceKind, new_skill_id, utc_now
+from skillstudio.store import SkillRepository
+
+# Sources whose skills are records of someone else's discovery: edits become refinements.
+PRESERVED_SOURCES = frozenset({SourceKind.LLM_DISCOVERED, SourceKind.WORKSHOP})
+
+
+@dataclass(frozen=True)
+class SaveOutcome:
+    skill: Skill  # what the library now holds
+    refined_from: str | None = None  # the original's id, when the edit became a refinement
+    changed: bool = True  # False when the edit changed nothing and nothing was written
+
+
+def edit_becomes_refinement(original: Skill) -> bool:
+    return original.source_kind in PRESERVED_SOURCES
+
+
+def save_edit(repository: SkillRepository, original: Skill, edited: Skill, *, message: str = "") -> SaveOutcome:
+    """Store ``edited``, a person's edit of ``original`` (as read, with its version).
+
+    Raises ConflictError if the stored skill changed since ``original`` was read.
+    """
+    if replace(edited, version=original.version) == original:
+        return SaveOutcome(original, changed=False)
+    if not edit_becomes_refinement(original):
+        return SaveOutcome(repository.update(replace(edited, version=original.version), message=message))
+    refinement = replace(
+        edited,
+        id=new_skill_id(),
+        provenance=replace(edited.provenance, source=Source.human_refined(original.id)),
+        created_by=repository.actor.id,
+        created_at=utc_now(),
+        quality=Quality(),  # tentative, no verifications: the body is not the one that was verified
+        last_used=None,
+        use_count=0,
+        review_state=None,
+        version=0,
+    )
+    note = message or f"refined from {original.name!r}"
+    stored = repository.create(refinement, message=note, based_on=original)
+    return SaveOutcome(stored, refined_from=original.id)
+
+
+def new_skill(repository: SkillRepository, skill: Skill, *, message: str = "") -> Skill:
+    """A skill a person wrote from scratch: hand-authored, by them, dated now."""
+    authored = replace(
+        skill,
+        provenance=Provenance(Source.hand_authored(), skill.game_module, skill.provenance.engine_version, None),
+        created_by=repository.actor.id,
+        created_at=utc_now(),
+        quality=Quality(),
+        version=0,
+    )
+    return repository.create(authored, message=message or "new skill")
+
+
+def revert_to_revision(repository: SkillRepository, skill_id: str, number: int, *, message: str = "") -> Skill:
+    """Make the skill's content what revision ``number`` shows, as a new revision.
+
+    Quality, use count and review state stay as they are now: a revert changes what the skill
+    says, not the evidence gathered about it.
+    """
+    target = repository.revision(skill_id, number).skill()
+    current = repository.get(skill_id)
+    return repository.update(replace(target, version=current.version), message=message or f"revert to revision {number}")
