@@ -103,3 +103,22 @@ def test_yaml_form_round_trips_and_reports_errors_with_lines() -> None:
         skill_from_yaml("name: x\n  bad: [indent\n")
     with pytest.raises(ValidationError, match=r"body.scene_composition\[0\].template: expected text"):
         skill_from_yaml(text.replace("template: ambush", "template: [1, 2]"))
+
+
+def test_changing_only_tags_or_links_of_an_agent_skill_stays_in_place(editor: SkillRepository) -> None:
+    partner = editor.create(ai_skill())
+    original = editor.create(ai_skill())
+    outcome = save_edit(editor, original, replace(original, tags=("curated",), composable_with=(partner.id,)))
+    assert outcome.refined_from is None and outcome.skill.id == original.id
+    assert outcome.skill.tags == ("curated",) and editor.count() == 2
+
+
+def test_bulk_retag_is_one_transaction(editor: SkillRepository) -> None:
+    from skillstudio.curation import retag
+
+    a = editor.create(ai_skill(tags=("early-game",)))
+    b = editor.create(content_skill(tags=("ambush",)))
+    changed = retag(editor, [a.id, b.id], add=["reviewed"], remove=["ambush"])
+    assert [s.tags for s in changed] == [("early-game", "reviewed"), ("reviewed",)]
+    assert editor.revisions(b.id)[-1].message == "tags +reviewed, -ambush"
+    assert retag(editor, [a.id], add=["reviewed"]) == []  # nothing to change, nothing written

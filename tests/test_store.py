@@ -444,3 +444,22 @@ def test_committed_writes_are_announced_and_failed_ones_are_not(repository: Skil
     unsubscribe()
     repository.restore(skill.id)
     assert len(heard) == 3
+
+
+def test_update_many_is_all_or_nothing(repository: SkillRepository) -> None:
+    a, b = repository.create(ai_skill()), repository.create(ai_skill())
+    stale_b = replace(b, name="stale")
+    repository.update(replace(b, name="fresh"))
+    with pytest.raises(ConflictError):
+        repository.update_many([replace(a, name="would be lost"), stale_b])
+    assert repository.get(a.id).name == a.name
+
+
+def test_updating_an_engine_written_skill_adds_its_metadata(repository: SkillRepository, database: Database) -> None:
+    skill = repository.create(ai_skill())
+    with sqlite3.connect(database.path) as other:  # as if the engine wrote the row: no metadata
+        other.execute("DELETE FROM studio_skill_meta")
+    engine_skill = repository.get(skill.id)
+    assert engine_skill.created_by == "unknown"
+    updated = repository.update(replace(engine_skill, created_by="agent:7", tags=("x",)))
+    assert repository.get(skill.id) == updated and updated.created_by == "agent:7"

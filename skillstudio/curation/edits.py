@@ -10,6 +10,7 @@ human-refined skills are the editors' own: edits update them in place, as a new 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from skillstudio.model import Provenance, Quality, Skill, Source, SourceKind, new_skill_id, utc_now
@@ -17,6 +18,9 @@ from skillstudio.store import SkillRepository
 
 # Sources whose skills are records of someone else's discovery: edits become refinements.
 PRESERVED_SOURCES = frozenset({SourceKind.LLM_DISCOVERED, SourceKind.WORKSHOP})
+# Curation metadata: how the library files and links a skill, not what the skill says. Changing
+# only these never makes a refinement (a bulk retag of agent skills must not fork them).
+METADATA_FIELDS = ("tags", "composable_with")
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ def save_edit(repository: SkillRepository, original: Skill, edited: Skill, *, me
     """
     if replace(edited, version=original.version) == original:
         return SaveOutcome(original, changed=False)
-    if not edit_becomes_refinement(original):
+    if not edit_becomes_refinement(original) or _only_metadata_changed(original, edited):
         return SaveOutcome(repository.update(replace(edited, version=original.version), message=message))
     refinement = replace(
         edited,
@@ -54,6 +58,27 @@ def save_edit(repository: SkillRepository, original: Skill, edited: Skill, *, me
     note = message or f"refined from {original.name!r}"
     stored = repository.create(refinement, message=note, based_on=original)
     return SaveOutcome(stored, refined_from=original.id)
+
+
+def _only_metadata_changed(original: Skill, edited: Skill) -> bool:
+    carried = {field: getattr(original, field) for field in METADATA_FIELDS}
+    return replace(edited, version=original.version, **carried) == original
+
+
+def retag(
+    repository: SkillRepository, skill_ids: Sequence[str], *, add: Iterable[str] = (), remove: Iterable[str] = ()
+) -> list[Skill]:
+    """Add and remove tags on many skills in one transaction (tags are metadata: in place)."""
+    adding, removing = tuple(dict.fromkeys(add)), set(remove)
+    changed = []
+    for skill in (repository.get(skill_id) for skill_id in skill_ids):
+        tags = tuple(tag for tag in dict.fromkeys((*skill.tags, *adding)) if tag not in removing)
+        if tags != skill.tags:
+            changed.append(replace(skill, tags=tags))
+    if not changed:
+        return []
+    summary = ", ".join([*(f"+{tag}" for tag in adding), *(f"-{tag}" for tag in sorted(removing))])
+    return repository.update_many(changed, message=f"tags {summary}")
 
 
 def new_skill(repository: SkillRepository, skill: Skill, *, message: str = "") -> Skill:

@@ -424,29 +424,40 @@ class SkillRepository:
         Quality figures, use count and review state are not taken from ``skill``: they belong
         to verification, play and review, and an edit must never roll them back.
         """
+        return self.update_many([skill], message=message)[0]
+
+    def update_many(self, skills: Sequence[Skill], *, message: str = "") -> list[Skill]:
+        """Several updates (a bulk retag) in one transaction: all are stored, or none."""
         now = utc_now()
         with self._write("skill.update") as (session, touched):
-            touched.append(skill.id)
-            current = self._load(session, skill.id, tolerate_invalid=True)
-            if current is None or skill.version != current.version:
-                theirs = current or self._load(session, skill.id)
-                raise ConflictError(yours=skill, theirs=theirs)
-            self._record_untracked(session, skill.id, current, now)
-            _check_partners(session, skill)
-            columns = _skill_columns(skill)
-            session.execute(
-                update(SkillRow)
-                .where(SkillRow.id == skill.id)
-                .values({column: columns[column] for column in CONTENT_COLUMNS})
-            )
-            meta = _meta_columns(skill)
-            meta.pop("review_state")
-            session.execute(update(SkillMetaRow).where(SkillMetaRow.skill_id == skill.id).values(meta))
-            _sync_compositions(session, skill)
-            stored = self._load(session, skill.id)
-            changed = _changed_fields(current, stored)
-            number = self._write_revision(session, stored, "update", now, message)
-            self._audit(session, "skill.update", skill.id, number, now, {"changed": changed})
+            touched.extend(skill.id for skill in skills)
+            stored = [self._update_one(session, skill, now, message) for skill in skills]
+        return stored
+
+    def _update_one(self, session: Session, skill: Skill, now: str, message: str) -> Skill:
+        current = self._load(session, skill.id, tolerate_invalid=True)
+        if current is None or skill.version != current.version:
+            theirs = current or self._load(session, skill.id)
+            raise ConflictError(yours=skill, theirs=theirs)
+        self._record_untracked(session, skill.id, current, now)
+        _check_partners(session, skill)
+        columns = _skill_columns(skill)
+        session.execute(
+            update(SkillRow).where(SkillRow.id == skill.id).values({column: columns[column] for column in CONTENT_COLUMNS})
+        )
+        meta = _meta_columns(skill)
+        meta.pop("review_state")
+        existing = session.get(SkillMetaRow, skill.id)
+        if existing is None:  # a skill an engine wrote has no metadata row yet
+            session.add(SkillMetaRow(**meta))
+        else:
+            for column, value in meta.items():
+                setattr(existing, column, value)
+        session.flush()
+        _sync_compositions(session, skill)
+        stored = self._load(session, skill.id)
+        number = self._write_revision(session, stored, "update", now, message)
+        self._audit(session, "skill.update", skill.id, number, now, {"changed": _changed_fields(current, stored)})
         return stored
 
     def set_review_state(self, skill_id: str, state: Any, *, message: str = "") -> Skill:
