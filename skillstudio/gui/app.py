@@ -4,26 +4,33 @@ from __future__ import annotations
 
 import sys
 
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from skillstudio import __version__
 from skillstudio.gui.qt_main_window import QtMainWindow
 from skillstudio.library import open_library
-from skillstudio.store import LibraryError, SkillRepository
+from skillstudio.paths import resource
+from skillstudio.store import Actor, LibraryError, SkillRepository
 
 
 def main(db: str | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("SkillStudio")
     app.setApplicationVersion(__version__)
+    app.setOrganizationName("SkillStudio")
     app.setDesktopFileName("skillstudio")
+    app.setWindowIcon(QIcon(str(resource("icons", "skillstudio.svg"))))
     try:
         database = open_library(db)
     except LibraryError as error:
         QMessageBox.critical(None, "SkillStudio", f"Cannot open the library.\n\n{error}")
         print(f"skillstudio: {error}", file=sys.stderr)
         return 1
-    window = QtMainWindow(SkillRepository(database))
+    settings = QSettings()
+    actor = Actor(str(settings.value("user/name", "") or Actor.current_user().id), "human")
+    window = QtMainWindow(SkillRepository(database, actor), settings)
     window.show()
     try:
         return app.exec()

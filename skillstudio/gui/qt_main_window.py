@@ -1,60 +1,528 @@
-"""The main window. For now an overview of the open library; the browser will live here."""
+"""The main window: the library browser (filters, search, table, detail pane) and its menus."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QMainWindow, QVBoxLayout, QWidget
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
-from skillstudio.store import SkillRepository
+from PySide6.QtCore import QItemSelectionModel, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from skillstudio.curation import retag
+from skillstudio.library import create_library, sample_library_path
+from skillstudio.model import ValidationError
+from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
+from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
+from skillstudio.gui.qt_detail_pane import QtDetailPane
+from skillstudio.gui.qt_filter_panel import QtFilterPanel
+from skillstudio.gui.qt_trash_dialog import QtTrashDialog
+from skillstudio.gui.skill_table_model import CONFIDENCE_COLUMN, COLUMNS, SkillTableModel
+
+SEARCH_DEBOUNCE_MS = 200
+WATCH_INTERVAL_MS = 1000
+RECENT_LIMIT = 8
+
+
+class _ChangeBridge(QObject):
+    """Carries the store's change callbacks (any thread) onto the GUI thread as a signal."""
+
+    changed = Signal(object)
 
 
 class QtMainWindow(QMainWindow):
-    def __init__(self, repository: SkillRepository) -> None:
+    def __init__(self, repository: SkillRepository, settings: QSettings | None = None) -> None:
         super().__init__()
+        self.settings = settings or QSettings()
+        self.setAcceptDrops(True)
+        self.resize(1400, 820)
+        self.undo_stack = QUndoStack(self)
+        self._bridge = _ChangeBridge(self)
+        self._bridge.changed.connect(self._on_library_change)
+        self._unsubscribe = lambda: None
+        self._data_version = 0
+
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search names, descriptions and tags (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
+        self._search_timer.timeout.connect(self.apply_filters)
+        self.search.textChanged.connect(lambda _text: self._search_timer.start())
+
+        self.table = QTableView(self)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setSortingEnabled(True)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setShowGrid(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # uniform rows
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.table.horizontalHeader().setHighlightSections(False)
+        self.table.setItemDelegateForColumn(CONFIDENCE_COLUMN, QtConfidenceDelegate(self.table))
+        self.table.doubleClicked.connect(lambda _index: self.edit_current())
+
+        self._watch_timer = QTimer(self, interval=WATCH_INTERVAL_MS)
+        self._watch_timer.timeout.connect(self.check_external_changes)
+
+        self._build_actions()
+        self.repository: SkillRepository | None = None
+        self.install(repository)
+        self._watch_timer.start()
+
+    # ============================================================================================
+    # Library
+    # ============================================================================================
+
+    def install(self, repository: SkillRepository) -> None:
+        """Show ``repository``'s library (on start, and whenever another library is opened)."""
+        previous = self.repository
+        self._unsubscribe()
         self.repository = repository
+        self.undo_stack.clear()
+        self.model = SkillTableModel(repository, self)
+        self.filters = QtFilterPanel(repository, self)
+        self.filters.changed.connect(self.apply_filters)
+        self.detail = QtDetailPane(repository, self)
+        self.detail.skill_activated.connect(self.select_skill)
+        self.table.setModel(self.model)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_changed)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        for column, width in enumerate((300, 95, 60, 105, 70, 95, 60, 55, 120, 160, 100)):
+            self.table.setColumnWidth(column, width)
+
+        centre = QWidget(self)
+        layout = QVBoxLayout(centre)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.search)
+        layout.addWidget(self.table)
+        splitter = QSplitter(self)
+        splitter.addWidget(self.filters)
+        splitter.addWidget(centre)
+        splitter.addWidget(self.detail)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([230, 820, 380])
+        old = self.centralWidget()
+        self.setCentralWidget(splitter)
+        if old is not None:
+            old.deleteLater()
+
+        self._unsubscribe = repository.database.changes.subscribe(self._bridge.changed.emit)
+        self._data_version = repository.database.data_version()
         path = repository.database.path
         self.setWindowTitle(f"{path.stem} — SkillStudio")
-        self.resize(900, 560)
+        self.setWindowFilePath(str(path))
+        self._remember_recent(path)
+        self.apply_filters()
+        if previous is not None and previous.database is not repository.database:
+            previous.database.close()
 
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        self.menuBar().addMenu("&File").addAction(quit_action)
+    def open_library_file(self, path: str | Path) -> bool:
+        try:
+            database = Database(path)
+        except LibraryError as error:
+            QMessageBox.warning(self, "Cannot open library", str(error))
+            self._forget_recent(Path(path))
+            return False
+        actor = self.repository.actor if self.repository else None
+        self.install(SkillRepository(database, actor))
+        return True
 
-        central = QWidget(self)
-        layout = QVBoxLayout(central)
-        heading = QLabel(f"<h2>{path.stem}</h2><p>{path}</p>", central)
-        heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(heading)
-        self.summary = QLabel(central)
-        layout.addWidget(self.summary)
-        self.groups = QHBoxLayout()
-        layout.addLayout(self.groups)
-        layout.addStretch(1)
-        self.setCentralWidget(central)
-        self.refresh()
+    def new_library(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "New library", str(Path.home() / "skills.db"), "Skill libraries (*.db)")
+        if not path:
+            return
+        try:
+            database = create_library(path)
+        except LibraryError as error:
+            QMessageBox.warning(self, "Cannot create library", str(error))
+            return
+        self.install(SkillRepository(database, self.repository.actor if self.repository else None))
 
-    def refresh(self) -> None:
-        stats = self.repository.stats()
-        self.summary.setText(f"{_count(stats.total, 'skill')}, {stats.in_trash} in the trash")
-        while self.groups.count():
-            item = self.groups.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        for title, counts in (
-            ("Domain", stats.by_domain),
-            ("Confidence", stats.by_confidence),
-            ("Game module", stats.by_game_module),
-            ("Source", stats.by_source),
-        ):
-            box = QGroupBox(title, self)
-            form = QFormLayout(box)
-            for key, count in sorted(counts.items()):
-                form.addRow(key.replace("_", " "), QLabel(str(count), box))
-            self.groups.addWidget(box)
-        self.statusBar().showMessage(_count(stats.total, "skill"))
+    def open_library_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open library", str(Path.home()), "Skill libraries (*.db);;All files (*)")
+        if path:
+            self.open_library_file(path)
+
+    def open_sample_library(self) -> None:
+        try:
+            path = sample_library_path()
+        except (LibraryError, ValidationError, OSError) as error:
+            QMessageBox.warning(self, "Cannot open the sample library", str(error))
+            return
+        self.open_library_file(path)
+
+    def recent_libraries(self) -> list[str]:
+        value = self.settings.value("recent_libraries", [])
+        return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
+
+    def _remember_recent(self, path: Path) -> None:
+        recent = [str(path), *(p for p in self.recent_libraries() if p != str(path))][:RECENT_LIMIT]
+        self.settings.setValue("recent_libraries", recent)
+        self._rebuild_recent_menu()
+
+    def _forget_recent(self, path: Path) -> None:
+        self.settings.setValue("recent_libraries", [p for p in self.recent_libraries() if p != str(path)])
+        self._rebuild_recent_menu()
+
+    def _rebuild_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for number, path in enumerate(self.recent_libraries(), start=1):
+            action = self.recent_menu.addAction(f"&{number} {Path(path).name}  —  {path}")
+            action.triggered.connect(lambda _checked=False, p=path: self.open_library_file(p))
+        self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
+
+    # --- drag and drop of a .db file opens it ---------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self._dropped_library(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = self._dropped_library(event)
+        if path is not None:
+            event.acceptProposedAction()
+            self.open_library_file(path)
+
+    @staticmethod
+    def _dropped_library(event: QDragEnterEvent | QDropEvent) -> str | None:
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        files = [url.toLocalFile() for url in urls if url.isLocalFile()]
+        return files[0] if len(files) == 1 and files[0].lower().endswith(".db") else None
+
+    # ============================================================================================
+    # Browsing
+    # ============================================================================================
+
+    def current_query(self) -> SkillQuery:
+        return self.filters.apply_to(replace(self.model.query, text=self.search.text()))
+
+    def apply_filters(self) -> None:
+        self._search_timer.stop()
+        selected = self.selected_ids()
+        self.model.set_query(self.current_query())
+        self._restore_selection(selected)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        total = self.repository.count()
+        shown = self.model.total
+        self.status.setText(f"{shown:,} of {total:,} skills match" if shown != total else f"{total:,} skills")
+        self._update_actions()
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
+        return [self.model.id_at(row) for row in rows if row < self.model.rowCount()]
+
+    def current_id(self) -> str | None:
+        index = self.table.currentIndex()
+        return self.model.id_at(index.row()) if index.isValid() else None
+
+    def select_skill(self, skill_id: str) -> None:
+        """Select a skill by id; clears filters that hide it."""
+        if self.model.row_of(skill_id) is None:
+            self.search.blockSignals(True)
+            self.search.clear()
+            self.search.blockSignals(False)
+            self.filters.clear()
+        row = self.model.row_of(skill_id)
+        if row is None:
+            self.statusBar().showMessage("That skill is not in this library (it may be in the trash).", 5000)
+            return
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, 0))
+
+    def _restore_selection(self, skill_ids: Sequence[str]) -> None:
+        selection = self.table.selectionModel()
+        rows = [row for row in (self.model.row_of(i) for i in skill_ids) if row is not None]
+        for n, row in enumerate(rows):
+            flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+            if n == 0:
+                flags |= QItemSelectionModel.SelectionFlag.Current
+                selection.setCurrentIndex(self.model.index(row, 0), flags)
+            else:
+                selection.select(self.model.index(row, 0), flags)
+        if not rows:
+            self.detail.show_skill(None)
+
+    def _on_current_changed(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+        self.detail.show_skill(self.model.id_at(current.row()) if current.isValid() else None)
+        self._update_actions()
+
+    # --- changes --------------------------------------------------------------------------------
+
+    def _on_library_change(self, change: LibraryChange) -> None:
+        """A write from this process: refresh only what it touched, unless rows come or go."""
+        self._data_version = self.repository.database.data_version()  # ours, not external
+        if change.action in ("skill.update", "skill.review", "skill.compose", "skill.embed"):
+            self.model.refresh(change.skill_ids)
+            if self.detail.skill_id in change.skill_ids or change.action == "skill.compose":
+                self.detail.refresh()
+        else:
+            self.apply_filters()
+        if change.action in ("skill.update", "skill.create", "skill.restore"):
+            self.filters.reload_choices()
+
+    def check_external_changes(self) -> None:
+        """Another process (the CLI, an engine, an agent) committed: reload what we show."""
+        try:
+            version = self.repository.database.data_version()
+        except Exception:  # noqa: BLE001 - the file may be gone; keep showing what we have
+            return
+        if version != self._data_version:
+            self._data_version = version
+            self.reload_all()
+
+    def reload_all(self) -> None:
+        self.filters.reload_choices()
+        self.apply_filters()
+        self.detail.refresh()
+
+    # ============================================================================================
+    # Actions
+    # ============================================================================================
+
+    def _build_actions(self) -> None:
+        def action(text: str, slot, shortcut=None, tip: str = "") -> QAction:  # type: ignore[no-untyped-def]
+            act = QAction(text, self)
+            if shortcut is not None:
+                act.setShortcut(shortcut)
+            if tip:
+                act.setStatusTip(tip)
+            act.triggered.connect(lambda _checked=False: slot())
+            return act
+
+        file_menu = self.menuBar().addMenu("&File")
+        self.new_library_action = action("&New Library…", self.new_library, QKeySequence("Ctrl+Shift+N"))
+        self.open_library_action = action("&Open Library…", self.open_library_dialog, QKeySequence.StandardKey.Open)
+        self.sample_action = action("Open &Sample Library", self.open_sample_library)
+        file_menu.addActions([self.new_library_action, self.open_library_action])
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addAction(self.sample_action)
+        file_menu.addSeparator()
+        self.export_action = action("&Export Selection…", lambda: None, tip="Export to a Workshop package")
+        self.export_action.setEnabled(False)
+        self.export_action.setToolTip("Workshop export is not available yet")
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+
+        edit_menu = self.menuBar().addMenu("&Edit")
+        self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence.StandardKey.Redo])
+        edit_menu.addActions([self.undo_action, self.redo_action])
+        edit_menu.addSeparator()
+        self.new_skill_action = action("&New Skill…", self.new_skill, QKeySequence.StandardKey.New)
+        self.edit_action = action("&Edit Skill…", self.edit_current, QKeySequence("Return"))
+        self.edit_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.table.addAction(self.edit_action)  # Enter edits only while the table has focus
+        self.add_tags_action = action("&Add Tags…", self.add_tags_to_selection, QKeySequence("Ctrl+T"))
+        self.remove_tags_action = action("Remo&ve Tags…", self.remove_tags_from_selection, QKeySequence("Ctrl+Shift+T"))
+        self.trash_action = action("Move to &Trash", self.trash_selection, QKeySequence.StandardKey.Delete)
+        self.trash_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.table.addAction(self.trash_action)
+        edit_menu.addActions([self.new_skill_action, self.edit_action])
+        edit_menu.addSeparator()
+        edit_menu.addActions([self.add_tags_action, self.remove_tags_action, self.trash_action])
+        edit_menu.addSeparator()
+        self.find_action = action("&Find", self.focus_search, QKeySequence.StandardKey.Find)
+        edit_menu.addAction(self.find_action)
+        edit_menu.addSeparator()
+        edit_menu.addAction(action("Your &Name…", self.ask_user_name, tip="Recorded as the author of your edits"))
+
+        view_menu = self.menuBar().addMenu("&View")
+        self.history_action = action("Skill &History…", self.show_history, QKeySequence("Ctrl+H"))
+        self.trash_view_action = action("T&rash…", self.show_trash)
+        self.refresh_action = action("Re&load", self.reload_all, QKeySequence.StandardKey.Refresh)
+        self.clear_filters_action = action("&Clear Filters", lambda: (self.search.clear(), self.filters.clear()))
+        view_menu.addActions([self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action])
+
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for act in (self.edit_action, self.history_action, self.add_tags_action, self.remove_tags_action, self.trash_action, self.export_action):
+            if act not in self.table.actions():
+                self.table.addAction(act)
+
+        self.status = QLabel(self)
+        self.statusBar().addPermanentWidget(self.status)
+
+    def _update_actions(self) -> None:
+        selected = bool(self.table.selectionModel() and self.table.selectionModel().hasSelection())
+        for act in (self.add_tags_action, self.remove_tags_action, self.trash_action):
+            act.setEnabled(selected)
+        has_current = self.current_id() is not None
+        self.edit_action.setEnabled(has_current)
+        self.history_action.setEnabled(has_current)
+
+    def ask_user_name(self) -> None:
+        name, ok = QInputDialog.getText(
+            self, "Your name", "Your edits are recorded under this name:", text=self.repository.actor.id
+        )
+        if ok and name.strip():
+            self.settings.setValue("user/name", name.strip())
+            self.repository = self.repository.as_actor(Actor(name.strip(), "human"))
+            self.model.repository = self.detail.repository = self.filters.repository = self.repository
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def _report(self, title: str, error: Exception) -> None:
+        QMessageBox.warning(self, title, str(error))
+
+    # --- editing ------------------------------------------------------------------------------------
+
+    def new_skill(self) -> None:
+        self._open_editor(None)
+
+    def edit_current(self) -> None:
+        skill_id = self.current_id()
+        if skill_id is not None:
+            self._open_editor(skill_id)
+
+    def _open_editor(self, skill_id: str | None) -> None:
+        from skillstudio.gui.editor.qt_skill_editor import QtSkillEditor  # noqa: PLC0415 - heavy, on demand
+
+        try:
+            skill = self.repository.get(skill_id) if skill_id else None
+        except LibraryError as error:
+            self._report("Cannot edit this skill", error)
+            return
+        editor = QtSkillEditor(self.repository, skill, self)
+        editor.saved.connect(self.select_skill)
+        editor.show()
+
+    def show_history(self) -> None:
+        from skillstudio.gui.qt_history import QtHistoryDialog  # noqa: PLC0415
+
+        skill_id = self.current_id()
+        if skill_id is not None:
+            QtHistoryDialog(self.repository, skill_id, self).show()
+
+    def show_trash(self) -> None:
+        QtTrashDialog(self.repository, self).exec()
+
+    # --- bulk actions (undoable) -------------------------------------------------------------------
+
+    def _ask_tags(self, title: str) -> list[str]:
+        text, ok = QInputDialog.getText(self, title, "Tags, separated by commas:")
+        return [tag.strip() for tag in text.split(",") if tag.strip()] if ok else []
+
+    def add_tags_to_selection(self) -> None:
+        tags = self._ask_tags("Add tags")
+        if tags:
+            self._push(_RetagCommand(self, self.selected_ids(), add=tags))
+
+    def remove_tags_from_selection(self) -> None:
+        tags = self._ask_tags("Remove tags")
+        if tags:
+            self._push(_RetagCommand(self, self.selected_ids(), remove=tags))
+
+    def trash_selection(self) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        noun = "this skill" if len(ids) == 1 else f"these {len(ids)} skills"
+        answer = QMessageBox.question(self, "Move to trash", f"Move {noun} to the trash? (Edit › Undo brings them back.)")
+        if answer == QMessageBox.StandardButton.Yes:
+            self._push(_TrashCommand(self, ids))
+
+    def _push(self, command: QUndoCommand) -> None:
+        """Run a command; if its first run fails, report it and keep it off the undo stack."""
+        try:
+            command.apply()  # type: ignore[attr-defined]
+        except (LibraryError, ValidationError) as error:
+            self._report(command.text(), error)
+            return
+        command.first_run_done = True  # type: ignore[attr-defined]
+        self.undo_stack.push(command)
+
+    # --- closing ---------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self._watch_timer.stop()
+        self._unsubscribe()
+        super().closeEvent(event)
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+class _UndoableOperation(QUndoCommand):
+    """QUndoStack.push() calls redo(); the window ran it already, so the first call is skipped."""
+
+    def __init__(self, window: QtMainWindow, text: str) -> None:
+        super().__init__(text)
+        self.window = window
+        self.first_run_done = False
+
+    def redo(self) -> None:
+        if self.first_run_done:
+            self.first_run_done = False
+            return
+        self._guarded(self.apply)
+
+    def undo(self) -> None:
+        self._guarded(self.revert)
+
+    def _guarded(self, operation) -> None:  # type: ignore[no-untyped-def]
+        try:
+            operation()
+        except (LibraryError, ValidationError) as error:
+            self.window._report(self.text(), error)
+
+    def apply(self) -> None:
+        raise NotImplementedError
+
+    def revert(self) -> None:
+        raise NotImplementedError
+
+
+class _TrashCommand(_UndoableOperation):
+    def __init__(self, window: QtMainWindow, skill_ids: list[str]) -> None:
+        super().__init__(window, f"Move {len(skill_ids)} skill{'s' if len(skill_ids) != 1 else ''} to the trash")
+        self.skill_ids = skill_ids
+
+    def apply(self) -> None:
+        self.window.repository.delete_many(self.skill_ids, message="moved to the trash from the browser")
+
+    def revert(self) -> None:
+        for skill_id in self.skill_ids:
+            self.window.repository.restore(skill_id, message="undo: move to trash")
+
+
+class _RetagCommand(_UndoableOperation):
+    def __init__(self, window: QtMainWindow, skill_ids: list[str], *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
+        verb = f"Add tags {', '.join(add)}" if add else f"Remove tags {', '.join(remove)}"
+        super().__init__(window, verb)
+        self.skill_ids, self.add, self.remove = skill_ids, tuple(add), tuple(remove)
+        self.before: dict[str, tuple[str, ...]] = {}
+
+    def apply(self) -> None:
+        repository = self.window.repository
+        self.before = {skill_id: repository.get(skill_id).tags for skill_id in self.skill_ids}
+        retag(repository, self.skill_ids, add=self.add, remove=self.remove)
+
+    def revert(self) -> None:
+        repository = self.window.repository
+        restored = [replace(skill, tags=self.before[skill.id]) for skill in map(repository.get, self.before)]
+        repository.update_many(restored, message=f"undo: {self.text().lower()}")
+
+
+__all__ = ["COLUMNS", "QtMainWindow"]

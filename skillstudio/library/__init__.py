@@ -6,6 +6,7 @@ from skillstudio.library.locations import (
     create_library,
     default_library_path,
     open_library,
+    sample_library_path,
 )
 from skillstudio.library.sample import SampleSkill, load_sample
 
@@ -17,4 +18,5 @@ __all__ = [
     "default_library_path",
     "load_sample",
     "open_library",
+    "sample_library_path",
 ]

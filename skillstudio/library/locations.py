@@ -31,6 +31,15 @@ def chosen_library_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, 
     return default_library_path(), False
 
 
+def sample_library_path() -> Path:
+    """A copy of the bundled sample, beside the user's library, made on first request."""
+    path = platformdirs.user_data_path(APP_NAME, appauthor=False) / "sample-library.db"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        create_library(path, sample=True).close()
+    return path
+
+
 def open_library(explicit: str | os.PathLike[str] | None = None) -> Database:
     """Open the chosen library. Only the default library is created (from the sample) if missing;
     a path the user named must exist, so a typo never silently creates an empty library."""

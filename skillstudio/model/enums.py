@@ -28,7 +28,9 @@ class SpelledEnum(StrEnum):
 
     @property
     def label(self) -> str:
-        return self.value.replace("_", " ").capitalize()
+        """How a person reads it: "LLM discovered", "Anti air", "Changes requested"."""
+        text = self.value.replace("_", " ").capitalize()
+        return text.replace("Llm ", "LLM ").replace("Ai ", "AI ")
 
     @classmethod
     def parse(cls, raw: object) -> Self:

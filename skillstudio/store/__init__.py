@@ -13,6 +13,7 @@ from skillstudio.store.errors import (
     SkillNotFound,
     StorageError,
 )
+from skillstudio.store.events import ChangeBus, LibraryChange
 from skillstudio.store.query import QueryResult, SkillQuery, SortKey, fts_expression
 from skillstudio.store.repository import (
     Actor,
@@ -27,7 +28,7 @@ from skillstudio.store.repository import (
 )
 
 __all__ = [
-    "Actor", "AuditEntry", "Composition", "ConflictError", "Database", "InvalidSkillData",
+    "Actor", "AuditEntry", "ChangeBus", "LibraryChange", "Composition", "ConflictError", "Database", "InvalidSkillData",
     "InvalidStoredSkill", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
     "NotALibrary", "QueryResult", "Revision", "SkillExists", "SkillNotFound", "SkillQuery",
     "SkillRepository", "SkillSummary", "SortKey", "StorageError", "TrashEntry", "body_hash", "fts_expression",

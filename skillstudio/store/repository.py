@@ -12,12 +12,11 @@ import getpass
 from contextlib import contextmanager
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from skillstudio.model import (
@@ -242,11 +241,16 @@ class SkillRepository:
             )
 
     def tag_counts(self) -> dict[str, int]:
-        counts: Counter[str] = Counter()
+        """Every tag in the library with how many skills carry it, by name."""
         with self.database.read() as session:
-            for (tags,) in session.execute(select(SkillRow.tags)):
-                counts.update(_tags_of(tags))
-        return dict(sorted(counts.items()))
+            rows = session.execute(
+                text(
+                    "SELECT tag.value, COUNT(*) FROM skills, json_each("
+                    "CASE WHEN json_valid(skills.tags) THEN skills.tags ELSE '[]' END) AS tag "
+                    "WHERE tag.type = 'text' GROUP BY tag.value ORDER BY tag.value"
+                )
+            )
+            return {str(tag): count for tag, count in rows}
 
     def creators(self) -> list[str]:
         with self.database.read() as session:

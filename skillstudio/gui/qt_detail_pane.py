@@ -1,0 +1,254 @@
+"""The detail pane: everything about the selected skill, one click from the table.
+
+Skill text comes from agents and strangers' packages, so every value is HTML-escaped before
+it reaches the rich-text view. Links to other skills use ``skill:<id>`` URLs and are
+announced through ``skill_activated`` for the browser to select.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtWidgets import QTextBrowser, QWidget
+
+from skillstudio.model import (
+    EncounterPattern,
+    Instructions,
+    Skill,
+    SourceKind,
+    StrategicPattern,
+    VerifiedExample,
+)
+from skillstudio.model.evidence import VerificationRecord
+from skillstudio.store import InvalidStoredSkill, LibraryError, SkillRepository
+
+_STYLE = """
+<style>
+h2 { margin: 0 0 4px 0; }
+h3 { margin: 14px 0 4px 0; color: #37474f; }
+table { border-collapse: collapse; }
+td, th { padding: 1px 8px 1px 0; vertical-align: top; }
+th { text-align: left; color: #546e7a; font-weight: normal; }
+.badge { color: white; padding: 1px 6px; }
+.muted { color: #78909c; }
+.problem { color: #b00020; }
+pre { white-space: pre-wrap; }
+</style>
+"""
+_BADGE = {"tentative": "#9a6b00", "established": "#0060a8", "proven": "#007a55"}
+
+
+def _e(value: object) -> str:
+    return escape(str(value))
+
+
+def _rows(pairs: list[tuple[str, str]]) -> str:
+    """A two-column table; values must already be escaped HTML."""
+    return "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs) + "</table>"
+
+
+def _composition(pairs: tuple[tuple[str, int], ...]) -> str:
+    return ", ".join(f"{_e(unit)} {share}%" for unit, share in pairs) or '<span class="muted">none</span>'
+
+
+class QtDetailPane(QTextBrowser):
+    skill_activated = Signal(str)
+
+    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.repository = repository
+        self.skill_id: str | None = None
+        self.setOpenLinks(False)
+        self.anchorClicked.connect(self._follow)
+        self.setMinimumWidth(320)
+        self.show_skill(None)
+
+    def show_skill(self, skill_id: str | None) -> None:
+        self.skill_id = skill_id
+        if skill_id is None:
+            self.setHtml(_STYLE + '<p class="muted">Select a skill to see everything about it.</p>')
+            return
+        try:
+            skill = self.repository.get(skill_id)
+        except InvalidStoredSkill as error:
+            problems = "".join(f"<li>{_e(issue)}</li>" for issue in error.issues)
+            self.setHtml(
+                _STYLE + f'<h2>{_e(skill_id)}</h2><p class="problem">This row in the library is not a valid '
+                f"skill (another program may have written it):</p><ul>{problems}</ul>"
+            )
+            return
+        except LibraryError as error:
+            self.setHtml(_STYLE + f'<p class="problem">{_e(error)}</p>')
+            return
+        self.setHtml(_STYLE + self._render(skill))
+
+    def refresh(self) -> None:
+        self.show_skill(self.skill_id)
+
+    def _follow(self, url: QUrl) -> None:
+        if url.scheme() == "skill":
+            self.skill_activated.emit(url.path())
+
+    def _link(self, skill_id: str, names: dict[str, str]) -> str:
+        name = names.get(skill_id)
+        if name is None:
+            return f'<span class="muted">{_e(skill_id)} (not in this library)</span>'
+        return f'<a href="skill:{_e(skill_id)}">{_e(name)}</a>'
+
+    # --- rendering -------------------------------------------------------------------------------
+
+    def _render(self, skill: Skill) -> str:
+        repository = self.repository
+        refinements = repository.refinements_of(skill.id)
+        compositions = repository.compositions(skill.id)
+        original = skill.provenance.source.original_id
+        linked = {c.partner_id for c in compositions} | set(refinements) | ({original} if original else set())
+        if isinstance(skill.body, Instructions):
+            linked |= set(skill.body.references)
+        names = {s.id: s.name for s in repository.summaries(sorted(linked))}
+        quality = skill.quality
+        colour = _BADGE.get(quality.confidence.value, "#707070")
+        parts = [
+            f"<h2>{_e(skill.name)}</h2>",
+            f'<p><span class="badge" style="background:{colour}">&nbsp;{_e(quality.confidence.value)}&nbsp;</span> '
+            f"&nbsp;{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}</p>",
+            f"<p>{_e(skill.description) or '<span class=muted>No description.</span>'}</p>",
+            "<p><b>Tags:</b> " + (", ".join(_e(t) for t in skill.tags) or '<span class="muted">untagged</span>') + "</p>",
+        ]
+        source = skill.provenance.source
+        provenance = [("Source", _e(source.kind.label))]
+        if source.kind is SourceKind.WORKSHOP:
+            provenance.append(("Package", f"{_e(source.source_id)} by {_e(source.author)}"))
+        if original:
+            provenance.append(("Refines", self._link(original, names)))
+        if refinements:
+            provenance.append(("Superseded by", ", ".join(self._link(r, names) for r in refinements)))
+        provenance += [
+            ("Created", f"{_e(skill.created_at[:16].replace('T', ' '))} by {_e(skill.created_by)}"),
+            ("LLM model", _e(skill.provenance.model_id or "—")),
+            ("Engine", _e(skill.provenance.engine_version or "—")),
+            ("Review", _e(skill.review_state.label if skill.review_state else "not reviewed")),
+            ("Revisions", str(len(repository.revisions(skill.id)))),
+            ("Used", f"{skill.use_count} times" + (f", last {_e(skill.last_used[:10])}" if skill.last_used else "")),
+        ]
+        parts += ["<h3>Provenance</h3>", _rows(provenance)]
+
+        rating = "—" if quality.average_rating is None else f"{quality.average_rating:.2f} / 5"
+        rate = f"{quality.success_rate:.0%}" if quality.verification_count else "—"
+        parts += [
+            "<h3>Quality</h3>",
+            _rows(
+                [
+                    ("Success rate", rate),
+                    ("Verifications", str(quality.verification_count)),
+                    ("Average rating", rating),
+                    ("Last verified", _e((quality.last_verified or "never")[:10])),
+                ]
+            ),
+            self._history(repository.verifications(skill.id)),
+        ]
+        if compositions:
+            items = "".join(
+                f"<li>{self._link(c.partner_id, names)} <span class='muted'>({c.success_count} successful uses"
+                f"{', used first' if c.first else ''})</span></li>"
+                for c in compositions
+            )
+            parts += ["<h3>Composes with</h3>", f"<ul>{items}</ul>"]
+        parts += ["<h3>" + _e(skill.body_kind.label) + "</h3>", self._body(skill, names)]
+        return "".join(parts)
+
+    def _history(self, records: list[VerificationRecord]) -> str:
+        if not records:
+            return '<p class="muted">No verification sessions recorded.</p>'
+        rows = "".join(
+            f"<tr><td nowrap>{_e(r.recorded_at[:10])}</td><td>{_e(r.kind.value)}</td><td>{_e(r.opponent or '')}</td>"
+            f"<td nowrap>{r.wins}W {r.losses}L {r.draws}D{f' {r.errors}E' if r.errors else ''}</td>"
+            f"<td>{'' if r.rating is None else f'{r.rating:.2f}★'}</td><td>{_e(r.engine_version)}</td></tr>"
+            for r in records
+        )
+        return f"<table>{rows}</table>"
+
+    def _body(self, skill: Skill, names: dict[str, str]) -> str:
+        body = skill.body
+        if isinstance(body, StrategicPattern):
+            situation, plan = body.situation, body.plan
+            guidance, risk = plan.economic_guidance, plan.risk_assessment
+            targets = "".join(
+                f"<li>{_e(t.target_type.label)} (priority {t.priority}): {_e(t.description)}"
+                + (f" <span class='muted'>at {t.position.x}, {t.position.y}</span>" if t.position else "")
+                + "</li>"
+                for t in plan.priority_targets
+            )
+            bindings = ", ".join(f"{_e(name)} = {value}" for name, value in body.parameter_bindings)
+            return (
+                "<p><b>Situation</b></p>"
+                + _rows(
+                    [
+                        ("Phase", _e(situation.game_phase.label)),
+                        ("Economy", _e(situation.economy_state.label)),
+                        ("Our army", _composition(situation.army_composition)),
+                        ("Enemy (estimate)", _composition(situation.enemy_composition_estimate)),
+                        ("Map control", f"{situation.map_control:.0%}"),
+                        ("Threat", _e(situation.threat_level.label)),
+                        ("Tech", _e(", ".join(situation.active_tech) or "—")),
+                    ]
+                )
+                + "<p><b>Plan</b></p>"
+                + _rows(
+                    [
+                        ("Build focus", _e(plan.build_focus.label)),
+                        ("Economy", f"{'expand, ' if guidance.expand else ''}{guidance.harvester_target} harvesters"
+                         + (f"; build first: {_e(', '.join(guidance.priority_builds))}" if guidance.priority_builds else "")
+                         + (f"; sell: {_e(', '.join(guidance.sell_structures))}" if guidance.sell_structures else "")),
+                        ("Risk", f"{_e(risk.threat_level.label)} threat, {_e(risk.time_pressure.label.lower())} time pressure"
+                         + (f", from {_e(risk.expected_attack_direction)}" if risk.expected_attack_direction else "")),
+                        ("Defense", _e(risk.recommended_defense or "—")),
+                        ("Confidence", f"{plan.confidence} / 1000"),
+                    ]
+                )  # fmt: skip
+                + (f"<p><b>Targets</b></p><ol>{targets}</ol>" if targets else "")
+                + f"<p><b>Reasoning</b></p><p>{_e(plan.reasoning)}</p>"
+                + f"<p><b>Parameter bindings</b>: {bindings or '<span class=muted>none</span>'}</p>"
+            )
+        if isinstance(body, EncounterPattern):
+            scenes = "".join(
+                f"<li><b>{_e(scene.template)}</b>"
+                + (
+                    "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in scene.values.items()) + "</table>"
+                    if scene.values
+                    else ""
+                )
+                + "</li>"
+                for scene in body.scene_composition
+            )
+            hints = body.mission_structure
+            return f"<ol>{scenes}</ol>" + _rows(
+                [
+                    ("Mission type", _e(hints.mission_type or "—")),
+                    ("Faction", _e(hints.player_faction or "—")),
+                    ("Difficulty", _e(hints.difficulty or "—")),
+                    ("Length", f"{hints.estimated_minutes} min" if hints.estimated_minutes else "—"),
+                    ("Objectives", _e("; ".join(hints.objectives) or "—")),
+                    ("Outcomes", _e(", ".join(hints.outcomes) or "—")),
+                    ("Notes", _e(hints.notes or "—")),
+                ]
+            )
+        if isinstance(body, VerifiedExample):
+            return (
+                f"<p><b>Prompt context</b></p><pre>{_e(body.prompt_context)}</pre>"
+                f"<p><b>Response</b></p><pre>{_e(body.response)}</pre>"
+            )
+        if isinstance(body, Instructions):
+            references = ", ".join(self._link(r, names) for r in body.references)
+            return (
+                _rows(
+                    [
+                        ("Tools", _e(", ".join(body.tools) or "all")),
+                        ("Model", _e(body.model or "default")),
+                        ("Builds on", references or "—"),
+                    ]
+                )
+                + f"<pre>{_e(body.instructions)}</pre>"
+            )
+        return ""

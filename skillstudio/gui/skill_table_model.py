@@ -1,0 +1,190 @@
+"""The browser's table model: the ordered ids of one query, rows built lazily into a cache.
+
+As in Anki's browser, a query returns only ids (cheap even for 100,000 skills); a row's
+columns are read from the store the first time a view paints it, a page at a time, and kept
+in a bounded cache. Sorting re-runs the query in SQLite rather than sorting in Python.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+from skillstudio.store import SkillQuery, SkillRepository, SkillSummary, SortKey
+
+ID_ROLE = Qt.ItemDataRole.UserRole + 1
+SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
+
+PAGE = 200  # rows read per cache miss: about two screens
+CACHE_LIMIT = 20_000  # rows kept; older pages are dropped first
+
+_DOMAIN_LABELS = {"ai_strategy": "AI strategy", "content_generation": "Content"}
+_SOURCE_LABELS = {
+    "llm_discovered": "LLM discovered",
+    "hand_authored": "Hand authored",
+    "workshop": "Workshop",
+    "human_refined": "Human refined",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    sort: SortKey
+    numeric: bool = False
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("Name", SortKey.NAME),
+    Column("Domain", SortKey.DOMAIN),
+    Column("Module", SortKey.GAME_MODULE),
+    Column("Confidence", SortKey.CONFIDENCE),
+    Column("Success", SortKey.SUCCESS_RATE, numeric=True),
+    Column("Verifications", SortKey.VERIFICATION_COUNT, numeric=True),
+    Column("Rating", SortKey.AVERAGE_RATING, numeric=True),
+    Column("Uses", SortKey.USE_COUNT, numeric=True),
+    Column("Source", SortKey.SOURCE),
+    Column("Created by", SortKey.CREATED_BY),
+    Column("Last verified", SortKey.LAST_VERIFIED),
+)
+CONFIDENCE_COLUMN = 3
+
+
+def display(summary: SkillSummary, column: int) -> str:
+    match column:
+        case 0:
+            return summary.name
+        case 1:
+            return _DOMAIN_LABELS.get(summary.domain, summary.domain)
+        case 2:
+            return summary.game_module
+        case 3:
+            return summary.confidence
+        case 4:
+            return "" if summary.success_rate is None or not summary.verification_count else f"{summary.success_rate:.0%}"
+        case 5:
+            return str(summary.verification_count or 0)
+        case 6:
+            return "" if summary.average_rating is None else f"{summary.average_rating:.2f}"
+        case 7:
+            return str(summary.use_count or 0)
+        case 8:
+            return _SOURCE_LABELS.get(summary.source, summary.source)
+        case 9:
+            return summary.created_by
+        case 10:
+            return (summary.last_verified or "")[:10]
+    return ""
+
+
+class SkillTableModel(QAbstractTableModel):
+    def __init__(self, repository: SkillRepository, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.repository = repository
+        self.query = SkillQuery()
+        self._ids: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
+        self.total = 0  # matching skills (== len(ids): the browser never pages)
+
+    # --- querying --------------------------------------------------------------------------------
+
+    def set_query(self, query: SkillQuery) -> None:
+        """Show what ``query`` matches (its own offset/limit are ignored: we show them all)."""
+        self.query = replace(query, offset=0, limit=None)
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-run the query: rows may have appeared, gone or moved."""
+        result = self.repository.query(self.query)
+        self.beginResetModel()
+        self._ids = result.ids
+        self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}
+        self._cache.clear()
+        self.total = result.total
+        self.endResetModel()
+
+    def refresh(self, skill_ids: Iterable[str]) -> None:
+        """Forget cached rows of these skills and repaint them (their content changed)."""
+        for skill_id in skill_ids:
+            self._cache.pop(skill_id, None)
+            row = self._rows.get(skill_id)
+            if row is not None:
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
+    def ids(self) -> Sequence[str]:
+        return self._ids
+
+    def row_of(self, skill_id: str) -> int | None:
+        return self._rows.get(skill_id)
+
+    def id_at(self, row: int) -> str:
+        return self._ids[row]
+
+    def summary_at(self, row: int) -> SkillSummary | None:
+        skill_id = self._ids[row]
+        summary = self._cache.get(skill_id)
+        if summary is None:
+            self._load_page(row)
+            summary = self._cache.get(skill_id)
+        return summary
+
+    def _load_page(self, row: int) -> None:
+        start = max(0, row - PAGE // 4)  # a little behind too: scrolling goes both ways
+        wanted = [skill_id for skill_id in self._ids[start : start + PAGE] if skill_id not in self._cache]
+        for summary in self.repository.summaries(wanted):
+            self._cache[summary.id] = summary
+        while len(self._cache) > CACHE_LIMIT:
+            self._cache.popitem(last=False)
+
+    # --- Qt model interface ----------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section].title
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._ids):
+            return None
+        if role == ID_ROLE:
+            return self._ids[index.row()]
+        if role not in (
+            Qt.ItemDataRole.DisplayRole,
+            Qt.ItemDataRole.ToolTipRole,
+            Qt.ItemDataRole.TextAlignmentRole,
+            SUMMARY_ROLE,
+        ):
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if COLUMNS[index.column()].numeric:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        summary = self.summary_at(index.row())
+        if summary is None:  # deleted since the query ran; the next reload drops the row
+            return "(removed)" if role == Qt.ItemDataRole.DisplayRole and index.column() == 0 else None
+        if role == SUMMARY_ROLE:
+            return summary
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if index.column() == 0:
+                tags = ", ".join(summary.tags) or "untagged"
+                return f"{summary.name}\n{tags}"
+            return None
+        return display(summary, index.column())
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        descending = order == Qt.SortOrder.DescendingOrder
+        query = replace(self.query, sort=COLUMNS[column].sort, descending=descending)
+        if query != self.query:
+            self.query = query
+            self.reload()

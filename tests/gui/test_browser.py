@@ -1,0 +1,190 @@
+"""The library browser, driven through its real widgets (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytestmark = pytest.mark.gui
+
+from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl  # noqa: E402
+from PySide6.QtGui import QDropEvent  # noqa: E402
+from PySide6.QtWidgets import QInputDialog, QMessageBox  # noqa: E402
+
+from skillstudio.gui.qt_main_window import QtMainWindow  # noqa: E402
+from skillstudio.gui.skill_table_model import PAGE, SkillTableModel  # noqa: E402
+from skillstudio.library import create_library, load_sample  # noqa: E402
+from skillstudio.store import Actor, SkillQuery, SkillRepository  # noqa: E402
+from tests.factories import ai_skill  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sample_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("sample") / "template.db"
+    create_library(path, sample=True).close()
+    return path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path, sample_file: Path, monkeypatch: pytest.MonkeyPatch) -> QtMainWindow:
+    library = tmp_path / "library.db"
+    library.write_bytes(sample_file.read_bytes())
+    from skillstudio.store import Database
+
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    repository = SkillRepository(Database(library), Actor("mira"))
+    window = QtMainWindow(repository, QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    yield window
+    window.close()
+    window.repository.database.close()
+
+
+def shown_names(window: QtMainWindow) -> list[str]:
+    return [window.model.summary_at(row).name for row in range(window.model.rowCount())]
+
+
+def check(facet, value: str) -> None:
+    for row in range(facet.list.count()):
+        item = facet.list.item(row)
+        if item.data(Qt.ItemDataRole.UserRole) == value:
+            item.setCheckState(Qt.CheckState.Checked)  # what a click on the box does
+            return
+    raise AssertionError(f"no choice {value!r}")
+
+
+def test_opens_on_the_library_and_counts(window: QtMainWindow) -> None:
+    total = len(load_sample())
+    assert window.model.rowCount() == total
+    assert window.status.text() == f"{total} skills"
+    assert window.windowTitle() == "library — SkillStudio"
+
+
+def test_filters_narrow_the_table_and_the_status_says_how_many(window: QtMainWindow) -> None:
+    total = window.model.rowCount()
+    check(window.filters.confidence, "proven")
+    proven = window.model.rowCount()
+    assert 0 < proven < total
+    assert all(window.model.summary_at(r).confidence == "proven" for r in range(proven))
+    assert window.status.text() == f"{proven} of {total} skills match"
+    check(window.filters.module, "td")
+    both = window.model.rowCount()
+    assert 0 < both < proven
+    assert all(window.model.summary_at(r).game_module == "td" for r in range(both))
+    check(window.filters.tags, "\x00untagged")
+    assert all(window.model.summary_at(r).tags == () for r in range(window.model.rowCount()))
+    window.filters.clear()
+    assert window.model.rowCount() == total
+
+
+def test_search_is_debounced_prefix_fts_and_ctrl_f_focuses_it(qtbot, window: QtMainWindow) -> None:
+    window.table.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.search.hasFocus()
+    qtbot.keyClicks(window.search, "yak")
+    assert window.model.rowCount() == len(load_sample())  # not yet: the search waits for a pause
+    qtbot.waitUntil(lambda: window.model.rowCount() < len(load_sample()), timeout=2000)
+    names = shown_names(window)
+    assert names and any("Yak" in name for name in names)
+    expected = window.repository.query(SkillQuery(text="yak")).ids
+    assert set(window.model.ids()) == set(expected)
+
+
+def test_sorting_by_a_column_header(window: QtMainWindow) -> None:
+    window.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)  # success rate
+    rates = [window.model.summary_at(r).success_rate for r in range(window.model.rowCount())]
+    assert rates == sorted(rates, reverse=True)
+
+
+def test_detail_pane_follows_the_selection_and_links_to_the_original(window: QtMainWindow) -> None:
+    refinement = next(s.skill for s in load_sample() if s.skill.provenance.source.original_id)
+    original_id = refinement.provenance.source.original_id
+    window.select_skill(refinement.id)
+    html = window.detail.toHtml()
+    assert refinement.name.split()[0] in html and "Refines" in html
+    window.detail.skill_activated.emit(original_id)  # what clicking the link does
+    assert window.current_id() == original_id
+    assert "Superseded by" in window.detail.toHtml()
+
+
+def test_a_change_written_by_another_connection_appears(qtbot, window: QtMainWindow) -> None:
+    skill_id = window.model.id_at(0)
+    with sqlite3.connect(window.repository.database.path) as other:  # e.g. `skillstudio` CLI, an agent
+        other.execute("UPDATE skills SET name = 'Renamed by another process' WHERE id = ?", (skill_id,))
+    qtbot.waitUntil(lambda: "Renamed by another process" in shown_names(window), timeout=3000)
+
+
+def test_own_writes_refresh_the_row(window: QtMainWindow) -> None:
+    skill = window.repository.get(window.model.id_at(0))
+    window.repository.update(replace(skill, name="Zz edited here"))
+    assert window.model.summary_at(window.model.row_of(skill.id)).name == "Zz edited here"
+
+
+def test_bulk_trash_and_undo(qtbot, window: QtMainWindow) -> None:
+    total = window.model.rowCount()
+    window.table.selectRow(0)
+    window.table.selectionModel().select(window.model.index(1, 0), window.table.selectionModel().SelectionFlag.Select | window.table.selectionModel().SelectionFlag.Rows)
+    chosen = window.selected_ids()
+    assert len(chosen) == 2
+    window.trash_action.trigger()
+    assert window.model.rowCount() == total - 2
+    assert {entry.skill_id for entry in window.repository.trash()} == set(chosen)
+    window.undo_action.trigger()
+    assert window.model.rowCount() == total and window.repository.trash() == []
+    window.redo_action.trigger()
+    assert window.model.rowCount() == total - 2
+
+
+def test_bulk_tags_and_undo(window: QtMainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("curated, reviewed", True))
+    window.table.selectRow(3)
+    skill_id = window.selected_ids()[0]
+    before = window.repository.get(skill_id).tags
+    window.add_tags_action.trigger()
+    assert window.repository.get(skill_id).tags == (*before, "curated", "reviewed")
+    assert "curated" in window.model.summary_at(window.model.row_of(skill_id)).tags
+    window.undo_action.trigger()
+    assert window.repository.get(skill_id).tags == before
+
+
+def test_export_is_visible_but_disabled_until_packages_exist(window: QtMainWindow) -> None:
+    assert not window.export_action.isEnabled()
+
+
+def test_opening_another_library_and_refusing_a_bad_one(window: QtMainWindow, tmp_path: Path, monkeypatch) -> None:
+    warnings = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warnings.append(args[2]))
+    bad = tmp_path / "notes.db"
+    bad.write_text("not a database")
+    assert not window.open_library_file(bad)
+    assert "is not a SQLite database" in warnings[0]
+    other = tmp_path / "other.db"
+    create_library(other).close()
+    assert window.open_library_file(other)
+    assert window.windowTitle() == "other — SkillStudio" and window.model.rowCount() == 0
+    assert window.recent_libraries()[0] == str(other)
+
+
+def test_dropping_a_db_file_opens_it(window: QtMainWindow, tmp_path: Path) -> None:
+    other = tmp_path / "dropped.db"
+    create_library(other).close()
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(other))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert window.windowTitle() == "dropped — SkillStudio"
+
+
+def test_the_model_loads_rows_lazily_a_page_at_a_time(repository: SkillRepository) -> None:
+    repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(3 * PAGE)])
+    model = SkillTableModel(repository)
+    model.set_query(SkillQuery())
+    assert model.rowCount() == 3 * PAGE and len(model._cache) == 0
+    model.summary_at(0)
+    assert 0 < len(model._cache) <= PAGE
+    assert model.summary_at(2 * PAGE + 5).name == "skill 0405"
