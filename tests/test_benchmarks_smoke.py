@@ -1,0 +1,86 @@
+"""The benchmarks still run, and their synthetic library is deterministic and valid.
+
+Tiny sizes only, and no timing assertions: this guards the benchmark code, not the speed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from benchmarks import bench_store, run
+from benchmarks.synthetic import TAG_VOCABULARY, generate_skills
+from skillstudio.model import (
+    BodyKind,
+    Confidence,
+    Domain,
+    SourceKind,
+    body_to_json,
+    parse_skill,
+    skill_to_document,
+)
+
+
+@pytest.fixture(scope="module")
+def skills():
+    return generate_skills(400, seed=57)
+
+
+def test_same_seed_gives_identical_documents(skills):
+    again = generate_skills(400, seed=57)
+    assert [skill_to_document(s) for s in again] == [skill_to_document(s) for s in skills]
+    other = generate_skills(400, seed=58)
+    assert [s.id for s in other] != [s.id for s in skills]
+
+
+def test_every_skill_round_trips_through_the_document_parser(skills):
+    for skill in skills:
+        assert parse_skill(skill_to_document(skill)) == skill, skill.id
+
+
+def test_library_is_varied_and_self_consistent(skills):
+    assert len({s.id for s in skills}) == len(skills)
+    assert {s.domain for s in skills} == set(Domain)
+    assert {s.game_module for s in skills} == {"ra1", "td", "ra2"}
+    assert {s.body_kind for s in skills} == set(BodyKind)
+    assert {s.confidence for s in skills} == set(Confidence)
+    assert {s.source_kind for s in skills} == set(SourceKind)
+    position = {s.id: index for index, s in enumerate(skills)}
+    for index, skill in enumerate(skills):
+        earlier = [skill.provenance.source.original_id] if skill.source_kind is SourceKind.HUMAN_REFINED else []
+        earlier += list(skill.composable_with)
+        earlier += list(getattr(skill.body, "references", ()))
+        assert all(position[other] < index for other in earlier), skill.id
+        assert 0 <= len(skill.tags) <= 6 and set(skill.tags) <= set(TAG_VOCABULARY)
+    body_sizes = sorted(len(body_to_json(s.body).encode()) for s in skills)
+    assert 1_000 <= body_sizes[len(body_sizes) // 2] <= 3_000  # median body is 1-3 KB
+    assert 150 <= len(TAG_VOCABULARY) <= 250
+    assert len(Counter(tag for s in skills for tag in s.tags)) > 60
+
+
+def test_store_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
+    status = bench_store.main(["--sizes", "200", "--repeats", "2", "--warmups", "0", "--out", str(tmp_path)])
+    assert status == 0
+    report = json.loads((tmp_path / "store-200.json").read_text(encoding="utf-8"))
+    assert report["size"] == 200
+    rows = report["insert"]["rows"]
+    assert rows["skills"] == rows["studio_revisions"] == rows["studio_audit_log"] == 200
+    operations = {op["name"]: op for op in report["operations"]}
+    assert set(operations) >= {
+        "open_cold", "open_warm", "list_filtered", "list_filtered_tag", "summaries",
+        "fts_prefix", "fts_common_term", "get",
+    }  # fmt: skip
+    assert all(op["repeats"] == 2 for op in operations.values())
+    assert operations["open_cold"]["result"]["count"] == 200
+    filtered = operations["list_filtered"]["result"]
+    assert 0 < filtered["ids"] == filtered["total"] < 200
+    assert operations["list_filtered_tag"]["result"]["total"] <= filtered["total"]
+    assert operations["summaries"]["result"]["rows"] == min(filtered["ids"], bench_store.SUMMARY_ROWS)
+    assert operations["fts_common_term"]["result"]["total"] > 0
+    assert "200 skills" in capsys.readouterr().out
+
+
+def test_runner_finds_the_store_benchmark():
+    assert "bench_store" in [name for name, _ in run.discover()]
