@@ -114,6 +114,11 @@ class Database:
         return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
 
     def close(self) -> None:
+        try:  # keep the planner's statistics current (SQLite's advice for long-lived files)
+            with self.engine.connect() as connection:
+                connection.exec_driver_sql("PRAGMA optimize")
+        except DBAPIError:
+            pass
         if self._watch is not None:
             self._watch.close()
             self._watch = None

@@ -82,7 +82,7 @@ _CONFIDENCE_ORDER = case(
 )
 
 _SORT_COLUMNS = {
-    SortKey.NAME: func.lower(SkillRow.name),
+    SortKey.NAME: SkillRow.name.collate("NOCASE"),
     SortKey.DOMAIN: SkillRow.domain,
     SortKey.GAME_MODULE: SkillRow.game_module,
     SortKey.CONFIDENCE: _CONFIDENCE_ORDER,
@@ -100,7 +100,11 @@ _SORT_COLUMNS = {
 
 def build_select(query: SkillQuery) -> Select[tuple[str]]:
     """SELECT skills.id ... for the query's filters and order, without offset/limit."""
-    statement = select(SkillRow.id).outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
+    statement = select(SkillRow.id)
+    # Our metadata is joined only when the query needs it: at 100k rows the join costs more
+    # than every other part of a plain filtered listing.
+    if query.created_by or query.review_states or query.sort is SortKey.CREATED_BY:
+        statement = statement.outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
     conditions = []
     if query.domains:
         conditions.append(SkillRow.domain.in_([d.value for d in query.domains]))
@@ -138,27 +142,40 @@ def build_select(query: SkillQuery) -> Select[tuple[str]]:
     match = fts_expression(query.text)
     rank = None
     if match is not None:
-        matches = text("SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match").bindparams(
-            match=match
-        ).columns(literal_column("rowid"), literal_column("rank")).subquery("fts")
+        # Ranking every match (bm25) is the costly part of a common word; only do it when the
+        # order asks for relevance.
+        if query.sort is SortKey.RELEVANCE:
+            sql, columns = "SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match", ("rowid", "rank")
+        else:
+            sql, columns = "SELECT rowid FROM skills_fts WHERE skills_fts MATCH :match", ("rowid",)
+        matches = (
+            text(sql).bindparams(match=match).columns(*(literal_column(c) for c in columns)).subquery("fts")
+        )
         statement = statement.join(matches, matches.c.rowid == literal_column("skills.rowid"))
-        rank = matches.c.rank
+        rank = matches.c.rank if query.sort is SortKey.RELEVANCE else None
     if conditions:
         statement = statement.where(and_(*conditions))
     return statement.order_by(*_ordering(query, rank))
 
 
+_NAME = _SORT_COLUMNS[SortKey.NAME]
+_NOT_NULL = {SortKey.NAME, SortKey.DOMAIN, SortKey.GAME_MODULE, SortKey.SOURCE, SortKey.CREATED_AT, SortKey.CONFIDENCE}
+
+
 def _ordering(query: SkillQuery, rank):  # type: ignore[no-untyped-def]
-    if query.sort is SortKey.RELEVANCE:
+    sort = query.sort
+    if sort is SortKey.RELEVANCE:
         if rank is not None:
             primary = rank.desc() if query.descending else rank.asc()  # FTS5 rank: lower is better
-            return [primary, func.lower(SkillRow.name), SkillRow.id]
-        key = _SORT_COLUMNS[SortKey.NAME]
-    else:
-        key = _SORT_COLUMNS[query.sort]
+            return [primary, _NAME, SkillRow.id]
+        sort = SortKey.NAME
+    key = _SORT_COLUMNS[sort]
     primary = key.desc() if query.descending else key.asc()
-    # NULLs (missing figures) last either way; ties broken by name then id, so order is stable.
-    return [key.is_(None), primary, func.lower(SkillRow.name), SkillRow.id]
+    # Ties broken by name then id, so the order is stable; NULLs (missing figures) last.
+    tail = [SkillRow.id] if sort is SortKey.NAME else [_NAME, SkillRow.id]
+    if sort in _NOT_NULL:
+        return [primary, *tail]
+    return [key.is_(None), primary, *tail]
 
 
 __all__ = ["QueryResult", "SkillQuery", "SortKey", "build_select", "fts_expression"]

@@ -196,7 +196,7 @@ class SkillRepository:
         statement = build_select(query)
         with self.database.read() as session:
             if query.offset or query.limit is not None:
-                total = session.scalar(select(func.count()).select_from(statement.subquery())) or 0
+                total = session.scalar(select(func.count()).select_from(statement.order_by(None).subquery())) or 0
                 paged = statement.offset(query.offset)
                 if query.limit is not None:
                     paged = paged.limit(query.limit)
@@ -400,26 +400,26 @@ class SkillRepository:
                 trashed = session.scalars(select(TrashRow.skill_id).where(TrashRow.skill_id.in_(chunk))).first()
                 if trashed is not None:
                     raise SkillExists(trashed, in_trash=True)
-            session.execute(insert(SkillRow), [_skill_columns(skill) for skill in skills])
-            session.execute(insert(SkillMetaRow), [_meta_columns(skill) for skill in skills])
-            for skill in skills:
-                _check_partners(session, skill)
-            composition_rows = _new_compositions(session, skills)
+            _bulk_insert(session, SkillRow, [_skill_columns(skill) for skill in skills])
+            _bulk_insert(session, SkillMetaRow, [_meta_columns(skill) for skill in skills])
+            _check_partners(session, skills)
+            # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
+            composition_rows = _new_compositions(session, skills, check_existing=False)
             if composition_rows:
-                session.execute(insert(SkillCompositionRow), composition_rows)
+                _bulk_insert(session, SkillCompositionRow, composition_rows)
             records = [
                 _verification_columns(skill, record) for skill, records in pairs for record in records
             ]
             if records:
-                session.execute(insert(VerificationRow), records)
+                _bulk_insert(session, VerificationRow, records)
             versions = _versions(session, ids)
             revisions, audits = [], []
             for skill in skills:
                 stored = replace(skill, version=versions[skill.id])
                 revisions.append(_revision_columns(stored, 1, "create", self.actor, now, message))
                 audits.append(self._audit_columns(action, skill.id, 1, now, {"name": skill.name}))
-            session.execute(insert(RevisionRow), revisions)
-            session.execute(insert(AuditRow), audits)
+            _bulk_insert(session, RevisionRow, revisions)
+            _bulk_insert(session, AuditRow, audits)
         return len(skills)
 
     def update(self, skill: Skill, *, message: str = "") -> Skill:
@@ -444,7 +444,7 @@ class SkillRepository:
             theirs = current or self._load(session, skill.id)
             raise ConflictError(yours=skill, theirs=theirs)
         self._record_untracked(session, skill.id, current, now)
-        _check_partners(session, skill)
+        _check_partners(session, [skill])
         columns = _skill_columns(skill)
         session.execute(
             update(SkillRow).where(SkillRow.id == skill.id).values({column: columns[column] for column in CONTENT_COLUMNS})
@@ -878,17 +878,23 @@ def _compositions(session: Session, skill_id: str) -> list[Composition]:
     return sorted(by_partner.values(), key=lambda c: (-c.success_count, c.partner_id))
 
 
-def _check_partners(session: Session, skill: Skill) -> None:
-    issues = [
-        Issue(f"composable_with[{index}]", f"no skill with id {partner!r} in this library")
-        for index, partner in enumerate(skill.composable_with)
-        if session.get(SkillRow, partner) is None
-    ]
-    if issues:
-        raise InvalidSkillData(issues, context=f"skill {skill.id!r}")
+def _check_partners(session: Session, skills: Sequence[Skill]) -> None:
+    """Every composable_with id must name a stored skill (D057's foreign key would refuse it)."""
+    wanted = sorted({partner for skill in skills for partner in skill.composable_with})
+    present: set[str] = set()
+    for chunk in _chunks(wanted):
+        present.update(session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))))
+    for skill in skills:
+        issues = [
+            Issue(f"composable_with[{index}]", f"no skill with id {partner!r} in this library")
+            for index, partner in enumerate(skill.composable_with)
+            if partner not in present
+        ]
+        if issues:
+            raise InvalidSkillData(issues, context=f"skill {skill.id!r}")
 
 
-def _new_compositions(session: Session, skills: Sequence[Skill]) -> list[dict[str, Any]]:
+def _new_compositions(session: Session, skills: Sequence[Skill], *, check_existing: bool = True) -> list[dict[str, Any]]:
     seen: set[frozenset[str]] = set()
     rows = []
     for skill in skills:
@@ -897,13 +903,13 @@ def _new_compositions(session: Session, skills: Sequence[Skill]) -> list[dict[st
             if pair in seen:
                 continue
             seen.add(pair)
-            existing = session.scalar(
+            existing = check_existing and session.scalar(
                 select(SkillCompositionRow.skill_a).where(
                     ((SkillCompositionRow.skill_a == skill.id) & (SkillCompositionRow.skill_b == partner))
                     | ((SkillCompositionRow.skill_a == partner) & (SkillCompositionRow.skill_b == skill.id))
                 )
             )
-            if existing is None:
+            if not existing:
                 rows.append({"skill_a": skill.id, "skill_b": partner, "success_count": 0})
     return rows
 
@@ -925,6 +931,12 @@ def _sync_compositions(session: Session, skill: Skill) -> None:
 
 
 # --- helpers --------------------------------------------------------------------------------------
+
+
+def _bulk_insert(session: Session, table: type, rows: list[dict[str, Any]]) -> None:
+    """One executemany per table: without render_nulls, rows whose None values differ would be
+    split into many statements (the ORM leaves None columns out of each INSERT)."""
+    session.execute(insert(table).execution_options(render_nulls=True), rows)
 
 
 def _versions(session: Session, ids: Sequence[str]) -> dict[str, int]:
