@@ -36,6 +36,7 @@ th { text-align: left; color: #546e7a; font-weight: normal; }
 pre { white-space: pre-wrap; }
 </style>
 """
+NB_HYPHEN = "\u2011"  # dates must not wrap at their hyphens
 _BADGE = {"tentative": "#9a6b00", "established": "#0060a8", "proven": "#007a55"}
 
 
@@ -162,8 +163,8 @@ class QtDetailPane(QTextBrowser):
         if not records:
             return '<p class="muted">No verification sessions recorded.</p>'
         rows = "".join(
-            f"<tr><td nowrap>{_e(r.recorded_at[:10])}</td><td>{_e(r.kind.value)}</td><td>{_e(r.opponent or '')}</td>"
-            f"<td nowrap>{r.wins}W {r.losses}L {r.draws}D{f' {r.errors}E' if r.errors else ''}</td>"
+            f"<tr><td>{_e(r.recorded_at[:10]).replace('-', NB_HYPHEN)}</td><td>{_e(r.kind.value)}</td><td>{_e(r.opponent or '')}</td>"
+            f"<td>{r.wins}W {r.losses}L {r.draws}D{f' {r.errors}E' if r.errors else ''}</td>"
             f"<td>{'' if r.rating is None else f'{r.rating:.2f}★'}</td><td>{_e(r.engine_version)}</td></tr>"
             for r in records
         )

@@ -93,9 +93,14 @@ class QtMainWindow(QMainWindow):
         """Show ``repository``'s library (on start, and whenever another library is opened)."""
         previous = self.repository
         self._unsubscribe()
+        if previous is not None:
+            self.model.shutdown()
         self.repository = repository
         self.undo_stack.clear()
+        self._pending_selection: list[str] = []
         self.model = SkillTableModel(repository, self)
+        self.model.query_finished.connect(self._on_query_finished)
+        self.model.query_failed.connect(lambda message: self.statusBar().showMessage(message, 10_000))
         self.filters = QtFilterPanel(repository, self)
         self.filters.changed.connect(self.apply_filters)
         self.detail = QtDetailPane(repository, self)
@@ -216,9 +221,16 @@ class QtMainWindow(QMainWindow):
         return self.filters.apply_to(replace(self.model.query, text=self.search.text()))
 
     def apply_filters(self) -> None:
+        """Re-query for the current filters and search; the table updates when the result
+        arrives (the query runs on a worker thread), keeping the selection where it can."""
         self._search_timer.stop()
-        selected = self.selected_ids()
+        if not self._pending_selection:
+            self._pending_selection = self.selected_ids()
         self.model.set_query(self.current_query())
+        self.status.setText("Searching…")
+
+    def _on_query_finished(self) -> None:
+        selected, self._pending_selection = self._pending_selection, []
         self._restore_selection(selected)
         self._update_status()
 
@@ -237,18 +249,21 @@ class QtMainWindow(QMainWindow):
         return self.model.id_at(index.row()) if index.isValid() else None
 
     def select_skill(self, skill_id: str) -> None:
-        """Select a skill by id; clears filters that hide it."""
-        if self.model.row_of(skill_id) is None:
+        """Select a skill by id; clears the filters and search if they hide it."""
+        row = self.model.row_of(skill_id)
+        if row is not None and not self.model.busy:
+            self.table.selectRow(row)
+            self.table.scrollTo(self.model.index(row, 0))
+            return
+        if not self.repository.exists(skill_id):
+            self.statusBar().showMessage("That skill is not in this library (it may be in the trash).", 5000)
+            return
+        self._pending_selection = [skill_id]
+        if row is None:
             self.search.blockSignals(True)
             self.search.clear()
             self.search.blockSignals(False)
-            self.filters.clear()
-        row = self.model.row_of(skill_id)
-        if row is None:
-            self.statusBar().showMessage("That skill is not in this library (it may be in the trash).", 5000)
-            return
-        self.table.selectRow(row)
-        self.table.scrollTo(self.model.index(row, 0))
+            self.filters.clear()  # re-queries; the selection follows when the result arrives
 
     def _restore_selection(self, skill_ids: Sequence[str]) -> None:
         selection = self.table.selectionModel()
@@ -258,6 +273,7 @@ class QtMainWindow(QMainWindow):
             if n == 0:
                 flags |= QItemSelectionModel.SelectionFlag.Current
                 selection.setCurrentIndex(self.model.index(row, 0), flags)
+                self.table.scrollTo(self.model.index(row, 0))
             else:
                 selection.select(self.model.index(row, 0), flags)
         if not rows:
@@ -461,6 +477,7 @@ class QtMainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self._watch_timer.stop()
         self._unsubscribe()
+        self.model.shutdown()
         super().closeEvent(event)
 
 

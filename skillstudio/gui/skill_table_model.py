@@ -12,12 +12,27 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QCoreApplication,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRunnable,
+    Qt,
+    QThreadPool,
+    Signal,
+)
 
-from skillstudio.store import SkillQuery, SkillRepository, SkillSummary, SortKey
+from skillstudio.store import LibraryError, QueryResult, SkillQuery, SkillRepository, SkillSummary, SortKey
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
+
+_ALIGN = Qt.ItemDataRole.TextAlignmentRole
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, _ALIGN, ID_ROLE, SUMMARY_ROLE})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 PAGE = 200  # rows read per cache miss: about two screens
 CACHE_LIMIT = 20_000  # rows kept; older pages are dropped first
@@ -81,7 +96,32 @@ def display(summary: SkillSummary, column: int) -> str:
     return ""
 
 
+class _QuerySignals(QObject):
+    finished = Signal(int, object, object)  # generation, QueryResult, first page of summaries
+    failed = Signal(int, str)
+
+
+class _QueryTask(QRunnable):
+    """Runs one query off the GUI thread; talks back only through signals, never to widgets."""
+
+    def __init__(self, repository: SkillRepository, query: SkillQuery, generation: int, signals: _QuerySignals) -> None:
+        super().__init__()
+        self.repository, self.query, self.generation, self.signals = repository, query, generation, signals
+
+    def run(self) -> None:
+        try:
+            result = self.repository.query(self.query)
+            first_page = self.repository.summaries(result.ids[:PAGE])  # the first screen, ready to paint
+        except LibraryError as error:
+            self.signals.failed.emit(self.generation, str(error))
+            return
+        self.signals.finished.emit(self.generation, result, first_page)
+
+
 class SkillTableModel(QAbstractTableModel):
+    query_finished = Signal()
+    query_failed = Signal(str)
+
     def __init__(self, repository: SkillRepository, parent: Any = None) -> None:
         super().__init__(parent)
         self.repository = repository
@@ -90,6 +130,13 @@ class SkillTableModel(QAbstractTableModel):
         self._rows: dict[str, int] = {}
         self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
         self.total = 0  # matching skills (== len(ids): the browser never pages)
+        self.busy = False
+        self._generation = 0
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)  # one query at a time; newer ones replace queued ones
+        self._signals = _QuerySignals(self)
+        self._signals.finished.connect(self._apply)
+        self._signals.failed.connect(self._fail)
 
     # --- querying --------------------------------------------------------------------------------
 
@@ -99,14 +146,45 @@ class SkillTableModel(QAbstractTableModel):
         self.reload()
 
     def reload(self) -> None:
-        """Re-run the query: rows may have appeared, gone or moved."""
-        result = self.repository.query(self.query)
+        """Re-run the query (rows may have appeared, gone or moved) on a worker thread.
+
+        At 100k skills a common search word takes SQLite half a second; the window keeps
+        answering meanwhile, and only the newest query's result is shown (``query_finished``).
+        """
+        self._generation += 1
+        self.busy = True
+        self._pool.clear()  # queries not started yet are already stale
+        self._pool.start(_QueryTask(self.repository, self.query, self._generation, self._signals))
+
+    def wait(self, timeout_ms: int = 30_000) -> bool:
+        """Block until the running query is done and applied (tests, benchmarks, shutdown)."""
+        self._pool.waitForDone(timeout_ms)
+        QCoreApplication.sendPostedEvents()  # deliver its queued result now
+        return not self.busy
+
+    def shutdown(self) -> None:
+        """Before the repository closes: let a running query finish, ignore its result."""
+        self._generation += 1
+        self._pool.clear()
+        self._pool.waitForDone()
+
+    def _apply(self, generation: int, result: QueryResult, first_page: list[SkillSummary]) -> None:
+        if generation != self._generation:
+            return  # a newer query is on its way
         self.beginResetModel()
         self._ids = result.ids
         self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}
         self._cache.clear()
+        self._cache.update((summary.id, summary) for summary in first_page)
         self.total = result.total
         self.endResetModel()
+        self.busy = False
+        self.query_finished.emit()
+
+    def _fail(self, generation: int, message: str) -> None:
+        if generation == self._generation:
+            self.busy = False
+            self.query_failed.emit(message)
 
     def refresh(self, skill_ids: Iterable[str]) -> None:
         """Forget cached rows of these skills and repaint them (their content changed)."""
@@ -155,22 +233,14 @@ class SkillTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.row() >= len(self._ids):
+        # Qt asks for a dozen roles per cell per paint; answer the ones we ignore at once.
+        if role not in _ROLES or not index.isValid() or index.row() >= len(self._ids):
             return None
         if role == ID_ROLE:
             return self._ids[index.row()]
-        if role not in (
-            Qt.ItemDataRole.DisplayRole,
-            Qt.ItemDataRole.ToolTipRole,
-            Qt.ItemDataRole.TextAlignmentRole,
-            SUMMARY_ROLE,
-        ):
-            return None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if COLUMNS[index.column()].numeric:
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        summary = self.summary_at(index.row())
+        if role == _ALIGN:
+            return _RIGHT if COLUMNS[index.column()].numeric else _LEFT
+        summary = self._cache.get(self._ids[index.row()]) or self.summary_at(index.row())
         if summary is None:  # deleted since the query ran; the next reload drops the row
             return "(removed)" if role == Qt.ItemDataRole.DisplayRole and index.column() == 0 else None
         if role == SUMMARY_ROLE:
@@ -183,8 +253,11 @@ class SkillTableModel(QAbstractTableModel):
         return display(summary, index.column())
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        descending = order == Qt.SortOrder.DescendingOrder
-        query = replace(self.query, sort=COLUMNS[column].sort, descending=descending)
+        if not 0 <= column < len(COLUMNS):  # no sort column: relevance for a search, else name
+            query = replace(self.query, sort=SortKey.RELEVANCE, descending=False)
+        else:
+            descending = order == Qt.SortOrder.DescendingOrder
+            query = replace(self.query, sort=COLUMNS[column].sort, descending=descending)
         if query != self.query:
             self.query = query
             self.reload()

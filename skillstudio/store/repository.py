@@ -195,29 +195,36 @@ class SkillRepository:
     def query(self, query: SkillQuery = SkillQuery()) -> QueryResult:
         statement = build_select(query)
         with self.database.read() as session:
+            # Core execution: ids need no ORM identity map, which costs more than SQLite here.
+            connection = session.connection()
             if query.offset or query.limit is not None:
-                total = session.scalar(select(func.count()).select_from(statement.order_by(None).subquery())) or 0
+                counted = select(func.count()).select_from(statement.order_by(None).subquery())
+                total = connection.execute(counted).scalar_one()
                 paged = statement.offset(query.offset)
                 if query.limit is not None:
                     paged = paged.limit(query.limit)
-                ids = list(session.scalars(paged))
+                ids = connection.execute(paged).scalars().all()
             else:
-                ids = list(session.scalars(statement))
+                ids = connection.execute(statement).scalars().all()
                 total = len(ids)
-        return QueryResult(ids, total, query)
+        return QueryResult(list(ids), total, query)
 
     def summaries(self, ids: Sequence[str]) -> list[SkillSummary]:
-        """Rows for these ids, in the given order; ids no longer present are skipped."""
+        """Rows for these ids, in the given order; ids no longer present are skipped.
+
+        Reads only the listed columns (never body_json), so a page of a table costs little.
+        """
         found: dict[str, SkillSummary] = {}
         with self.database.read() as session:
+            connection = session.connection()
             for chunk in _chunks(ids):
-                rows = session.execute(
-                    select(SkillRow, SkillMetaRow.created_by, SkillMetaRow.review_state)
+                rows = connection.execute(
+                    select(*_SUMMARY_COLUMNS)
                     .outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
                     .where(SkillRow.id.in_(chunk))
                 )
-                for row, created_by, review_state in rows:
-                    found[row.id] = _summary(row, created_by, review_state)
+                for row in rows.all():
+                    found[row.id] = _summary(row)
         return [found[skill_id] for skill_id in ids if skill_id in found]
 
     def count(self) -> int:
@@ -770,7 +777,15 @@ def _row_document(
     return document
 
 
-def _summary(row: SkillRow, created_by: str | None, review_state: str | None) -> SkillSummary:
+_SUMMARY_COLUMNS = (
+    SkillRow.id, SkillRow.name, SkillRow.domain, SkillRow.game_module, SkillRow.confidence,
+    SkillRow.success_rate, SkillRow.verification_count, SkillRow.average_rating, SkillRow.use_count,
+    SkillRow.source, SkillMetaRow.created_by, SkillRow.created_at, SkillRow.last_verified,
+    SkillRow.last_used, SkillRow.tags, SkillMetaRow.review_state,
+)  # fmt: skip
+
+
+def _summary(row: Any) -> SkillSummary:
     return SkillSummary(
         id=row.id,
         name=row.name,
@@ -782,12 +797,12 @@ def _summary(row: SkillRow, created_by: str | None, review_state: str | None) ->
         average_rating=row.average_rating,
         use_count=row.use_count,
         source=row.source,
-        created_by=created_by or "unknown",
+        created_by=row.created_by or "unknown",
         created_at=row.created_at,
         last_verified=row.last_verified,
         last_used=row.last_used,
         tags=_tags_of(row.tags),
-        review_state=review_state,
+        review_state=row.review_state,
     )
 
 

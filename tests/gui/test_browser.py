@@ -40,6 +40,7 @@ def window(qtbot, tmp_path: Path, sample_file: Path, monkeypatch: pytest.MonkeyP
     window = QtMainWindow(repository, QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     window.show()
+    window.model.wait()
     yield window
     window.close()
     window.repository.database.close()
@@ -49,11 +50,14 @@ def shown_names(window: QtMainWindow) -> list[str]:
     return [window.model.summary_at(row).name for row in range(window.model.rowCount())]
 
 
-def check(facet, value: str) -> None:
+def check(window: QtMainWindow, facet, value: str) -> None:
+    """Tick a filter choice as a click on its box does, then wait for the query it starts."""
     for row in range(facet.list.count()):
         item = facet.list.item(row)
         if item.data(Qt.ItemDataRole.UserRole) == value:
-            item.setCheckState(Qt.CheckState.Checked)  # what a click on the box does
+            item.setCheckState(Qt.CheckState.Checked)
+            assert window.model.busy  # the query runs on a worker thread...
+            assert window.model.wait()  # ...and its result is applied when it arrives
             return
     raise AssertionError(f"no choice {value!r}")
 
@@ -67,18 +71,19 @@ def test_opens_on_the_library_and_counts(window: QtMainWindow) -> None:
 
 def test_filters_narrow_the_table_and_the_status_says_how_many(window: QtMainWindow) -> None:
     total = window.model.rowCount()
-    check(window.filters.confidence, "proven")
+    check(window, window.filters.confidence, "proven")
     proven = window.model.rowCount()
     assert 0 < proven < total
     assert all(window.model.summary_at(r).confidence == "proven" for r in range(proven))
     assert window.status.text() == f"{proven} of {total} skills match"
-    check(window.filters.module, "td")
+    check(window, window.filters.module, "td")
     both = window.model.rowCount()
     assert 0 < both < proven
     assert all(window.model.summary_at(r).game_module == "td" for r in range(both))
-    check(window.filters.tags, "\x00untagged")
+    check(window, window.filters.tags, "\x00untagged")
     assert all(window.model.summary_at(r).tags == () for r in range(window.model.rowCount()))
     window.filters.clear()
+    window.model.wait()
     assert window.model.rowCount() == total
 
 
@@ -97,6 +102,7 @@ def test_search_is_debounced_prefix_fts_and_ctrl_f_focuses_it(qtbot, window: QtM
 
 def test_sorting_by_a_column_header(window: QtMainWindow) -> None:
     window.table.sortByColumn(4, Qt.SortOrder.DescendingOrder)  # success rate
+    window.model.wait()
     rates = [window.model.summary_at(r).success_rate for r in range(window.model.rowCount())]
     assert rates == sorted(rates, reverse=True)
 
@@ -104,10 +110,12 @@ def test_sorting_by_a_column_header(window: QtMainWindow) -> None:
 def test_detail_pane_follows_the_selection_and_links_to_the_original(window: QtMainWindow) -> None:
     refinement = next(s.skill for s in load_sample() if s.skill.provenance.source.original_id)
     original_id = refinement.provenance.source.original_id
+    check(window, window.filters.source, "human_refined")  # the original is filtered out now
     window.select_skill(refinement.id)
     html = window.detail.toHtml()
     assert refinement.name.split()[0] in html and "Refines" in html
     window.detail.skill_activated.emit(original_id)  # what clicking the link does
+    window.model.wait()
     assert window.current_id() == original_id
     assert "Superseded by" in window.detail.toHtml()
 
@@ -132,11 +140,15 @@ def test_bulk_trash_and_undo(qtbot, window: QtMainWindow) -> None:
     chosen = window.selected_ids()
     assert len(chosen) == 2
     window.trash_action.trigger()
+    window.model.wait()
     assert window.model.rowCount() == total - 2
     assert {entry.skill_id for entry in window.repository.trash()} == set(chosen)
     window.undo_action.trigger()
+    window.model.wait()
     assert window.model.rowCount() == total and window.repository.trash() == []
+    assert set(window.selected_ids()) <= set(chosen)
     window.redo_action.trigger()
+    window.model.wait()
     assert window.model.rowCount() == total - 2
 
 
@@ -166,6 +178,7 @@ def test_opening_another_library_and_refusing_a_bad_one(window: QtMainWindow, tm
     other = tmp_path / "other.db"
     create_library(other).close()
     assert window.open_library_file(other)
+    window.model.wait()
     assert window.windowTitle() == "other — SkillStudio" and window.model.rowCount() == 0
     assert window.recent_libraries()[0] == str(other)
 
@@ -184,7 +197,25 @@ def test_the_model_loads_rows_lazily_a_page_at_a_time(repository: SkillRepositor
     repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(3 * PAGE)])
     model = SkillTableModel(repository)
     model.set_query(SkillQuery())
-    assert model.rowCount() == 3 * PAGE and len(model._cache) == 0
-    model.summary_at(0)
-    assert 0 < len(model._cache) <= PAGE
+    model.wait()
+    assert model.rowCount() == 3 * PAGE and len(model._cache) == PAGE  # the first screen came with it
     assert model.summary_at(2 * PAGE + 5).name == "skill 0405"
+    assert PAGE < len(model._cache) <= 2 * PAGE  # one more page, read when it was needed
+
+
+def test_only_the_newest_query_is_shown(qtbot, repository: SkillRepository) -> None:
+    repository.create_many([ai_skill(name=f"alpha {n}") for n in range(5)] + [ai_skill(name="beta")])
+    model = SkillTableModel(repository)
+    shown = []
+    model.query_finished.connect(lambda: shown.append(list(model.ids())))
+    model.set_query(SkillQuery(text="alpha"))
+    model.set_query(SkillQuery(text="beta"))  # typed on before the first answer came back
+    model.wait()
+    assert len(shown) == 1  # the stale answer was dropped, never displayed
+    assert [model.summary_at(r).name for r in range(model.rowCount())] == ["beta"]
+
+
+def test_the_initial_order_is_by_name(window: QtMainWindow) -> None:
+    window.model.wait()
+    names = shown_names(window)
+    assert names == sorted(names, key=str.casefold)
