@@ -305,3 +305,12 @@ def test_parsing_does_not_modify_its_input() -> None:
     before = copy.deepcopy(document)
     parse_skill(document)
     assert document == before
+
+
+def test_verification_records_round_trip_through_their_document() -> None:
+    from skillstudio.model.evidence import EvidenceKind, VerificationRecord, read_verification_record, record_to_document
+    from skillstudio.model.validation import Checker
+
+    record = VerificationRecord("2026-04-01T20:00:00.000Z", EvidenceKind.PLAY, 3, 1, 0, 2, None, 4.25, 4, "0.5.0", "ab", "n")
+    check = Checker()
+    assert read_verification_record(check, record_to_document(record), "r") == record and not check.issues

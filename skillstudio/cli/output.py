@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillstudio.model import Skill, skill_to_document
-from skillstudio.model.evidence import VerificationRecord
+from skillstudio.model.evidence import VerificationRecord, record_to_document
 from skillstudio.store import LibraryStats, Revision, SkillSummary
 
 JSON_VERSION = 1
@@ -49,23 +49,6 @@ def list_document(summaries: Sequence[SkillSummary], total: int) -> dict[str, An
     }
 
 
-def record_document(record: VerificationRecord) -> dict[str, Any]:
-    return {
-        "recorded_at": record.recorded_at,
-        "kind": record.kind.value,
-        "opponent": record.opponent,
-        "wins": record.wins,
-        "losses": record.losses,
-        "draws": record.draws,
-        "errors": record.errors,
-        "rating": record.rating,
-        "rated": record.rated,
-        "engine_version": record.engine_version,
-        "body_hash": record.body_hash,
-        "note": record.note,
-    }
-
-
 def skill_document(
     skill: Skill,
     *,
@@ -79,7 +62,7 @@ def skill_document(
         "skill": skill_to_document(skill),
         "refined_by": list(refinements),
         "revision_count": len(revisions),
-        "verifications": [record_document(record) for record in verifications],
+        "verifications": [record_to_document(record) for record in verifications],
     }
 
 

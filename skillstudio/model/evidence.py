@@ -71,6 +71,24 @@ def summarize(records: Iterable[VerificationRecord]) -> EvidenceSummary:
     )
 
 
+def record_to_document(record: VerificationRecord) -> dict[str, object]:
+    """The record as plain data, in the field names ``read_verification_record`` reads."""
+    return {
+        "recorded_at": record.recorded_at,
+        "kind": record.kind.value,
+        "opponent": record.opponent,
+        "wins": record.wins,
+        "losses": record.losses,
+        "draws": record.draws,
+        "errors": record.errors,
+        "rating": record.rating,
+        "rated": record.rated,
+        "engine_version": record.engine_version,
+        "body_hash": record.body_hash,
+        "note": record.note,
+    }
+
+
 def read_verification_record(check: Checker, value: object, path: str) -> VerificationRecord | None:
     data = check.mapping(value, path)
     if data is None:

@@ -28,7 +28,7 @@ from skillstudio.model import (
     skill_to_document,
     utc_now,
 )
-from skillstudio.model.evidence import EvidenceKind, VerificationRecord
+from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
 from skillstudio.store.database import Database
 from skillstudio.store.events import LibraryChange
 from skillstudio.store.errors import (
@@ -844,21 +844,10 @@ def _audit_entry(row: AuditRow) -> AuditEntry:
 
 
 def _verification_columns(skill: Skill, record: VerificationRecord) -> dict[str, Any]:
-    return {
-        "skill_id": skill.id,
-        "recorded_at": record.recorded_at,
-        "kind": record.kind.value,
-        "opponent": record.opponent,
-        "wins": record.wins,
-        "losses": record.losses,
-        "draws": record.draws,
-        "errors": record.errors,
-        "rating": record.rating,
-        "rated": record.rated,
-        "engine_version": record.engine_version,
-        "body_hash": record.body_hash or body_hash(skill),
-        "note": record.note,
-    }
+    columns = record_to_document(record)
+    columns["skill_id"] = skill.id
+    columns["body_hash"] = record.body_hash or body_hash(skill)
+    return columns
 
 
 def _record(row: VerificationRow) -> VerificationRecord:
