@@ -62,6 +62,7 @@ def test_a_stale_edit_is_a_conflict_on_both_paths(editor: SkillRepository, datab
     with pytest.raises(ConflictError) as caught:
         save_edit(editor, original, replace(original, description="mine"))
     assert caught.value.theirs.name == "changed meanwhile"
+    assert caught.value.yours.description == "mine"  # what would have been stored
     assert editor.count() == 1
 
 

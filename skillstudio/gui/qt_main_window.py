@@ -51,6 +51,7 @@ class QtMainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1400, 820)
         self.undo_stack = QUndoStack(self)
+        self._editors: list = []  # open skill editors, asked before the window closes
         self._bridge = _ChangeBridge(self)
         self._bridge.changed.connect(self._on_library_change)
         self._unsubscribe = lambda: None
@@ -425,6 +426,9 @@ class QtMainWindow(QMainWindow):
             return
         editor = QtSkillEditor(self.repository, skill, self)
         editor.saved.connect(self.select_skill)
+        editor.open_skill_requested.connect(self.select_skill)
+        editor.finished.connect(lambda _result, e=editor: self._editors.remove(e) if e in self._editors else None)
+        self._editors.append(editor)
         editor.show()
 
     def show_history(self) -> None:
@@ -475,6 +479,10 @@ class QtMainWindow(QMainWindow):
     # --- closing ---------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        for editor in list(self._editors):  # each asks about its unsaved changes
+            if not editor.can_close():
+                event.ignore()
+                return
         self._watch_timer.stop()
         self._unsubscribe()
         self.model.shutdown()

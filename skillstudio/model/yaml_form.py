@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from skillstudio.model.document import parse_skill, skill_to_document
@@ -25,7 +27,12 @@ _Dumper.add_representer(str, _text)
 
 def skill_to_yaml(skill: Skill, *, local: bool = False) -> str:
     """The canonical document as YAML, in field order; library-local fields left out by default."""
-    return yaml.dump(skill_to_document(skill, local=local), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return document_to_yaml(skill_to_document(skill, local=local))
+
+
+def document_to_yaml(document: dict[str, Any]) -> str:
+    """Any skill document as YAML in the same style, also one that does not validate (yet)."""
+    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def skill_from_yaml(text: str) -> Skill:

@@ -50,12 +50,13 @@ class SkillExists(LibraryError):
 class ConflictError(LibraryError):
     """An update was based on a version of the skill that is no longer the stored one."""
 
-    def __init__(self, yours: Skill, theirs: Skill) -> None:
-        self.yours = yours
-        self.theirs = theirs
+    def __init__(self, yours: Skill, theirs: Skill, *, read_version: int | None = None) -> None:
+        self.yours = yours  # what the caller wanted to store (for a refinement: the new skill)
+        self.theirs = theirs  # what the library holds now
+        read = yours.version if read_version is None else read_version
         super().__init__(
-            f"skill {yours.id!r} was changed by someone else since you read it "
-            f"(you edited version {yours.version}, the library now holds version {theirs.version}); "
+            f"skill {theirs.id!r} was changed by someone else since you read it "
+            f"(you read version {read}, the library now holds version {theirs.version}); "
             "nothing was saved"
         )
 

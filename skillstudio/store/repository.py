@@ -397,7 +397,7 @@ class SkillRepository:
             if based_on is not None:
                 current = self._load(session, based_on.id)
                 if current.version != based_on.version:
-                    raise ConflictError(yours=based_on, theirs=current)
+                    raise ConflictError(yours=skills[0], theirs=current, read_version=based_on.version)
             ids = [skill.id for skill in skills]
             touched.extend(ids)
             for chunk in _chunks(ids):

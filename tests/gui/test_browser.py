@@ -219,3 +219,19 @@ def test_the_initial_order_is_by_name(window: QtMainWindow) -> None:
     window.model.wait()
     names = shown_names(window)
     assert names == sorted(names, key=str.casefold)
+
+
+def test_enter_opens_the_editor_and_quitting_asks_about_its_unsaved_changes(qtbot, window: QtMainWindow, monkeypatch) -> None:
+    window.table.setFocus()
+    window.table.selectRow(0)
+    qtbot.keyClick(window.table, Qt.Key.Key_Return)
+    assert len(window._editors) == 1
+    editor = window._editors[0]
+    qtbot.keyClicks(editor.description_edit, " (edited)")
+    editor.flush()
+    answers = [QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard]
+    monkeypatch.setattr(editor, "ask_unsaved", lambda: answers.pop(0))
+    window.close()
+    assert window.isVisible() and editor.isVisible()  # cancelled: nothing closes, nothing lost
+    window.close()
+    assert not window.isVisible()

@@ -1,0 +1,594 @@
+"""The skill editor, driven through its widgets as a user would (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytestmark = pytest.mark.gui
+
+from PySide6.QtCore import Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QTextCursor  # noqa: E402
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QMessageBox, QWidget  # noqa: E402
+
+from skillstudio.gui.editor import QtSkillEditor  # noqa: E402
+from skillstudio.gui.editor.body_encounter import EncounterPatternEditor  # noqa: E402
+from skillstudio.gui.editor.body_example import VerifiedExampleEditor  # noqa: E402
+from skillstudio.gui.editor.body_instructions import InstructionsEditor  # noqa: E402
+from skillstudio.gui.editor.body_strategic import StrategicPatternEditor  # noqa: E402
+from skillstudio.gui.editor.conflict import QtConflictDialog  # noqa: E402
+from skillstudio.model import BodyKind, Domain, Source, SourceKind  # noqa: E402
+from skillstudio.store import Database, SkillRepository  # noqa: E402
+from tests.factories import ai_skill, content_skill, example_skill, instructions_skill  # noqa: E402
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+SHIFT = Qt.KeyboardModifier.ShiftModifier
+
+
+# --- answering modal dialogs from inside their exec() loop ----------------------------------------
+
+
+@dataclass
+class ModalAnswer:
+    handled: list[str] = field(default_factory=list)  # class names of the dialogs answered
+    errors: list[BaseException] = field(default_factory=list)
+
+    def check(self) -> None:
+        if self.errors:
+            raise self.errors[0]
+        assert self.handled, "no modal dialog appeared"
+
+
+def answer_next_modal(action: Callable[[QWidget], None], *, timeout_s: float = 3.0) -> ModalAnswer:
+    """Run ``action(dialog)`` on the next modal dialog, from inside its ``exec()`` loop.
+
+    Call it *before* the code that opens the dialog. A dialog the action leaves open, or an
+    action that raises, is closed, so a test can fail but never hang; ``check()`` re-raises.
+    """
+    answer = ModalAnswer()
+    deadline = time.monotonic() + timeout_s
+
+    def poll() -> None:
+        modal = QApplication.activeModalWidget()
+        if modal is not None and modal.isVisible():
+            try:
+                action(modal)
+                answer.handled.append(type(modal).__name__)
+            except BaseException as error:  # noqa: BLE001 - re-raised by check()
+                answer.errors.append(error)
+                modal.close()
+            QTimer.singleShot(300, lambda: _close_if_open(modal, answer))
+            return
+        if time.monotonic() < deadline:
+            QTimer.singleShot(10, poll)
+
+    QTimer.singleShot(0, poll)
+    return answer
+
+
+def _close_if_open(modal: QWidget, answer: ModalAnswer) -> None:
+    try:
+        if modal.isVisible():
+            answer.errors.append(AssertionError(f"{type(modal).__name__} was left open"))
+            modal.close()
+    except RuntimeError:  # already deleted
+        pass
+
+
+@pytest.fixture
+def open_editor(qtbot, repository: SkillRepository):
+    def make(skill=None, *, store: bool = True) -> QtSkillEditor:
+        stored = repository.create(skill) if (skill is not None and store) else skill
+        editor = QtSkillEditor(repository, stored)
+        qtbot.addWidget(editor, before_close_func=_discard_on_teardown)
+        editor.show()
+        qtbot.waitExposed(editor)
+        editor.activateWindow()
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is editor, timeout=2000)
+        return editor
+
+    return make
+
+
+def _discard_on_teardown(editor: QtSkillEditor) -> None:
+    # A failed test can leave unsaved edits: closing must not wait for an answer then.
+    editor.ask_unsaved = lambda: QMessageBox.StandardButton.Discard
+
+
+def retype(qtbot, widget: QLineEdit, text: str) -> None:
+    widget.setFocus()
+    widget.selectAll()
+    qtbot.keyClick(widget, Qt.Key.Key_Backspace)
+    qtbot.keyClicks(widget, text)
+
+
+def edit_cell(qtbot, table, row: int, column: int, text: str) -> None:
+    """Type into a table cell through its editor, as a user does (F2, type, Return)."""
+    table.setFocus()
+    table.setCurrentCell(row, column)
+    table.editItem(table.item(row, column))
+    [editor] = [child for child in table.viewport().findChildren(QLineEdit) if child.isVisible()]
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on the next event loop turn
+    qtbot.waitUntil(lambda: table.state() != QAbstractItemView.State.EditingState, timeout=1000)
+
+
+def problems(editor: QtSkillEditor) -> list[str]:
+    return [editor.problems.item(i).text() for i in range(editor.problems.count())]
+
+
+# --- saving: the HumanRefined rule -----------------------------------------------------------------
+
+
+def test_saving_an_llm_discovered_skill_creates_a_refinement_and_leaves_the_original(
+    qtbot, open_editor, repository: SkillRepository
+) -> None:
+    editor = open_editor(ai_skill(name="Rocket screen"))
+    original = editor.skill
+    assert editor.banner.isVisible() and "human-refined" in editor.banner.text()
+    retype(qtbot, editor.name_edit, "Rocket screen, tighter")
+    qtbot.keyClicks(editor.message_edit, "shorter reasoning")
+    saved, refined = [], []
+    editor.saved.connect(saved.append)
+    editor.refined.connect(lambda *args: refined.append(args))
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    [new_id] = saved
+    assert refined == [(original.id, new_id)]
+    assert new_id != original.id
+    refinement = repository.get(new_id)
+    assert refinement.provenance.source == Source.human_refined(original.id)
+    assert refinement.name == "Rocket screen, tighter" and refinement.created_by == "tester"
+    assert repository.get(original.id) == original  # untouched
+    assert repository.refinements_of(original.id) == [new_id]
+    assert repository.revisions(new_id)[0].message == "shorter reasoning"
+    # The editor now edits the refinement: a second save updates it in place.
+    assert editor.skill.id == new_id and not editor.is_dirty()
+    assert "refinement of" in editor.banner.text()
+    retype(qtbot, editor.name_edit, "Rocket screen v3")
+    assert editor.save()
+    assert repository.get(new_id).name == "Rocket screen v3"
+    assert repository.refinements_of(original.id) == [new_id]
+
+
+def test_editing_a_hand_authored_skill_updates_it_in_place(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(content_skill())
+    before = editor.skill
+    assert not editor.banner.isVisible()
+    editor.description_edit.setFocus()
+    editor.description_edit.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(editor.description_edit, " Clearer.")
+    editor.flush()
+    assert editor.is_dirty() and editor.windowTitle().endswith("— SkillStudio")
+    qtbot.keyClick(editor, Qt.Key.Key_S, CTRL)  # Ctrl+S
+    stored = repository.get(before.id)
+    assert stored.description.endswith("Clearer.") and stored.version == before.version + 1
+    assert stored.provenance.source.kind is SourceKind.HAND_AUTHORED
+    assert [r.action for r in repository.revisions(before.id)] == ["create", "update"]
+    assert repository.count() == 1 and not editor.is_dirty()
+
+
+# --- undo / redo ----------------------------------------------------------------------------------
+
+
+def test_undo_and_redo_a_name_edit_with_the_keyboard(qtbot, open_editor) -> None:
+    editor = open_editor(content_skill(name="Bridge ambush"))
+    editor.name_edit.setFocus()
+    editor.name_edit.end(False)
+    qtbot.keyClicks(editor.name_edit, " at dawn")
+    editor.flush()
+    assert editor.undo_stack.count() == 1  # consecutive typing is one step
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Z, CTRL)
+    assert editor.name_edit.text() == "Bridge ambush" and not editor.is_dirty()
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Z, CTRL | SHIFT)
+    assert editor.name_edit.text() == "Bridge ambush at dawn" and editor.is_dirty()
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Z, CTRL)
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Y, CTRL)  # Ctrl+Y redoes too
+    assert editor.name_edit.text() == "Bridge ambush at dawn"
+    # Leaving the field ends the run of typing: the next edit is its own step.
+    editor.tags_edit.setFocus()
+    editor.name_edit.setFocus()
+    qtbot.keyClicks(editor.name_edit, "!")
+    editor.flush()
+    assert editor.undo_stack.count() == 2
+
+
+def test_undo_and_redo_a_table_edit(qtbot, open_editor) -> None:
+    editor = open_editor(ai_skill())
+    body = editor.body_editor()
+    assert isinstance(body, StrategicPatternEditor)
+    editor.tabs.setCurrentWidget(editor.body_page)
+    body.tabs.setCurrentIndex(3)
+    table = body.bindings.table
+    assert body.bindings.texts() == [["aggression", "40"], ["tech_priority_armor", "70"]]
+    edit_cell(qtbot, table, 0, 1, "85")
+    editor.flush()
+    assert body.bindings.values()[0] == ["aggression", 85]
+    qtbot.mouseClick(body.bindings.add_button, Qt.MouseButton.LeftButton)
+    editor.flush()
+    assert body.bindings.row_count() == 3 and body.bindings.texts()[2] == ["expansion_priority", "50"]
+    assert editor.undo_stack.count() == 2
+    editor.undo()
+    assert body.bindings.row_count() == 2
+    editor.undo()
+    assert body.bindings.values()[0] == ["aggression", 40] and not editor.is_dirty()
+    editor.redo()
+    assert body.bindings.values()[0] == ["aggression", 85]
+    # Ctrl+Z while a cell is still being edited undoes that typing.
+    table.setCurrentCell(1, 1)
+    table.editItem(table.item(1, 1))
+    [cell] = [child for child in table.viewport().findChildren(QLineEdit) if child.isVisible()]
+    cell.selectAll()
+    qtbot.keyClicks(cell, "99")
+    qtbot.keyClick(cell, Qt.Key.Key_Z, CTRL)
+    assert table.state() != QAbstractItemView.State.EditingState
+    assert body.bindings.values()[1] == ["tech_priority_armor", 70]
+    assert body.bindings.values()[0] == ["aggression", 85]
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+def test_an_invalid_priority_blocks_saving_until_fixed(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(ai_skill())
+    body = editor.body_editor()
+    editor.tabs.setCurrentWidget(editor.body_page)
+    body.tabs.setCurrentIndex(1)
+    edit_cell(qtbot, body.targets.table, 0, 1, "14")
+    qtbot.waitUntil(lambda: not editor.save_button.isEnabled(), timeout=1000)  # live, debounced
+    assert problems(editor) == ["body.plan.priority_targets[0].priority: 14 is outside 1..10"]
+    assert body.targets.table.item(0, 1).toolTip() == "14 is outside 1..10"
+    # Ctrl+S is refused with the message; nothing is written.
+    qtbot.keyClick(editor, Qt.Key.Key_S, CTRL)
+    assert "Not saved" in editor.status_text() and len(repository.revisions(editor.skill.id)) == 1
+    # Clicking the problem goes to the cell.
+    editor.tabs.setCurrentWidget(editor.general_page.parentWidget().parentWidget())
+    body.tabs.setCurrentIndex(0)
+    item = editor.problems.item(0)
+    qtbot.mouseClick(editor.problems.viewport(), Qt.MouseButton.LeftButton, pos=editor.problems.visualItemRect(item).center())
+    assert editor.tabs.currentWidget() is editor.body_page and body.tabs.currentIndex() == 1
+    assert (body.targets.table.currentRow(), body.targets.table.currentColumn()) == (0, 1)
+    edit_cell(qtbot, body.targets.table, 0, 1, "9")
+    editor.flush()
+    assert editor.save_button.isEnabled() and problems(editor) == []
+    assert editor.save()
+    assert repository.get(editor.skill.id).body.plan.priority_targets[0].priority == 9
+
+
+def test_an_empty_name_blocks_saving(qtbot, open_editor) -> None:
+    editor = open_editor(content_skill())
+    retype(qtbot, editor.name_edit, "   ")
+    editor.flush()
+    assert problems(editor) == ["name: must not be empty"]
+    assert not editor.save_button.isEnabled() and editor.name_edit.property("invalid")
+    assert editor.tabs.tabIcon(0).isNull() is False
+    qtbot.keyClicks(editor.name_edit, "Named again")
+    editor.flush()
+    assert editor.save_button.isEnabled() and not editor.name_edit.property("invalid")
+
+
+def test_a_bad_scene_value_names_its_parameter(qtbot, open_editor) -> None:
+    editor = open_editor(content_skill())
+    body = editor.body_editor()
+    assert isinstance(body, EncounterPatternEditor) and body.scene_count() == 2
+    editor.tabs.setCurrentWidget(editor.body_page)
+    body.select_scene(1)
+    assert body.values.texts() == [["pickup_zone", "lz_alpha"], ["transport_type", "chinook"]]
+    edit_cell(qtbot, body.values.table, 0, 1, "{center: [51, 24")
+    editor.flush()
+    [problem] = problems(editor)
+    assert problem.startswith("body.scene_composition[1].values.pickup_zone: is not valid YAML")
+    edit_cell(qtbot, body.values.table, 0, 1, "{center: [51, 24], radius: 3}")
+    editor.flush()
+    assert problems(editor) == []
+    assert editor.document()["body"]["EncounterPattern"]["scene_composition"][1]["values"]["pickup_zone"] == {
+        "center": [51, 24],
+        "radius": 3,
+    }
+
+
+# --- raw YAML -------------------------------------------------------------------------------------
+
+
+def test_raw_yaml_applies_to_the_form_and_reports_bad_yaml(qtbot, open_editor) -> None:
+    editor = open_editor(instructions_skill(name="Wave checklist"))
+    editor.tabs.setCurrentWidget(editor.raw_page)
+    text = editor.raw_edit.toPlainText()
+    assert "name: Wave checklist" in text and "Instructions:" in text
+    editor.raw_edit.setPlainText(text.replace("name: Wave checklist", "name: Wave checklist (raw)"))
+    qtbot.mouseClick(editor.raw_apply_button, Qt.MouseButton.LeftButton)
+    assert editor.name_edit.text() == "Wave checklist (raw)" and editor.is_dirty()
+    editor.undo()
+    assert editor.name_edit.text() == "Wave checklist"
+    assert editor.raw_edit.toPlainText() == text  # the raw tab follows the form
+    editor.raw_edit.setPlainText("name: [unclosed\n")
+    assert not editor.apply_raw()
+    assert "Not applied" in editor.raw_status.text() and "line 2" in editor.raw_status.text()
+    assert editor.name_edit.text() == "Wave checklist"
+    editor.raw_edit.setPlainText(text.replace("domain: content_generation", "domain: nonsense"))
+    editor.raw_edit.setFocus()
+    qtbot.keyClick(editor.raw_edit, Qt.Key.Key_Return, CTRL)
+    assert "domain: &#x27;nonsense&#x27;" in editor.raw_status.text() or "domain: 'nonsense'" in editor.raw_status.text()
+
+
+# --- conflicts ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [content_skill, ai_skill], ids=["in-place", "refinement"])
+def test_a_concurrent_change_shows_a_conflict_and_overwrites_nothing(
+    qtbot, open_editor, repository: SkillRepository, database: Database, make
+) -> None:
+    editor = open_editor(make(name="Ours at first"))
+    skill_id = editor.skill.id
+    with sqlite3.connect(database.path) as other:
+        other.execute("UPDATE skills SET name = 'Theirs' WHERE id = ?", (skill_id,))
+    retype(qtbot, editor.name_edit, "Mine")
+    seen: dict[str, object] = {}
+
+    def keep_editing(dialog) -> None:
+        assert isinstance(dialog, QtConflictDialog)
+        seen["rows"] = [(row.old, row.new) for row in dialog.diff.changed_rows()]
+        dialog.keep_button.click()
+
+    answer = answer_next_modal(keep_editing)
+    assert not editor.save()
+    answer.check()
+    assert ("name: Theirs", "name: Mine") in seen["rows"]
+    assert repository.get(skill_id).name == "Theirs" and repository.count() == 1
+    assert editor.name_edit.text() == "Mine" and "Not saved" in editor.status_text()
+
+    answer = answer_next_modal(lambda dialog: dialog.reload_button.click())
+    assert not editor.save()
+    answer.check()
+    assert editor.name_edit.text() == "Theirs" and not editor.is_dirty()
+    editor.undo()  # brings my edit back, now on top of their version
+    assert editor.name_edit.text() == "Mine"
+    assert editor.save()
+    assert repository.get(editor.skill.id).name == "Mine"
+
+
+# --- new skills -----------------------------------------------------------------------------------
+
+
+def _fill_strategic(qtbot, editor: QtSkillEditor) -> None:
+    pass  # the default plan is complete
+
+
+def _fill_encounter(qtbot, editor: QtSkillEditor) -> None:
+    body = editor.body_editor()
+    assert isinstance(body, EncounterPatternEditor)
+    body.new_template.setCurrentText("defend_position")
+    qtbot.mouseClick(body.add_scene_button, Qt.MouseButton.LeftButton)
+    edit_cell(qtbot, body.values.table, 0, 1, "radar_hill")
+
+
+def _fill_example(qtbot, editor: QtSkillEditor) -> None:
+    body = editor.body_editor()
+    assert isinstance(body, VerifiedExampleEditor)
+    body.prompt.setFocus()
+    qtbot.keyClicks(body.prompt, "Enemy gunboats raid the shore.")
+    body.response.setFocus()
+    qtbot.keyClicks(body.response, '{"build_focus": "Naval"}')
+
+
+def _fill_instructions(qtbot, editor: QtSkillEditor) -> None:
+    body = editor.body_editor()
+    assert isinstance(body, InstructionsEditor)
+    body.markdown.setFocus()
+    qtbot.keyClicks(body.markdown, "# Waves")
+    qtbot.keyClick(body.markdown, Qt.Key.Key_Return)
+    qtbot.keyClick(body.markdown, Qt.Key.Key_Return)
+    qtbot.keyClicks(body.markdown, "Keep the first wave small.")
+    qtbot.keyClicks(body.tools, "Read, Grep")
+    body.update_preview()
+    assert "Keep the first wave small." in body.preview.toPlainText()
+
+
+@pytest.mark.parametrize(
+    ("domain", "kind", "fill"),
+    [
+        (Domain.AI_STRATEGY, BodyKind.STRATEGIC_PATTERN, _fill_strategic),
+        (Domain.CONTENT_GENERATION, BodyKind.ENCOUNTER_PATTERN, _fill_encounter),
+        (Domain.AI_STRATEGY, BodyKind.VERIFIED_EXAMPLE, _fill_example),
+        (Domain.CONTENT_GENERATION, BodyKind.INSTRUCTIONS, _fill_instructions),
+    ],
+)
+def test_a_new_skill_of_each_body_type_is_saved_hand_authored(
+    qtbot, open_editor, repository: SkillRepository, domain: Domain, kind: BodyKind, fill
+) -> None:
+    editor = open_editor(None)
+    assert editor.is_new and not editor.history_button.isEnabled()
+    assert problems(editor) == ["name: must not be empty"]
+    qtbot.keyClicks(editor.name_edit, f"New {kind.value}")
+    editor.domain_combo.set_value(domain)
+    editor.kind_combo.setCurrentIndex(editor.kind_combo.findData(kind.value))
+    assert editor.body_editor().kind is kind
+    editor.tabs.setCurrentWidget(editor.body_page)
+    fill(qtbot, editor)
+    editor.flush()
+    assert problems(editor) == []
+    with qtbot.waitSignal(editor.saved) as blocker:
+        assert editor.save()
+    stored = repository.get(blocker.args[0])
+    assert stored.body_kind is kind and stored.domain is domain
+    assert stored.source_kind is SourceKind.HAND_AUTHORED and stored.created_by == "tester"
+    assert not editor.is_new and not editor.kind_combo.isEnabled()
+    if kind is BodyKind.ENCOUNTER_PATTERN:
+        assert stored.body.scene_composition[0].template == "defend_position"
+        assert stored.body.scene_composition[0].values["position"] == "radar_hill"
+    if kind is BodyKind.INSTRUCTIONS:
+        assert stored.body.tools == ("Read", "Grep")
+
+
+def test_the_domain_decides_which_body_types_a_new_skill_may_have(qtbot, open_editor) -> None:
+    editor = open_editor(None)
+    assert editor.current_kind() is BodyKind.STRATEGIC_PATTERN
+    editor.domain_combo.set_value(Domain.CONTENT_GENERATION)
+    assert editor.current_kind() is BodyKind.ENCOUNTER_PATTERN
+    model = editor.kind_combo.model()
+    assert not model.item(editor.kind_combo.findData("strategic_pattern")).isEnabled()
+    assert model.item(editor.kind_combo.findData("instructions")).isEnabled()
+    editor.flush()
+    editor.undo()
+    assert editor.domain_combo.value() == "ai_strategy" and editor.current_kind() is BodyKind.STRATEGIC_PATTERN
+
+
+def test_a_stored_skill_keeps_its_body_type_and_only_fitting_domains(open_editor) -> None:
+    editor = open_editor(ai_skill())
+    assert not editor.kind_combo.isEnabled()
+    model = editor.domain_combo.model()
+    assert not model.item(editor.domain_combo.findData("content_generation")).isEnabled()
+    example = open_editor(example_skill())
+    assert example.domain_combo.model().item(example.domain_combo.findData("content_generation")).isEnabled()
+
+
+# --- pickers and completion -------------------------------------------------------------------------
+
+
+def test_composable_with_is_picked_by_name_and_stored_as_ids(qtbot, open_editor, repository: SkillRepository) -> None:
+    partner = repository.create(content_skill(name="Timed extraction under fire"))
+    editor = open_editor(content_skill(name="Bridge ambush"))
+    picker = editor.composable
+    picker.search.setFocus()
+    qtbot.keyClicks(picker.search, "extract")
+    qtbot.waitUntil(lambda: picker.completer_popup().isVisible(), timeout=2000)
+    popup = picker.completer_popup()
+    assert popup.model().rowCount() == 1 and "Timed extraction under fire" in popup.model().index(0, 0).data()
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert picker.ids() == [partner.id] and picker.list.item(0).text() == "Timed extraction under fire"
+    assert editor.save()
+    assert repository.get(editor.skill.id).composable_with == (partner.id,)
+
+
+def test_tags_complete_from_the_library(qtbot, open_editor, repository: SkillRepository) -> None:
+    repository.create(content_skill(tags=("anti-air", "winter")))
+    editor = open_editor(content_skill(tags=()))
+    editor.tags_edit.setFocus()
+    qtbot.keyClicks(editor.tags_edit, "win")
+    popup = editor.tags_edit.completer_popup()
+    qtbot.waitUntil(popup.isVisible, timeout=2000)
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert editor.tags_edit.tokens() == ["winter"]
+
+
+# --- closing --------------------------------------------------------------------------------------
+
+
+def test_closing_with_unsaved_changes_asks_first(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(content_skill(name="Before"))
+    retype(qtbot, editor.name_edit, "After")
+    answer = answer_next_modal(lambda box: box.button(QMessageBox.StandardButton.Cancel).click())
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Escape)
+    answer.check()
+    assert editor.isVisible()
+    answer = answer_next_modal(lambda box: box.button(QMessageBox.StandardButton.Save).click())
+    qtbot.mouseClick(editor.close_button, Qt.MouseButton.LeftButton)
+    answer.check()
+    assert not editor.isVisible() and repository.get(editor.skill.id).name == "After"
+
+
+def test_discarding_closes_without_saving(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(content_skill(name="Before"))
+    retype(qtbot, editor.name_edit, "After")
+    answer = answer_next_modal(lambda box: box.button(QMessageBox.StandardButton.Discard).click())
+    editor.close()
+    answer.check()
+    assert not editor.isVisible() and repository.get(editor.skill.id).name == "Before"
+
+
+def test_an_unchanged_editor_closes_without_asking(qtbot, open_editor) -> None:
+    editor = open_editor(ai_skill())
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Escape)
+    assert not editor.isVisible() and QApplication.activeModalWidget() is None
+
+
+def test_history_opens_from_the_editor(qtbot, open_editor) -> None:
+    editor = open_editor(content_skill())
+    seen = []
+    answer = answer_next_modal(lambda dialog: (seen.append(dialog.revision_numbers()), dialog.close()))
+    qtbot.mouseClick(editor.history_button, Qt.MouseButton.LeftButton)
+    answer.check()
+    assert seen == [[1]]
+
+
+# --- keyboard access --------------------------------------------------------------------------------
+
+
+def _mnemonics(window) -> list[tuple[str, str]]:
+    """(letter, text) of every visible mnemonic in the window: labels, buttons, tabs, boxes."""
+    from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel, QTabBar
+
+    found = []
+
+    def letter(text: str) -> str | None:
+        cleaned = text.replace("&&", "")
+        index = cleaned.find("&")
+        return cleaned[index + 1].lower() if 0 <= index < len(cleaned) - 1 else None
+
+    for widget in window.findChildren(QLabel) + window.findChildren(QAbstractButton) + window.findChildren(QGroupBox):
+        if widget.isVisible():
+            text = widget.title() if isinstance(widget, QGroupBox) else widget.text()
+            if isinstance(widget, QLabel) and widget.buddy() is None:
+                continue
+            if (key := letter(text)) is not None:
+                found.append((key, text))
+    for bar in window.findChildren(QTabBar):
+        if bar.isVisible():
+            found += [(key, bar.tabText(i)) for i in range(bar.count()) if (key := letter(bar.tabText(i)))]
+    return found
+
+
+@pytest.mark.parametrize("make", [ai_skill, content_skill, example_skill, instructions_skill])
+def test_every_page_has_distinct_mnemonics(qtbot, open_editor, make) -> None:
+    editor = open_editor(make())
+    body = editor.body_editor()
+    pages = [(0, None), (2, None)] + [(1, i) for i in range(body.tabs.count() if hasattr(body, "tabs") else 1)]
+    for outer, inner in pages:
+        editor.tabs.setCurrentIndex(outer)
+        if inner is not None and hasattr(body, "tabs"):
+            body.tabs.setCurrentIndex(inner)
+        qtbot.wait(1)
+        found = _mnemonics(editor)
+        letters = [key for key, _text in found]
+        duplicates = {key: [t for k, t in found if k == key] for key in letters if letters.count(key) > 1}
+        assert not duplicates, f"page {outer}/{inner}: {duplicates}"
+        assert len(found) >= 8
+
+
+# --- the library changing underneath ----------------------------------------------------------------
+
+
+def test_a_change_saved_elsewhere_reloads_a_clean_editor_and_warns_a_dirty_one(
+    qtbot, open_editor, repository: SkillRepository
+) -> None:
+    from dataclasses import replace
+
+    editor = open_editor(content_skill(name="First"))
+    repository.update(replace(repository.get(editor.skill.id), name="Second"))  # e.g. another window
+    qtbot.waitUntil(lambda: editor.name_edit.text() == "Second", timeout=1000)
+    assert not editor.is_dirty() and editor.skill.version == repository.get(editor.skill.id).version
+    retype(qtbot, editor.name_edit, "Mine")
+    editor.flush()
+    repository.update(replace(repository.get(editor.skill.id), name="Third"))
+    qtbot.waitUntil(editor.notice.isVisible, timeout=1000)
+    assert "changed this skill" in editor.notice.text() and editor.name_edit.text() == "Mine"
+
+
+def test_a_store_error_is_shown_as_a_sentence(qtbot, open_editor, repository: SkillRepository) -> None:
+    partner = repository.create(content_skill(name="Soon gone"))
+    editor = open_editor(content_skill(name="Keeper"))
+    editor.composable.add_id(partner.id)
+    repository.delete(partner.id)  # the partner goes to the trash before we save
+    texts = []
+    answer = answer_next_modal(lambda box: (texts.append(box.text()), box.button(QMessageBox.StandardButton.Ok).click()))
+    assert not editor.save()
+    answer.check()
+    assert "no skill with id" in texts[0] and "Traceback" not in texts[0]
+    assert "Not saved" in editor.status_text()
