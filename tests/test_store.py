@@ -463,3 +463,17 @@ def test_updating_an_engine_written_skill_adds_its_metadata(repository: SkillRep
     assert engine_skill.created_by == "unknown"
     updated = repository.update(replace(engine_skill, created_by="agent:7", tags=("x",)))
     assert repository.get(skill.id) == updated and updated.created_by == "agent:7"
+
+
+def test_each_tag_filter_keeps_its_own_parameters() -> None:
+    from skillstudio.store.query import build_select
+
+    params = build_select(SkillQuery(tags=("early-game", "anti-air"))).compile().params
+    assert '{tags}: "early game"' in params.values() and '{tags}: "anti air"' in params.values()
+
+
+def test_tags_without_word_characters_still_filter_exactly(repository: SkillRepository) -> None:
+    odd = repository.create(ai_skill(tags=("++", "early-game")))
+    repository.create(ai_skill(tags=("early-game",)))
+    assert ids(repository, tags=("++",)) == [odd.id]
+    assert ids(repository, tags=("early",)) == []  # a tag is matched whole, not as a word

@@ -121,7 +121,19 @@ def build_select(query: SkillQuery) -> Select[tuple[str]]:
     # An engine may have written tags that are not JSON; json_each() would abort the whole
     # query on such a row, so invalid tag text reads as "no tags".
     valid_tags = case((func.json_valid(SkillRow.tags), SkillRow.tags), else_="[]")
-    for tag in query.tags:
+    for number, tag in enumerate(query.tags):
+        # The FTS index over the tags column narrows the candidates cheaply (a 100k library
+        # would otherwise run json_each on every row); json_each then checks the exact tag.
+        words = _WORD.findall(tag)
+        if words:
+            phrase = '{tags}: "' + " ".join(words) + '"'
+            conditions.append(
+                literal_column("skills.rowid").in_(
+                    text(f"SELECT rowid FROM skills_fts WHERE skills_fts MATCH :tag_{number}").bindparams(
+                        **{f"tag_{number}": phrase}
+                    )
+                )
+            )
         conditions.append(
             exists(
                 select(literal_column("1"))
