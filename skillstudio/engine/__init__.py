@@ -1,0 +1,40 @@
+"""Headless verification of AI skills: the reference skirmish engine and the engine protocol.
+
+Qt-free. Two ways to play a batch of games for a skill's StrategicPattern:
+
+* in process: ``run_batch(skill, "IC Default Hard", games, seed)`` -> :class:`BatchResult`
+  (numpy arrays per game), the built-in reference engine (docs/reference-engine.md);
+* through a process: ``ProcessEngine(argv, timeout_s).run(Job.for_skill(...))`` -> one
+  :class:`GameResult` per game, for any engine speaking the protocol (docs/engine-protocol.md);
+  ``python -m skillstudio.engine`` is the reference engine behind it.
+"""
+
+from skillstudio.engine.batch import (
+    ENGINE_NAME,
+    ENGINE_VERSION,
+    BatchResult,
+    NotAStrategySkill,
+    engine_version,
+    run_batch,
+)
+from skillstudio.engine.doctrine import PARAMETERS, Doctrine, ParameterSpec
+from skillstudio.engine.module import GameModule, Mix, available_modules, load_module, parse_module
+from skillstudio.engine.opponents import Opponent, UnknownOpponentError, opponent_names, parse_opponent
+from skillstudio.engine.protocol import (
+    PROTOCOL_VERSION,
+    EngineError,
+    Job,
+    ProcessEngine,
+    ProtocolVersionError,
+    reference_engine_argv,
+)
+from skillstudio.engine.results import GameResult, Timeline
+from skillstudio.engine.rng import derive_seeds
+
+__all__ = [
+    "ENGINE_NAME", "ENGINE_VERSION", "PARAMETERS", "PROTOCOL_VERSION", "BatchResult", "Doctrine",
+    "EngineError", "GameModule", "GameResult", "Job", "Mix", "NotAStrategySkill", "Opponent",
+    "ParameterSpec", "ProcessEngine", "ProtocolVersionError", "Timeline", "UnknownOpponentError",
+    "available_modules", "derive_seeds", "engine_version", "load_module", "opponent_names",
+    "parse_module", "parse_opponent", "reference_engine_argv", "run_batch",
+]  # fmt: skip

@@ -1,0 +1,230 @@
+"""Run a batch of reference-engine games in process: ``run_batch(skill, opponent, games, seed)``.
+
+This is what the verification runner calls (directly, or through the process protocol with
+``python -m skillstudio.engine``). A batch is one match-up, N games; each game's seed derives from
+(batch seed, skill id, game index), so results are identical however a batch is split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from skillstudio.engine import rng
+from skillstudio.engine.doctrine import Doctrine, doctrine_from_pattern, doctrine_from_preset, with_difficulty
+from skillstudio.engine.module import GameModule, Mix, load_module
+from skillstudio.engine.opponents import Opponent, parse_opponent
+from skillstudio.engine.results import GameResult, Timeline
+from skillstudio.engine.sim import (
+    OUTCOME_DRAW,
+    OUTCOME_LOSS,
+    OUTCOME_WIN,
+    CompiledModule,
+    MatchSetup,
+    compile_match,
+    compile_module,
+    simulate,
+)
+from skillstudio.model.skill import Skill, StrategicPattern
+
+ENGINE_NAME = "skillstudio-reference"
+ENGINE_VERSION = "1.0.0"
+MAX_GAMES = 1_000_000
+OUTCOME_NAMES = {OUTCOME_WIN: "win", OUTCOME_LOSS: "loss", OUTCOME_DRAW: "draw"}
+
+
+class NotAStrategySkill(ValueError):
+    """The reference engine plays StrategicPattern bodies only."""
+
+
+def engine_version(module: GameModule) -> str:
+    """What the engine reports (and a skill's provenance may record): code and data versions."""
+    return f"{ENGINE_VERSION}+{module.id}.{module.data_version}.{module.fingerprint[:8]}"
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """One batch: a numpy array per field, one entry per game, in game order."""
+
+    module: str
+    engine_version: str
+    opponent: str  # the opponent's D057 name, e.g. "IC Default Hard"
+    skill_id: str
+    batch_seed: int
+    game: np.ndarray  # int64 game indices
+    seed: np.ndarray  # uint64 per-game seeds
+    outcome: np.ndarray  # int8: 1 win, 0 draw, -1 loss (the skill's side)
+    duration_s: np.ndarray
+    resource_delta: np.ndarray
+    army_value_delta: np.ndarray
+    map_control: np.ndarray
+    timeline_t: np.ndarray  # [samples] seconds
+    timeline: np.ndarray  # [games, samples, 2]: army value of the skill's side, then the opponent's
+    ignored_parameters: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return int(self.game.shape[0])
+
+    @property
+    def wins(self) -> int:
+        return int(np.count_nonzero(self.outcome == OUTCOME_WIN))
+
+    @property
+    def losses(self) -> int:
+        return int(np.count_nonzero(self.outcome == OUTCOME_LOSS))
+
+    @property
+    def draws(self) -> int:
+        return int(np.count_nonzero(self.outcome == OUTCOME_DRAW))
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / len(self) if len(self) else 0.0
+
+    def result(self, i: int) -> GameResult:
+        return GameResult(
+            game=int(self.game[i]),
+            seed=int(self.seed[i]),
+            outcome=OUTCOME_NAMES[int(self.outcome[i])],
+            duration_s=float(self.duration_s[i]),
+            resource_delta=float(self.resource_delta[i]),
+            army_value_delta=float(self.army_value_delta[i]),
+            map_control=float(self.map_control[i]),
+            timeline=Timeline(
+                t_s=tuple(float(t) for t in self.timeline_t),
+                skill=tuple(float(v) for v in self.timeline[i, :, 0]),
+                opponent=tuple(float(v) for v in self.timeline[i, :, 1]),
+            ),
+            ignored_parameters=self.ignored_parameters,
+        )
+
+    def __iter__(self) -> Iterator[GameResult]:
+        return (self.result(i) for i in range(len(self)))
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[BatchResult]) -> BatchResult:
+        """Join chunks of one batch (in order)."""
+        if not parts:
+            raise ValueError("nothing to concatenate")
+        first = parts[0]
+        join = lambda name: np.concatenate([getattr(part, name) for part in parts])  # noqa: E731
+        return cls(
+            module=first.module,
+            engine_version=first.engine_version,
+            opponent=first.opponent,
+            skill_id=first.skill_id,
+            batch_seed=first.batch_seed,
+            game=join("game"),
+            seed=join("seed"),
+            outcome=join("outcome"),
+            duration_s=join("duration_s"),
+            resource_delta=join("resource_delta"),
+            army_value_delta=join("army_value_delta"),
+            map_control=join("map_control"),
+            timeline_t=first.timeline_t,
+            timeline=join("timeline"),
+            ignored_parameters=first.ignored_parameters,
+            notes=first.notes,
+        )
+
+
+_COMPILED: dict[tuple[str, str, str], CompiledModule] = {}
+
+
+def _compiled(module: GameModule) -> CompiledModule:
+    key = (module.id, module.path, module.fingerprint)
+    if key not in _COMPILED:
+        if len(_COMPILED) >= 8:
+            _COMPILED.clear()
+        _COMPILED[key] = compile_module(module)
+    return _COMPILED[key]
+
+
+def pattern_of(skill_or_pattern: Skill | StrategicPattern) -> tuple[StrategicPattern, str]:
+    """The StrategicPattern to play and the skill id to seed with ("" for a bare pattern)."""
+    if isinstance(skill_or_pattern, StrategicPattern):
+        return skill_or_pattern, ""
+    body = skill_or_pattern.body
+    if not isinstance(body, StrategicPattern):
+        raise NotAStrategySkill(
+            f"skill {skill_or_pattern.id} has a {body.kind.serde} body; the reference engine plays StrategicPattern skills"
+        )
+    return body, skill_or_pattern.id
+
+
+def opponent_doctrine(opponent: Opponent, module: GameModule, pattern: StrategicPattern) -> Doctrine:
+    if opponent.is_mirror:
+        return with_difficulty(doctrine_from_pattern(pattern, module, label="mirror"), module, opponent.difficulty)
+    return doctrine_from_preset(module, opponent.preset, opponent.difficulty, unit_mix=opponent.unit_mix, label=opponent.label)
+
+
+def prepare(
+    skill_or_pattern: Skill | StrategicPattern,
+    opponent: str | Opponent,
+    module: str | GameModule = "ra1",
+    *,
+    opponent_mix: Mix | None = None,
+) -> tuple[MatchSetup, Opponent, str, tuple[str, ...], tuple[str, ...]]:
+    """Compile a match-up once: (setup, opponent, skill id, ignored parameters, notes)."""
+    game_module = module if isinstance(module, GameModule) else load_module(module)
+    pattern, skill_id = pattern_of(skill_or_pattern)
+    rival = opponent if isinstance(opponent, Opponent) else parse_opponent(opponent, game_module)
+    if opponent_mix is not None:
+        rival = Opponent(rival.preset, rival.difficulty, rival.label + " (custom mix)", opponent_mix)
+    skill_side = doctrine_from_pattern(pattern, game_module)
+    setup = compile_match(game_module, skill_side, opponent_doctrine(rival, game_module, pattern), _compiled(game_module))
+    notes = tuple(skill_side.notes) + tuple(note for side in setup.sides for note in side.notes)
+    return setup, rival, skill_id, skill_side.ignored_parameters, notes
+
+
+def run_batch(
+    skill_or_pattern: Skill | StrategicPattern,
+    opponent: str | Opponent,
+    games: int,
+    seed: int,
+    module: str | GameModule = "ra1",
+    *,
+    first_game: int = 0,
+    skill_id: str | None = None,
+    opponent_mix: Mix | None = None,
+    seeds: np.ndarray | None = None,
+) -> BatchResult:
+    """Play games ``first_game .. first_game + games - 1`` of a batch.
+
+    ``opponent`` is a D057 name (``"IC Default Hard"``, ``"ic-default:hard"``, ``"mirror"``).
+    ``skill_id`` overrides the id used for seeding (a bare pattern seeds with ""); ``seeds``
+    overrides the derived per-game seeds (the protocol passes them explicitly).
+    ``opponent_mix`` replaces the opponent preset's unit mix (experiments and tests).
+    """
+    if not 0 <= games <= MAX_GAMES:
+        raise ValueError(f"games must be 0..{MAX_GAMES}, got {games}")
+    setup, rival, own_id, ignored, notes = prepare(skill_or_pattern, opponent, module, opponent_mix=opponent_mix)
+    key = own_id if skill_id is None else skill_id
+    if seeds is None:
+        seeds = rng.derive_seeds(seed, key, first_game, games)
+    else:
+        seeds = np.asarray(seeds, dtype=np.uint64)
+        if seeds.shape != (games,):
+            raise ValueError(f"expected {games} seeds, got {seeds.shape[0] if seeds.ndim else 0}")
+    raw = simulate(setup, seeds)
+    return BatchResult(
+        module=setup.module.id,
+        engine_version=engine_version(setup.module),
+        opponent=rival.label,
+        skill_id=key,
+        batch_seed=int(seed),
+        game=np.arange(first_game, first_game + games, dtype=np.int64),
+        seed=seeds,
+        outcome=raw.outcome,
+        duration_s=raw.duration_s,
+        resource_delta=raw.resource_delta,
+        army_value_delta=raw.army_value_delta,
+        map_control=raw.map_control,
+        timeline_t=raw.timeline_t,
+        timeline=raw.timeline,
+        ignored_parameters=ignored,
+        notes=notes,
+    )

@@ -1,0 +1,4 @@
+"""Says hello, then exits without playing anything."""
+import _fake
+
+_fake.hello()
