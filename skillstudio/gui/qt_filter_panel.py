@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QGroupBox,
     QLineEdit,
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
-from skillstudio.store import SkillQuery, SkillRepository
+from skillstudio.store import LibraryError, SkillQuery, SkillRepository
 
 UNTAGGED = "\x00untagged"  # the item data of the "(untagged)" choice; no tag can be NUL
 NOT_REVIEWED = "\x00none"
@@ -85,6 +85,25 @@ class _Facet(QGroupBox):
             item.setHidden(bool(needle) and needle not in item.text().lower())
 
 
+class _ChoiceSignals(QObject):
+    loaded = Signal(int, list, list, dict)  # generation, modules, creators, tag counts
+
+
+class _ChoicesTask(QRunnable):
+    def __init__(self, repository: SkillRepository, generation: int, signals: _ChoiceSignals) -> None:
+        super().__init__()
+        self.repository, self.generation, self.signals = repository, generation, signals
+
+    def run(self) -> None:
+        try:
+            modules = self.repository.game_modules()
+            creators = self.repository.creators()
+            tags = self.repository.tag_counts()
+        except LibraryError:
+            return  # the library went away (closed, replaced); the next reload will try again
+        self.signals.loaded.emit(self.generation, modules, creators, tags)
+
+
 class QtFilterPanel(QScrollArea):
     """Emits ``changed`` whenever a choice is (un)checked; ``apply_to`` builds the query."""
 
@@ -119,13 +138,38 @@ class QtFilterPanel(QScrollArea):
         self.confidence.set_choices([(c.value, c.label) for c in Confidence])
         self.source.set_choices([(s.value, s.label) for s in SourceKind])
         self.review.set_choices([(NOT_REVIEWED, "Not reviewed"), *((r.value, r.label) for r in ReviewState)])
+        self._generation = 0
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._signals = _ChoiceSignals(self)
+        self._signals.loaded.connect(self._apply_choices)
         self.reload_choices()
 
     def reload_choices(self) -> None:
-        """Re-read the choices that depend on the library's content (modules, creators, tags)."""
-        self.module.set_choices([(m, m) for m in self.repository.game_modules()])
-        self.creator.set_choices([(c, c) for c in self.repository.creators()], max_visible=6)
-        tag_counts = self.repository.tag_counts()
+        """Re-read the choices that depend on the library's content (modules, creators, tags).
+
+        Counting every tag of a 100k library takes seconds, so it runs on a worker thread; the
+        lists fill in when it is done, keeping what was checked.
+        """
+        self._generation += 1
+        self._pool.clear()
+        self._pool.start(_ChoicesTask(self.repository, self._generation, self._signals))
+
+    def wait(self, timeout_ms: int = 30_000) -> None:
+        """Block until the choices are loaded (tests, benchmarks)."""
+        self._pool.waitForDone(timeout_ms)
+        QCoreApplication.sendPostedEvents()
+
+    def shutdown(self) -> None:
+        self._generation += 1
+        self._pool.clear()
+        self._pool.waitForDone()
+
+    def _apply_choices(self, generation: int, modules: list[str], creators: list[str], tag_counts: dict[str, int]) -> None:
+        if generation != self._generation:
+            return
+        self.module.set_choices([(m, m) for m in modules])
+        self.creator.set_choices([(c, c) for c in creators], max_visible=6)
         self.tags.set_choices(
             [(UNTAGGED, "(untagged)"), *((tag, f"{tag}  ({count})") for tag, count in tag_counts.items())],
             max_visible=12,

@@ -96,6 +96,7 @@ class QtMainWindow(QMainWindow):
         self._unsubscribe()
         if previous is not None:
             self.model.shutdown()
+            self.filters.shutdown()
         self.repository = repository
         self.undo_stack.clear()
         self._pending_selection: list[str] = []
@@ -236,7 +237,7 @@ class QtMainWindow(QMainWindow):
         self._update_status()
 
     def _update_status(self) -> None:
-        total = self.repository.count()
+        total = self.model.library_size
         shown = self.model.total
         self.status.setText(f"{shown:,} of {total:,} skills match" if shown != total else f"{total:,} skills")
         self._update_actions()
@@ -486,6 +487,7 @@ class QtMainWindow(QMainWindow):
         self._watch_timer.stop()
         self._unsubscribe()
         self.model.shutdown()
+        self.filters.shutdown()
         super().closeEvent(event)
 
 

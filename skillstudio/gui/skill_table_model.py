@@ -97,7 +97,7 @@ def display(summary: SkillSummary, column: int) -> str:
 
 
 class _QuerySignals(QObject):
-    finished = Signal(int, object, object)  # generation, QueryResult, first page of summaries
+    finished = Signal(int, object, object, int)  # generation, QueryResult, first page, library size
     failed = Signal(int, str)
 
 
@@ -112,10 +112,11 @@ class _QueryTask(QRunnable):
         try:
             result = self.repository.query(self.query)
             first_page = self.repository.summaries(result.ids[:PAGE])  # the first screen, ready to paint
+            library_size = self.repository.count()  # for "N of M match"; a scan at 100k
         except LibraryError as error:
             self.signals.failed.emit(self.generation, str(error))
             return
-        self.signals.finished.emit(self.generation, result, first_page)
+        self.signals.finished.emit(self.generation, result, first_page, library_size)
 
 
 class SkillTableModel(QAbstractTableModel):
@@ -131,6 +132,7 @@ class SkillTableModel(QAbstractTableModel):
         self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
         self.total = 0  # matching skills (== len(ids): the browser never pages)
         self.busy = False
+        self.library_size = 0  # skills in the library, whatever the query
         self._generation = 0
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)  # one query at a time; newer ones replace queued ones
@@ -168,9 +170,10 @@ class SkillTableModel(QAbstractTableModel):
         self._pool.clear()
         self._pool.waitForDone()
 
-    def _apply(self, generation: int, result: QueryResult, first_page: list[SkillSummary]) -> None:
+    def _apply(self, generation: int, result: QueryResult, first_page: list[SkillSummary], library_size: int) -> None:
         if generation != self._generation:
             return  # a newer query is on its way
+        self.library_size = library_size
         self.beginResetModel()
         self._ids = result.ids
         self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}

@@ -41,6 +41,7 @@ def window(qtbot, tmp_path: Path, sample_file: Path, monkeypatch: pytest.MonkeyP
     qtbot.addWidget(window)
     window.show()
     window.model.wait()
+    window.filters.wait()
     yield window
     window.close()
     window.repository.database.close()
