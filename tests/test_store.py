@@ -477,3 +477,11 @@ def test_tags_without_word_characters_still_filter_exactly(repository: SkillRepo
     repository.create(ai_skill(tags=("early-game",)))
     assert ids(repository, tags=("++",)) == [odd.id]
     assert ids(repository, tags=("early",)) == []  # a tag is matched whole, not as a word
+
+
+def test_tag_counts_are_cached_until_anyone_commits(repository: SkillRepository, database: Database) -> None:
+    skill = repository.create(ai_skill(tags=("early-game",)))
+    assert repository.tag_counts() == {"early-game": 1}
+    with sqlite3.connect(database.path) as other:  # another process adds a tag
+        other.execute("UPDATE skills SET tags = '[\"early-game\", \"naval\"]' WHERE id = ?", (skill.id,))
+    assert repository.tag_counts() == {"early-game": 1, "naval": 1}

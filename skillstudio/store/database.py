@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL
@@ -25,6 +27,7 @@ from skillstudio.store.events import ChangeBus
 from skillstudio.store.errors import LibraryError, LibraryNotFound, NotALibrary, StorageError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+T = TypeVar("T")
 
 # D034: every IC database, plus the gameplay.db settings (skill tables live in gameplay.db).
 CONNECTION_PRAGMAS = (
@@ -62,6 +65,8 @@ class Database:
         event.listen(self.engine, "begin", _on_begin)
         self._watch: sqlite3.Connection | None = None
         self.changes = ChangeBus()  # every repository on this file announces its writes here
+        self._watch_lock = threading.Lock()
+        self._cache: dict[str, tuple[int, Any]] = {}
         try:
             with self.engine.connect() as connection:
                 raw = connection.connection.driver_connection
@@ -109,19 +114,35 @@ class Database:
 
     def data_version(self) -> int:
         """Changes whenever another connection (another process, too) commits to the file."""
-        if self._watch is None:
-            self._watch = sqlite3.connect(self.path, check_same_thread=False)
-        return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+        with self._watch_lock:
+            if self._watch is None:
+                self._watch = sqlite3.connect(self.path, check_same_thread=False)
+            return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+
+    def cached(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``'s value, reused until anyone (any process) commits to the file.
+
+        For whole-library aggregates (every tag with its count) that take seconds at 100k skills.
+        """
+        version = self.data_version()
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        value = compute()
+        self._cache[key] = (version, value)  # a write racing compute() only makes the next call recompute
+        return value
 
     def close(self) -> None:
+        self._cache.clear()
         try:  # keep the planner's statistics current (SQLite's advice for long-lived files)
             with self.engine.connect() as connection:
                 connection.exec_driver_sql("PRAGMA optimize")
         except DBAPIError:
             pass
-        if self._watch is not None:
-            self._watch.close()
-            self._watch = None
+        with self._watch_lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
         self.engine.dispose()
 
     def __enter__(self) -> Database:
