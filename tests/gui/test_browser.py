@@ -94,7 +94,7 @@ def test_search_is_debounced_prefix_fts_and_ctrl_f_focuses_it(qtbot, window: QtM
     assert window.search.hasFocus()
     qtbot.keyClicks(window.search, "yak")
     assert window.model.rowCount() == len(load_sample())  # not yet: the search waits for a pause
-    qtbot.waitUntil(lambda: window.model.rowCount() < len(load_sample()), timeout=2000)
+    qtbot.waitUntil(lambda: window.model.rowCount() < len(load_sample()), timeout=10_000)
     names = shown_names(window)
     assert names and any("Yak" in name for name in names)
     expected = window.repository.query(SkillQuery(text="yak")).ids
@@ -125,7 +125,7 @@ def test_a_change_written_by_another_connection_appears(qtbot, window: QtMainWin
     skill_id = window.model.id_at(0)
     with sqlite3.connect(window.repository.database.path) as other:  # e.g. `skillstudio` CLI, an agent
         other.execute("UPDATE skills SET name = 'Renamed by another process' WHERE id = ?", (skill_id,))
-    qtbot.waitUntil(lambda: "Renamed by another process" in shown_names(window), timeout=3000)
+    qtbot.waitUntil(lambda: "Renamed by another process" in shown_names(window), timeout=10_000)
 
 
 def test_own_writes_refresh_the_row(window: QtMainWindow) -> None:
