@@ -89,7 +89,7 @@ def open_editor(qtbot, repository: SkillRepository):
         editor.show()
         qtbot.waitExposed(editor)
         editor.activateWindow()
-        qtbot.waitUntil(lambda: QApplication.activeWindow() is editor, timeout=2000)
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is editor, timeout=10_000)
         return editor
 
     return make
@@ -116,7 +116,7 @@ def edit_cell(qtbot, table, row: int, column: int, text: str) -> None:
     editor.selectAll()
     qtbot.keyClicks(editor, text)
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on the next event loop turn
-    qtbot.waitUntil(lambda: table.state() != QAbstractItemView.State.EditingState, timeout=1000)
+    qtbot.waitUntil(lambda: table.state() != QAbstractItemView.State.EditingState, timeout=10_000)
 
 
 def problems(editor: QtSkillEditor) -> list[str]:
@@ -240,7 +240,7 @@ def test_an_invalid_priority_blocks_saving_until_fixed(qtbot, open_editor, repos
     editor.tabs.setCurrentWidget(editor.body_page)
     body.tabs.setCurrentIndex(1)
     edit_cell(qtbot, body.targets.table, 0, 1, "14")
-    qtbot.waitUntil(lambda: not editor.save_button.isEnabled(), timeout=1000)  # live, debounced
+    qtbot.waitUntil(lambda: not editor.save_button.isEnabled(), timeout=10_000)  # live, debounced
     assert problems(editor) == ["body.plan.priority_targets[0].priority: 14 is outside 1..10"]
     assert body.targets.table.item(0, 1).toolTip() == "14 is outside 1..10"
     # Ctrl+S is refused with the message; nothing is written.
@@ -456,7 +456,7 @@ def test_composable_with_is_picked_by_name_and_stored_as_ids(qtbot, open_editor,
     picker = editor.composable
     picker.search.setFocus()
     qtbot.keyClicks(picker.search, "extract")
-    qtbot.waitUntil(lambda: picker.completer_popup().isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: picker.completer_popup().isVisible(), timeout=10_000)
     popup = picker.completer_popup()
     assert popup.model().rowCount() == 1 and "Timed extraction under fire" in popup.model().index(0, 0).data()
     qtbot.keyClick(popup, Qt.Key.Key_Down)
@@ -472,7 +472,7 @@ def test_tags_complete_from_the_library(qtbot, open_editor, repository: SkillRep
     editor.tags_edit.setFocus()
     qtbot.keyClicks(editor.tags_edit, "win")
     popup = editor.tags_edit.completer_popup()
-    qtbot.waitUntil(popup.isVisible, timeout=2000)
+    qtbot.waitUntil(popup.isVisible, timeout=10_000)
     qtbot.keyClick(popup, Qt.Key.Key_Down)
     qtbot.keyClick(popup, Qt.Key.Key_Return)
     assert editor.tags_edit.tokens() == ["winter"]
@@ -572,12 +572,12 @@ def test_a_change_saved_elsewhere_reloads_a_clean_editor_and_warns_a_dirty_one(
 
     editor = open_editor(content_skill(name="First"))
     repository.update(replace(repository.get(editor.skill.id), name="Second"))  # e.g. another window
-    qtbot.waitUntil(lambda: editor.name_edit.text() == "Second", timeout=1000)
+    qtbot.waitUntil(lambda: editor.name_edit.text() == "Second", timeout=10_000)
     assert not editor.is_dirty() and editor.skill.version == repository.get(editor.skill.id).version
     retype(qtbot, editor.name_edit, "Mine")
     editor.flush()
     repository.update(replace(repository.get(editor.skill.id), name="Third"))
-    qtbot.waitUntil(editor.notice.isVisible, timeout=1000)
+    qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
     assert "changed this skill" in editor.notice.text() and editor.name_edit.text() == "Mine"
 
 

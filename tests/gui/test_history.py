@@ -154,6 +154,6 @@ def test_the_diff_view_folds_unchanged_lines(qtbot) -> None:
 def test_the_history_follows_changes_saved_elsewhere(qtbot, open_history, edited, repository: SkillRepository) -> None:
     dialog = open_history(edited.id)
     repository.update(replace(repository.get(edited.id), name="Ambush D"), message="from another window")
-    qtbot.waitUntil(lambda: dialog.revision_numbers() == [1, 2, 3, 4], timeout=1000)
+    qtbot.waitUntil(lambda: dialog.revision_numbers() == [1, 2, 3, 4], timeout=10_000)
     assert dialog.selected_numbers() == [4]
     assert ("name: Ambush C", "name: Ambush D") in [(r.old, r.new) for r in dialog.diff.changed_rows()]
