@@ -19,8 +19,10 @@ from skillstudio.store.repository import (
     Actor,
     AuditEntry,
     Composition,
+    ImportItem,
     LibraryStats,
     Revision,
+    SkillExtras,
     SkillRepository,
     SkillSummary,
     TrashEntry,
@@ -28,7 +30,7 @@ from skillstudio.store.repository import (
 )
 
 __all__ = [
-    "Actor", "AuditEntry", "ChangeBus", "LibraryChange", "Composition", "ConflictError", "Database", "InvalidSkillData",
+    "Actor", "AuditEntry", "ChangeBus", "LibraryChange", "Composition", "ConflictError", "ImportItem", "SkillExtras", "Database", "InvalidSkillData",
     "InvalidStoredSkill", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
     "NotALibrary", "QueryResult", "Revision", "SkillExists", "SkillNotFound", "SkillQuery",
     "SkillRepository", "SkillSummary", "SortKey", "StorageError", "TrashEntry", "body_hash", "fts_expression",

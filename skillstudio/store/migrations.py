@@ -203,6 +203,114 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    Migration(
+        3,
+        "Imported-skill extras: origin, SKILL.md frontmatter and files, import warnings",
+        """
+        -- What an import brings that D057's row has no place for (docs/storage.md): where the
+        -- skill came from (a Workshop package or a folder), a SKILL.md skill's extra
+        -- frontmatter and its scripts/references/assets files, and the warnings a lenient
+        -- import attached for the reviewer. Keyed by skill id, no foreign key (see above).
+        CREATE TABLE studio_skill_extras (
+            skill_id    TEXT PRIMARY KEY,
+            origin      TEXT NOT NULL DEFAULT '',
+            frontmatter TEXT NOT NULL DEFAULT '{}',
+            files       TEXT NOT NULL DEFAULT '{}',
+            warnings    TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX studio_skill_extras_origin ON studio_skill_extras(origin);
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    Migration(
+        4,
+        "Verification runs, their games, current Wilson intervals, imported plays",
+        """
+        -- Verification batches (docs/verification.md). A run is written when it starts, each
+        -- game as its chunk returns (small transactions), so a killed batch loses at most the
+        -- games in flight and `verify --resume` plays only what is missing. No foreign keys to
+        -- D057's tables (see above); skill rows are joined by id when read.
+        CREATE TABLE studio_verification_runs (
+            id             TEXT PRIMARY KEY,
+            kind           TEXT NOT NULL DEFAULT 'verify',    -- verify | revalidate
+            status         TEXT NOT NULL DEFAULT 'running',   -- running | finished | cancelled | failed
+            opponent       TEXT NOT NULL,
+            engine         TEXT NOT NULL DEFAULT '[]',        -- argv as JSON; [] = built-in engine
+            engine_version TEXT NOT NULL DEFAULT '',
+            executor       TEXT NOT NULL,
+            seed           INTEGER NOT NULL,
+            games          INTEGER NOT NULL,                  -- asked, per skill
+            chunk_games    INTEGER NOT NULL,
+            actor          TEXT NOT NULL,
+            options        TEXT NOT NULL DEFAULT '{}',
+            started_at     TEXT NOT NULL,
+            finished_at    TEXT,
+            message        TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX studio_verification_runs_started ON studio_verification_runs(started_at);
+        -- One row per skill of a run: what it was verified as, and its result once applied.
+        CREATE TABLE studio_run_skills (
+            run_id            TEXT NOT NULL,
+            skill_id          TEXT NOT NULL,
+            position          INTEGER NOT NULL,
+            game_module       TEXT NOT NULL,
+            body_hash         TEXT NOT NULL,
+            confidence_before TEXT NOT NULL,
+            confidence_after  TEXT,
+            wins              INTEGER NOT NULL DEFAULT 0,
+            losses            INTEGER NOT NULL DEFAULT 0,
+            draws             INTEGER NOT NULL DEFAULT 0,
+            errors            INTEGER NOT NULL DEFAULT 0,
+            success_rate      REAL,
+            wilson_low        REAL,
+            wilson_high       REAL,
+            applied_at        TEXT,                           -- NULL until its games are applied
+            note              TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (run_id, skill_id)
+        );
+        CREATE INDEX studio_run_skills_skill ON studio_run_skills(skill_id);
+        -- One row per game played (error games included, with the reason).
+        CREATE TABLE studio_run_games (
+            run_id           TEXT NOT NULL,
+            skill_id         TEXT NOT NULL,
+            game             INTEGER NOT NULL,
+            seed             INTEGER,
+            outcome          TEXT NOT NULL,                   -- win | loss | draw | error
+            duration_s       REAL,
+            resource_delta   REAL,
+            army_value_delta REAL,
+            map_control      REAL,
+            error            TEXT,
+            engine_version   TEXT NOT NULL DEFAULT '',
+            recorded_at      TEXT NOT NULL,
+            PRIMARY KEY (run_id, skill_id, game)
+        ) WITHOUT ROWID;
+        -- The Wilson 95% interval of each skill's current success_rate (D057's row has no place
+        -- for it).
+        CREATE TABLE studio_skill_intervals (
+            skill_id    TEXT PRIMARY KEY,
+            successes   INTEGER NOT NULL,
+            trials      INTEGER NOT NULL,
+            wilson_low  REAL NOT NULL,
+            wilson_high REAL NOT NULL,
+            updated_at  TEXT NOT NULL
+        );
+        -- Plays imported by `record`, by idempotency key: importing a file twice adds nothing.
+        CREATE TABLE studio_play_imports (
+            key         TEXT PRIMARY KEY,
+            skill_id    TEXT NOT NULL,
+            source      TEXT NOT NULL DEFAULT '',
+            imported_at TEXT NOT NULL,
+            play        TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX studio_play_imports_skill ON studio_play_imports(skill_id);
+        """,
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

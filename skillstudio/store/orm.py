@@ -137,3 +137,97 @@ class VerificationRow(Base):
     engine_version: Mapped[str] = mapped_column(Text, default="")
     body_hash: Mapped[str] = mapped_column(Text, default="")
     note: Mapped[str] = mapped_column(Text, default="")
+
+
+class SkillExtrasRow(Base):
+    """Migration 3: what an import carries beyond D057's row (docs/storage.md)."""
+
+    __tablename__ = "studio_skill_extras"
+
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    origin: Mapped[str] = mapped_column(Text, default="")
+    frontmatter: Mapped[str] = mapped_column(Text, default="{}")
+    files: Mapped[str] = mapped_column(Text, default="{}")
+    warnings: Mapped[str] = mapped_column(Text, default="[]")
+
+
+# --- migration 4: verification runs (docs/verification.md) ---------------------------------------
+
+
+class VerificationRunRow(Base):
+    __tablename__ = "studio_verification_runs"
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    kind: Mapped[str] = mapped_column(Text, default="verify")
+    status: Mapped[str] = mapped_column(Text, default="running")
+    opponent: Mapped[str] = mapped_column(Text)
+    engine: Mapped[str] = mapped_column(Text, default="[]")
+    engine_version: Mapped[str] = mapped_column(Text, default="")
+    executor: Mapped[str] = mapped_column(Text)
+    seed: Mapped[int] = mapped_column(Integer)
+    games: Mapped[int] = mapped_column(Integer)
+    chunk_games: Mapped[int] = mapped_column(Integer)
+    actor: Mapped[str] = mapped_column(Text)
+    options: Mapped[str] = mapped_column(Text, default="{}")
+    started_at: Mapped[str] = mapped_column(Text)
+    finished_at: Mapped[str | None] = mapped_column(Text)
+    message: Mapped[str] = mapped_column(Text, default="")
+
+
+class RunSkillRow(Base):
+    __tablename__ = "studio_run_skills"
+
+    run_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)
+    game_module: Mapped[str] = mapped_column(Text)
+    body_hash: Mapped[str] = mapped_column(Text)
+    confidence_before: Mapped[str] = mapped_column(Text)
+    confidence_after: Mapped[str | None] = mapped_column(Text)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    errors: Mapped[int] = mapped_column(Integer, default=0)
+    success_rate: Mapped[float | None] = mapped_column(Float)
+    wilson_low: Mapped[float | None] = mapped_column(Float)
+    wilson_high: Mapped[float | None] = mapped_column(Float)
+    applied_at: Mapped[str | None] = mapped_column(Text)
+    note: Mapped[str] = mapped_column(Text, default="")
+
+
+class RunGameRow(Base):
+    __tablename__ = "studio_run_games"
+
+    run_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    game: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seed: Mapped[int | None] = mapped_column(Integer)
+    outcome: Mapped[str] = mapped_column(Text)
+    duration_s: Mapped[float | None] = mapped_column(Float)
+    resource_delta: Mapped[float | None] = mapped_column(Float)
+    army_value_delta: Mapped[float | None] = mapped_column(Float)
+    map_control: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+    engine_version: Mapped[str] = mapped_column(Text, default="")
+    recorded_at: Mapped[str] = mapped_column(Text)
+
+
+class SkillIntervalRow(Base):
+    __tablename__ = "studio_skill_intervals"
+
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    successes: Mapped[int] = mapped_column(Integer)
+    trials: Mapped[int] = mapped_column(Integer)
+    wilson_low: Mapped[float] = mapped_column(Float)
+    wilson_high: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[str] = mapped_column(Text)
+
+
+class PlayImportRow(Base):
+    __tablename__ = "studio_play_imports"
+
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    skill_id: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(Text, default="")
+    imported_at: Mapped[str] = mapped_column(Text)
+    play: Mapped[str] = mapped_column(Text, default="{}")

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sqlalchemy import delete, func, insert, select, text, update
@@ -44,6 +44,7 @@ from skillstudio.store.orm import (
     RevisionRow,
     SkillCompositionRow,
     SkillEmbeddingRow,
+    SkillExtrasRow,
     SkillMetaRow,
     SkillRow,
     SkillVersionRow,
@@ -151,6 +152,32 @@ class LibraryStats:
     in_trash: int
 
 
+@dataclass(frozen=True)
+class SkillExtras:
+    """What an import carries beyond D057's row (migration 3, docs/storage.md).
+
+    ``origin`` names where the skill came from (``workshop:publisher/name@version``,
+    ``skill-md:<name>``, ``json:<file>``, ``voyager:<folder>``); ``frontmatter`` keeps a SKILL.md
+    skill's fields the Instructions body has no place for (license, compatibility, metadata,
+    unknown keys); ``files`` maps a relative path (``scripts/run.py``) to ``{"text": ...}`` or
+    ``{"base64": ...}``; ``warnings`` are what a lenient import found wrong, for the reviewer.
+    """
+
+    origin: str = ""
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, dict[str, str]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    """One skill an import writes: the skill, its extras, and evidence (new skills only)."""
+
+    skill: Skill
+    extras: SkillExtras | None = None
+    verifications: tuple[VerificationRecord, ...] = ()
+
+
 def body_hash(skill: Skill) -> str:
     """Identifies the body evidence was gathered with; a changed body earns no old credit."""
     return hashlib.sha256(body_to_json(skill.body).encode("utf-8")).hexdigest()
@@ -171,6 +198,36 @@ class SkillRepository:
     def get(self, skill_id: str) -> Skill:
         with self.database.read() as session:
             return self._load(session, skill_id)
+
+    def get_many(self, skill_ids: Sequence[str]) -> list[Skill]:
+        """Several skills in one read transaction, a few queries per 500 (exports), in the given
+        order; SkillNotFound or InvalidStoredSkill as ``get`` would raise for the first bad one."""
+        out: list[Skill] = []
+        with self.database.read() as session:
+            for chunk in _chunks(skill_ids):
+                rows = {row.id: row for row in session.scalars(select(SkillRow).where(SkillRow.id.in_(chunk)))}
+                metas = {m.skill_id: m for m in session.scalars(select(SkillMetaRow).where(SkillMetaRow.skill_id.in_(chunk)))}
+                versions = dict(_versions(session, chunk))
+                pairs: dict[str, list[SkillCompositionRow]] = {}
+                for pair in session.scalars(
+                    select(SkillCompositionRow).where(
+                        SkillCompositionRow.skill_a.in_(chunk) | SkillCompositionRow.skill_b.in_(chunk)
+                    )
+                ):
+                    pairs.setdefault(pair.skill_a, []).append(pair)
+                    if pair.skill_b != pair.skill_a:
+                        pairs.setdefault(pair.skill_b, []).append(pair)
+                for skill_id in chunk:
+                    row = rows.get(skill_id)
+                    if row is None:
+                        raise SkillNotFound(skill_id, in_trash=session.get(TrashRow, skill_id) is not None)
+                    partners = [c.partner_id for c in _compositions_of(skill_id, pairs.get(skill_id, []))]
+                    document = _row_document(row, metas.get(skill_id), versions.get(skill_id, 0), partners)
+                    try:
+                        out.append(parse_skill(document))
+                    except ValidationError as error:
+                        raise InvalidStoredSkill(skill_id, error) from None
+        return out
 
     def exists(self, skill_id: str) -> bool:
         with self.database.read() as session:
@@ -306,6 +363,31 @@ class SkillRepository:
             )
             return [_record(row) for row in rows]
 
+    def extras(self, skill_id: str) -> SkillExtras | None:
+        return self.extras_many([skill_id]).get(skill_id)
+
+    def extras_many(self, ids: Sequence[str]) -> dict[str, SkillExtras]:
+        """Import extras of these skills, by id; skills without any are left out."""
+        out: dict[str, SkillExtras] = {}
+        with self.database.read() as session:
+            for chunk in _chunks(ids):
+                for row in session.scalars(select(SkillExtrasRow).where(SkillExtrasRow.skill_id.in_(chunk))):
+                    out[row.skill_id] = _extras(row)
+        return out
+
+    def ids_with_origin(self, prefix: str) -> list[str]:
+        """Ids of stored skills whose import origin starts with ``prefix`` (e.g. one package)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        with self.database.read() as session:
+            return list(
+                session.scalars(
+                    select(SkillExtrasRow.skill_id)
+                    .join(SkillRow, SkillRow.id == SkillExtrasRow.skill_id)
+                    .where(SkillExtrasRow.origin.like(f"{escaped}%", escape="\\"))
+                    .order_by(SkillExtrasRow.skill_id)
+                )
+            )
+
     def revisions(self, skill_id: str) -> list[Revision]:
         """The skill's history, oldest first (also for skills now in the trash)."""
         with self.database.read() as session:
@@ -406,36 +488,49 @@ class SkillRepository:
                 current = self._load(session, based_on.id)
                 if current.version != based_on.version:
                     raise ConflictError(yours=skills[0], theirs=current, read_version=based_on.version)
-            ids = [skill.id for skill in skills]
-            touched.extend(ids)
-            for chunk in _chunks(ids):
-                taken = session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))).first()
-                if taken is not None:
-                    raise SkillExists(taken)
-                trashed = session.scalars(select(TrashRow.skill_id).where(TrashRow.skill_id.in_(chunk))).first()
-                if trashed is not None:
-                    raise SkillExists(trashed, in_trash=True)
-            _bulk_insert(session, SkillRow, [_skill_columns(skill) for skill in skills])
-            _bulk_insert(session, SkillMetaRow, [_meta_columns(skill) for skill in skills])
-            _check_partners(session, skills)
-            # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
-            composition_rows = _new_compositions(session, skills, check_existing=False)
-            if composition_rows:
-                _bulk_insert(session, SkillCompositionRow, composition_rows)
-            records = [
-                _verification_columns(skill, record) for skill, records in pairs for record in records
-            ]
-            if records:
-                _bulk_insert(session, VerificationRow, records)
-            versions = _versions(session, ids)
-            revisions, audits = [], []
-            for skill in skills:
-                stored = replace(skill, version=versions[skill.id])
-                revisions.append(_revision_columns(stored, 1, "create", self.actor, now, message))
-                audits.append(self._audit_columns(action, skill.id, 1, now, {"name": skill.name}))
-            _bulk_insert(session, RevisionRow, revisions)
-            _bulk_insert(session, AuditRow, audits)
+            touched.extend(skill.id for skill in skills)
+            self._insert_new(session, pairs, now, message, action, "create")
         return len(skills)
+
+    def _insert_new(
+        self,
+        session: Session,
+        pairs: Sequence[tuple[Skill, Sequence[VerificationRecord]]],
+        now: str,
+        message: str,
+        action: str,
+        revision_action: str,
+    ) -> None:
+        """Insert new skills with their metadata, compositions, evidence, revisions and audit."""
+        skills = [skill for skill, _ in pairs]
+        ids = [skill.id for skill in skills]
+        for chunk in _chunks(ids):
+            taken = session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))).first()
+            if taken is not None:
+                raise SkillExists(taken)
+            trashed = session.scalars(select(TrashRow.skill_id).where(TrashRow.skill_id.in_(chunk))).first()
+            if trashed is not None:
+                raise SkillExists(trashed, in_trash=True)
+        _bulk_insert(session, SkillRow, [_skill_columns(skill) for skill in skills])
+        _bulk_insert(session, SkillMetaRow, [_meta_columns(skill) for skill in skills])
+        _check_partners(session, skills)
+        # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
+        composition_rows = _new_compositions(session, skills, check_existing=False)
+        if composition_rows:
+            _bulk_insert(session, SkillCompositionRow, composition_rows)
+        records = [
+            _verification_columns(skill, record) for skill, records in pairs for record in records
+        ]
+        if records:
+            _bulk_insert(session, VerificationRow, records)
+        versions = _versions(session, ids)
+        revisions, audits = [], []
+        for skill in skills:
+            stored = replace(skill, version=versions[skill.id])
+            revisions.append(_revision_columns(stored, 1, revision_action, self.actor, now, message))
+            audits.append(self._audit_columns(action, skill.id, 1, now, {"name": skill.name}))
+        _bulk_insert(session, RevisionRow, revisions)
+        _bulk_insert(session, AuditRow, audits)
 
     def update(self, skill: Skill, *, message: str = "") -> Skill:
         """Store an edited skill. ``skill.version`` must be the version it was read at.
@@ -479,6 +574,63 @@ class SkillRepository:
         self._audit(session, "skill.update", skill.id, number, now, {"changed": _changed_fields(current, stored)})
         return stored
 
+    def import_skills(
+        self,
+        added: Sequence[ImportItem],
+        replaced: Sequence[ImportItem] = (),
+        trashed: Sequence[str] = (),
+        *,
+        message: str = "",
+        action: str = "skill.import",
+    ) -> None:
+        """Apply an import in one transaction: all of it, or nothing.
+
+        ``added`` are new skills (with their evidence); ``replaced`` overwrite stored skills
+        entirely, quality included (the import decided so), and each must carry the version it
+        was read at, else ConflictError; ``trashed`` go to the trash (``--replace`` drops what
+        an older version of the same package had). Extras are written for both. Revisions say
+        ``import``; the audit log says ``action``.
+        """
+        _refuse_duplicate_ids([item.skill for item in (*added, *replaced)])
+        now = utc_now()
+        with self._write(action) as (session, touched):
+            touched.extend(item.skill.id for item in (*added, *replaced))
+            touched.extend(trashed)
+            for skill_id in dict.fromkeys(trashed):
+                self._trash(session, skill_id, now, message, action)
+            if added:
+                pairs = [(item.skill, item.verifications) for item in added]
+                self._insert_new(session, pairs, now, message, action, "import")
+            for item in replaced:
+                self._replace_one(session, item.skill, now, message, action)
+            extras_rows = [_extras_row(item.skill.id, item.extras) for item in (*added, *replaced) if item.extras is not None]
+            if extras_rows:  # one executemany; an orphan row (its skill deleted by an engine) is replaced
+                session.execute(insert(SkillExtrasRow).prefix_with("OR REPLACE"), extras_rows)
+
+    def _replace_one(self, session: Session, skill: Skill, now: str, message: str, action: str) -> None:
+        current = self._load(session, skill.id, tolerate_invalid=True)
+        if current is None or skill.version != current.version:
+            theirs = current or self._load(session, skill.id)
+            raise ConflictError(yours=skill, theirs=theirs)
+        self._record_untracked(session, skill.id, current, now)
+        _check_partners(session, [skill])
+        columns = _skill_columns(skill)
+        columns.pop("id")
+        session.execute(update(SkillRow).where(SkillRow.id == skill.id).values(columns))
+        meta = _meta_columns(skill)
+        meta["review_state"] = None  # new content from outside: to be reviewed again
+        existing = session.get(SkillMetaRow, skill.id)
+        if existing is None:
+            session.add(SkillMetaRow(**meta))
+        else:
+            for column, value in meta.items():
+                setattr(existing, column, value)
+        session.flush()
+        _sync_compositions(session, skill)
+        stored = self._load(session, skill.id)
+        number = self._write_revision(session, stored, "import", now, message)
+        self._audit(session, action, skill.id, number, now, {"changed": _changed_fields(current, stored)})
+
     def set_review_state(self, skill_id: str, state: Any, *, message: str = "") -> Skill:
         """Record a review decision (``ReviewState`` or None); not a content change."""
         value = None if state is None else state.value
@@ -499,56 +651,60 @@ class SkillRepository:
         """Move a skill to the trash, with its embedding and compositions, restorably."""
         self.delete_many([skill_id], message=message)
 
-    def delete_many(self, skill_ids: Sequence[str], *, message: str = "") -> int:
+    def delete_many(self, skill_ids: Sequence[str], *, message: str = "", action: str = "skill.delete") -> int:
         now = utc_now()
-        with self._write("skill.delete") as (session, touched):
+        with self._write(action) as (session, touched):
             touched.extend(skill_ids)
             for skill_id in dict.fromkeys(skill_ids):
-                row = session.get(SkillRow, skill_id)
-                if row is None:
-                    raise SkillNotFound(skill_id)
-                current = self._load(session, skill_id, tolerate_invalid=True)
-                if current is not None:
-                    self._record_untracked(session, skill_id, current, now)
-                meta = session.get(SkillMetaRow, skill_id)
-                embedding = session.get(SkillEmbeddingRow, skill_id)
-                pairs = session.scalars(
-                    select(SkillCompositionRow).where(
-                        (SkillCompositionRow.skill_a == skill_id) | (SkillCompositionRow.skill_b == skill_id)
-                    )
-                ).all()
-                # The trash keeps the exact stored values, so a restore gives back the same row
-                # even when it was not a valid skill (e.g. written by a buggy engine).
-                snapshot = {
-                    "row": {column: getattr(row, column) for column in D057_SKILL_COLUMNS},
-                    "meta": None if meta is None else {c: getattr(meta, c) for c in _META_COLUMNS},
-                }
-                session.add(
-                    TrashRow(
-                        skill_id=skill_id,
-                        deleted_at=now,
-                        deleted_by=self.actor.id,
-                        message=message,
-                        snapshot=json.dumps(snapshot, ensure_ascii=False),
-                        embedding=None if embedding is None else embedding.embedding,
-                        embedding_model=None if embedding is None else embedding.model_id,
-                        compositions=json.dumps([[p.skill_a, p.skill_b, p.success_count] for p in pairs]),
-                    )
-                )
-                number = self._write_revision(
-                    session, current, "delete", now, message, raw=None if current else snapshot
-                )
-                for pair in pairs:
-                    session.delete(pair)
-                if embedding is not None:
-                    session.delete(embedding)
-                if meta is not None:
-                    session.delete(meta)
-                session.flush()
-                session.delete(row)
-                session.flush()
-                self._audit(session, "skill.delete", skill_id, number, now, {"name": row.name})
+                self._trash(session, skill_id, now, message, action)
         return len(skill_ids)
+
+    def _trash(self, session: Session, skill_id: str, now: str, message: str, action: str) -> None:
+        """Move one skill to the trash (see delete_many), inside the caller's transaction."""
+        row = session.get(SkillRow, skill_id)
+        if row is None:
+            raise SkillNotFound(skill_id)
+        current = self._load(session, skill_id, tolerate_invalid=True)
+        if current is not None:
+            self._record_untracked(session, skill_id, current, now)
+        meta = session.get(SkillMetaRow, skill_id)
+        embedding = session.get(SkillEmbeddingRow, skill_id)
+        pairs = session.scalars(
+            select(SkillCompositionRow).where(
+                (SkillCompositionRow.skill_a == skill_id) | (SkillCompositionRow.skill_b == skill_id)
+            )
+        ).all()
+        # The trash keeps the exact stored values, so a restore gives back the same row
+        # even when it was not a valid skill (e.g. written by a buggy engine).
+        snapshot = {
+            "row": {column: getattr(row, column) for column in D057_SKILL_COLUMNS},
+            "meta": None if meta is None else {c: getattr(meta, c) for c in _META_COLUMNS},
+        }
+        session.add(
+            TrashRow(
+                skill_id=skill_id,
+                deleted_at=now,
+                deleted_by=self.actor.id,
+                message=message,
+                snapshot=json.dumps(snapshot, ensure_ascii=False),
+                embedding=None if embedding is None else embedding.embedding,
+                embedding_model=None if embedding is None else embedding.model_id,
+                compositions=json.dumps([[p.skill_a, p.skill_b, p.success_count] for p in pairs]),
+            )
+        )
+        number = self._write_revision(
+            session, current, "delete", now, message, raw=None if current else snapshot
+        )
+        for pair in pairs:
+            session.delete(pair)
+        if embedding is not None:
+            session.delete(embedding)
+        if meta is not None:
+            session.delete(meta)
+        session.flush()
+        session.delete(row)
+        session.flush()
+        self._audit(session, action, skill_id, number, now, {"name": row.name})
 
     def restore(self, skill_id: str, *, message: str = "") -> Skill | None:
         """Bring a skill back from the trash, exactly as it was stored. Returns it, or None if
@@ -594,6 +750,7 @@ class SkillRepository:
                     (RevisionRow, RevisionRow.skill_id),
                     (VerificationRow, VerificationRow.skill_id),
                     (SkillVersionRow, SkillVersionRow.skill_id),
+                    (SkillExtrasRow, SkillExtrasRow.skill_id),
                 ):
                     session.execute(delete(table).where(column.in_(chunk)))
             for skill_id in doomed:
@@ -622,6 +779,43 @@ class SkillRepository:
             for skill_id in (skill_a, skill_b):
                 number = self._write_revision(session, self._load(session, skill_id), "compose", now, "")
                 self._audit(session, "skill.compose", skill_id, number, now, details)
+
+    def set_quality(
+        self,
+        skill_id: str,
+        quality: Any,  # skillstudio.model.Quality
+        *,
+        action: str = "skill.verify",
+        message: str = "",
+        details: dict[str, Any] | None = None,
+        record: VerificationRecord | None = None,
+        within: Any = None,  # Callable[[Session], None]: more writes in the same transaction
+    ) -> Skill:
+        """Store verification's outcome: D057's quality columns, the session's evidence record
+        (with the body hash it was gathered with), a revision and an audit entry (``skill.verify``,
+        ``skill.promote`` or ``skill.demote``), all in one transaction. Not a content change."""
+        now = utc_now()
+        with self._write(action) as (session, touched):
+            touched.append(skill_id)
+            current = self._load(session, skill_id)
+            self._record_untracked(session, skill_id, current, now)
+            session.execute(
+                update(SkillRow).where(SkillRow.id == skill_id).values(
+                    verification_count=quality.verification_count,
+                    success_rate=quality.success_rate,
+                    average_rating=quality.average_rating,
+                    confidence=quality.confidence.value,
+                    last_verified=quality.last_verified,
+                )
+            )
+            if record is not None:
+                session.execute(insert(VerificationRow).values(_verification_columns(current, record)))
+            if within is not None:
+                within(session)
+            stored = replace(current, quality=quality)  # quality columns do not bump the version
+            number = self._write_revision(session, stored, action.removeprefix("skill."), now, message)
+            self._audit(session, action, skill_id, number, now, dict(details or {}))
+        return stored
 
     def set_embedding(self, skill_id: str, embedding: bytes, model_id: str) -> None:
         """Store the description's embedding (f32 array) as D057's skill_embeddings holds it."""
@@ -822,6 +1016,25 @@ def _tags_of(text: str | None) -> tuple[str, ...]:
     return tuple(tag for tag in tags if isinstance(tag, str)) if isinstance(tags, list) else ()
 
 
+def _extras(row: SkillExtrasRow) -> SkillExtras:
+    return SkillExtras(
+        origin=row.origin or "",
+        frontmatter=json.loads(row.frontmatter or "{}"),
+        files=json.loads(row.files or "{}"),
+        warnings=tuple(json.loads(row.warnings or "[]")),
+    )
+
+
+def _extras_row(skill_id: str, extras: SkillExtras) -> dict[str, Any]:
+    return {
+        "skill_id": skill_id,
+        "origin": extras.origin,
+        "frontmatter": json.dumps(extras.frontmatter, ensure_ascii=False, sort_keys=True),
+        "files": json.dumps(extras.files, ensure_ascii=False, sort_keys=True),
+        "warnings": json.dumps(list(extras.warnings), ensure_ascii=False),
+    }
+
+
 def _revision_columns(
     skill: Skill, number: int, action: str, actor: Actor, now: str, message: str
 ) -> dict[str, Any]:
@@ -879,6 +1092,10 @@ def _compositions(session: Session, skill_id: str) -> list[Composition]:
             (SkillCompositionRow.skill_a == skill_id) | (SkillCompositionRow.skill_b == skill_id)
         )
     )
+    return _compositions_of(skill_id, rows)
+
+
+def _compositions_of(skill_id: str, rows: Iterable[SkillCompositionRow]) -> list[Composition]:
     by_partner: dict[str, Composition] = {}
     for row in rows:
         first = row.skill_a == skill_id
@@ -979,9 +1196,11 @@ __all__ = [
     "Actor",
     "AuditEntry",
     "Composition",
+    "ImportItem",
     "LibraryStats",
     "Revision",
     "SkillRepository",
+    "SkillExtras",
     "SkillSummary",
     "TrashEntry",
     "body_hash",

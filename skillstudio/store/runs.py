@@ -1,0 +1,397 @@
+"""Verification runs and their games, written as they arrive (docs/verification.md).
+
+A run row is written when a batch starts, each chunk's games in one small transaction as the
+chunk returns, and a skill's result when all its games are in. Killing the process loses at
+most the chunks in flight; :meth:`RunStore.missing_games` tells a resumed run what is left.
+Games are keyed by (run, skill, game index), so replaying a chunk after a crash adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from skillstudio.model import utc_now
+from skillstudio.store.database import Database
+from skillstudio.store.errors import LibraryError
+from skillstudio.store.orm import (
+    PlayImportRow,
+    RunGameRow,
+    RunSkillRow,
+    SkillIntervalRow,
+    VerificationRunRow,
+)
+
+RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+
+
+class RunNotFound(LibraryError):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no verification run {run_id!r}")
+        self.run_id = run_id
+
+
+@dataclass(frozen=True)
+class GameRow:
+    """One game as stored: the skill's side; ``outcome`` win | loss | draw | error."""
+
+    skill_id: str
+    game: int
+    outcome: str
+    seed: int | None = None
+    duration_s: float | None = None
+    resource_delta: float | None = None
+    army_value_delta: float | None = None
+    map_control: float | None = None
+    error: str | None = None
+    engine_version: str = ""
+
+
+@dataclass(frozen=True)
+class RunSkillEntry:
+    """A skill of a run, as created (``game_module``, ``body_hash``, ``confidence_before``)."""
+
+    skill_id: str
+    game_module: str
+    body_hash: str
+    confidence_before: str
+
+
+@dataclass(frozen=True)
+class RunSkill:
+    skill_id: str
+    position: int
+    game_module: str
+    body_hash: str
+    confidence_before: str
+    confidence_after: str | None
+    wins: int
+    losses: int
+    draws: int
+    errors: int
+    success_rate: float | None
+    wilson_low: float | None
+    wilson_high: float | None
+    applied_at: str | None
+    note: str
+
+    @property
+    def played(self) -> int:
+        return self.wins + self.losses + self.draws + self.errors
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: str
+    kind: str
+    status: str
+    opponent: str
+    engine: tuple[str, ...]
+    engine_version: str
+    executor: str
+    seed: int
+    games: int
+    chunk_games: int
+    actor: str
+    options: dict[str, Any]
+    started_at: str
+    finished_at: str | None
+    message: str
+    skills: int = 0
+    games_recorded: int = 0
+
+    @property
+    def games_asked(self) -> int:
+        return self.games * self.skills
+
+
+@dataclass(frozen=True)
+class Counts:
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    errors: int = 0
+
+    @property
+    def decided(self) -> int:
+        return self.wins + self.losses + self.draws
+
+    @property
+    def played(self) -> int:
+        return self.decided + self.errors
+
+
+class RunStore:
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    # --- runs ------------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        skills: Sequence[RunSkillEntry],
+        opponent: str,
+        games: int,
+        seed: int,
+        executor: str,
+        chunk_games: int,
+        actor: str,
+        engine: Sequence[str] = (),
+        engine_version: str = "",
+        kind: str = "verify",
+        options: dict[str, Any] | None = None,
+    ) -> str:
+        run_id = uuid.uuid4().hex[:12]
+        with self.database.write() as session:
+            session.add(VerificationRunRow(
+                id=run_id, kind=kind, status="running", opponent=opponent, engine=json.dumps(list(engine)),
+                engine_version=engine_version, executor=executor, seed=int(seed), games=int(games),
+                chunk_games=int(chunk_games), actor=actor, options=json.dumps(options or {}, sort_keys=True),
+                started_at=utc_now(), finished_at=None, message="",
+            ))  # fmt: skip
+            session.add_all(
+                RunSkillRow(
+                    run_id=run_id, skill_id=entry.skill_id, position=position, game_module=entry.game_module,
+                    body_hash=entry.body_hash, confidence_before=entry.confidence_before, note="",
+                )  # fmt: skip
+                for position, entry in enumerate(skills)
+            )
+        return run_id
+
+    def record_games(self, run_id: str, games: Iterable[GameRow]) -> int:
+        """Store a chunk's games in one transaction; games already stored are left as they are."""
+        now = utc_now()
+        rows = [
+            {
+                "run_id": run_id, "skill_id": g.skill_id, "game": int(g.game), "seed": g.seed,
+                "outcome": g.outcome, "duration_s": g.duration_s, "resource_delta": g.resource_delta,
+                "army_value_delta": g.army_value_delta, "map_control": g.map_control, "error": g.error,
+                "engine_version": g.engine_version, "recorded_at": now,
+            }  # fmt: skip
+            for g in games
+        ]
+        if not rows:
+            return 0
+        with self.database.write() as session:
+            before = session.scalar(select(func.total_changes()))
+            session.execute(sqlite_insert(RunGameRow).on_conflict_do_nothing(), rows)
+            return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
+
+    def set_engine_version(self, run_id: str, version: str) -> None:
+        with self.database.write() as session:
+            session.execute(
+                update(VerificationRunRow)
+                .where(VerificationRunRow.id == run_id, VerificationRunRow.engine_version == "")
+                .values(engine_version=version)
+            )
+
+    def set_status(self, run_id: str, status: str, message: str = "") -> None:
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}")
+        finished = None if status == "running" else utc_now()
+        with self.database.write() as session:
+            session.execute(
+                update(VerificationRunRow)
+                .where(VerificationRunRow.id == run_id)
+                .values(status=status, finished_at=finished, message=message)
+            )
+
+    def finish_run(self, run_id: str, *, cancelled: bool = False, message: str = "") -> None:
+        self.set_status(run_id, "cancelled" if cancelled else "finished", message)
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def resolve(self, prefix: str) -> str:
+        with self.database.read() as session:
+            ids = list(session.scalars(
+                select(VerificationRunRow.id).where(VerificationRunRow.id.like(prefix.replace("%", "") + "%")).limit(2)
+            ))  # fmt: skip
+        if len(ids) != 1:
+            raise RunNotFound(prefix) if not ids else LibraryError(f"run id {prefix!r} is ambiguous")
+        return ids[0]
+
+    def run(self, run_id: str) -> RunInfo:
+        runs = self._runs(select(VerificationRunRow).where(VerificationRunRow.id == run_id))
+        if not runs:
+            raise RunNotFound(run_id)
+        return runs[0]
+
+    def runs(self, limit: int | None = 50) -> list[RunInfo]:
+        statement = select(VerificationRunRow).order_by(VerificationRunRow.started_at.desc(), VerificationRunRow.id)
+        return self._runs(statement.limit(limit) if limit else statement)
+
+    def _runs(self, statement: Any) -> list[RunInfo]:
+        with self.database.read() as session:
+            rows = list(session.scalars(statement))
+            ids = [row.id for row in rows]
+            skills = dict(session.execute(
+                select(RunSkillRow.run_id, func.count()).where(RunSkillRow.run_id.in_(ids)).group_by(RunSkillRow.run_id)
+            ).all()) if ids else {}  # fmt: skip
+            games = dict(session.execute(
+                select(RunGameRow.run_id, func.count()).where(RunGameRow.run_id.in_(ids)).group_by(RunGameRow.run_id)
+            ).all()) if ids else {}  # fmt: skip
+            return [
+                RunInfo(
+                    row.id, row.kind, row.status, row.opponent, tuple(json.loads(row.engine or "[]")), row.engine_version,
+                    row.executor, row.seed, row.games, row.chunk_games, row.actor, json.loads(row.options or "{}"),
+                    row.started_at, row.finished_at, row.message, skills.get(row.id, 0), games.get(row.id, 0),
+                )  # fmt: skip
+                for row in rows
+            ]
+
+    def skills(self, run_id: str) -> list[RunSkill]:
+        with self.database.read() as session:
+            rows = session.scalars(
+                select(RunSkillRow).where(RunSkillRow.run_id == run_id).order_by(RunSkillRow.position)
+            )
+            return [
+                RunSkill(
+                    r.skill_id, r.position, r.game_module, r.body_hash, r.confidence_before, r.confidence_after,
+                    r.wins, r.losses, r.draws, r.errors, r.success_rate, r.wilson_low, r.wilson_high,
+                    r.applied_at, r.note,
+                )  # fmt: skip
+                for r in rows
+            ]
+
+    def counts(self, run_id: str, skill_id: str | None = None) -> dict[str, Counts]:
+        """Games recorded so far, per skill (of one skill only, if given)."""
+        statement = select(RunGameRow.skill_id, RunGameRow.outcome, func.count()).where(RunGameRow.run_id == run_id)
+        if skill_id is not None:
+            statement = statement.where(RunGameRow.skill_id == skill_id)
+        with self.database.read() as session:
+            rows = session.execute(statement.group_by(RunGameRow.skill_id, RunGameRow.outcome)).all()
+        tally: dict[str, dict[str, int]] = {}
+        for skill_id, outcome, count in rows:
+            tally.setdefault(skill_id, {})[outcome] = count
+        return {
+            skill_id: Counts(t.get("win", 0), t.get("loss", 0), t.get("draw", 0), t.get("error", 0))
+            for skill_id, t in tally.items()
+        }
+
+    def recorded_games(self, run_id: str) -> dict[str, set[int]]:
+        """The game indices already stored, per skill (what a resumed run skips)."""
+        with self.database.read() as session:
+            rows = session.execute(
+                select(RunGameRow.skill_id, RunGameRow.game).where(RunGameRow.run_id == run_id)
+            ).all()
+        done: dict[str, set[int]] = {}
+        for skill_id, game in rows:
+            done.setdefault(skill_id, set()).add(game)
+        return done
+
+    def games(self, run_id: str, skill_id: str | None = None) -> list[GameRow]:
+        with self.database.read() as session:
+            statement = select(RunGameRow).where(RunGameRow.run_id == run_id)
+            if skill_id is not None:
+                statement = statement.where(RunGameRow.skill_id == skill_id)
+            rows = session.scalars(statement.order_by(RunGameRow.skill_id, RunGameRow.game))
+            return [
+                GameRow(
+                    r.skill_id, r.game, r.outcome, r.seed, r.duration_s, r.resource_delta, r.army_value_delta,
+                    r.map_control, r.error, r.engine_version,
+                )  # fmt: skip
+                for r in rows
+            ]
+
+    def engine_versions(self, run_id: str, skill_id: str) -> dict[str, int]:
+        """Engine version -> games, for one skill's games of a run."""
+        with self.database.read() as session:
+            rows = session.execute(
+                select(RunGameRow.engine_version, func.count())
+                .where(RunGameRow.run_id == run_id, RunGameRow.skill_id == skill_id)
+                .group_by(RunGameRow.engine_version)
+            ).all()
+        return {version: count for version, count in rows if version}
+
+    def interval(self, skill_id: str) -> tuple[int, int, float, float] | None:
+        """(successes, trials, low, high) of the skill's current success rate, if verified here."""
+        with self.database.read() as session:
+            row = session.get(SkillIntervalRow, skill_id)
+            return None if row is None else (row.successes, row.trials, row.wilson_low, row.wilson_high)
+
+    def revalidated_engine(self, skill_id: str) -> str | None:
+        """The engine version of the skill's latest applied revalidation, if it ever had one."""
+        with self.database.read() as session:
+            return session.scalar(
+                select(VerificationRunRow.engine_version)
+                .join(RunSkillRow, RunSkillRow.run_id == VerificationRunRow.id)
+                .where(
+                    RunSkillRow.skill_id == skill_id,
+                    RunSkillRow.applied_at.is_not(None),
+                    RunSkillRow.confidence_after.is_not(None),
+                    VerificationRunRow.kind == "revalidate",
+                )
+                .order_by(RunSkillRow.applied_at.desc())
+                .limit(1)
+            )
+
+    def known_play_keys(self, keys: Iterable[str]) -> set[str]:
+        keys = list(keys)
+        found: set[str] = set()
+        with self.database.read() as session:
+            for start in range(0, len(keys), 500):
+                part = keys[start : start + 500]
+                found.update(session.scalars(select(PlayImportRow.key).where(PlayImportRow.key.in_(part))))
+        return found
+
+    # --- writes inside a skill's quality transaction (SkillRepository.set_quality(within=...)) ----
+
+    @staticmethod
+    def apply_skill_result(
+        session: Session,
+        run_id: str,
+        skill_id: str,
+        *,
+        counts: Counts,
+        confidence_after: str,
+        success_rate: float | None,
+        interval: tuple[float, float],
+        note: str = "",
+    ) -> None:
+        session.execute(
+            update(RunSkillRow)
+            .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
+            .values(
+                wins=counts.wins, losses=counts.losses, draws=counts.draws, errors=counts.errors,
+                success_rate=success_rate, wilson_low=interval[0], wilson_high=interval[1],
+                confidence_after=confidence_after, applied_at=utc_now(), note=note,
+            )  # fmt: skip
+        )
+
+    @staticmethod
+    def skip_skill(database: Database, run_id: str, skill_id: str, note: str) -> None:
+        """Mark a skill of a run as done without a result (it vanished, or cannot be played)."""
+        with database.write() as session:
+            session.execute(
+                update(RunSkillRow)
+                .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
+                .values(applied_at=utc_now(), note=note)
+            )
+
+    @staticmethod
+    def write_interval(session: Session, skill_id: str, successes: int, trials: int, interval: tuple[float, float]) -> None:
+        statement = sqlite_insert(SkillIntervalRow).values(
+            skill_id=skill_id, successes=successes, trials=trials, wilson_low=interval[0],
+            wilson_high=interval[1], updated_at=utc_now(),
+        )  # fmt: skip
+        session.execute(statement.on_conflict_do_update(
+            index_elements=["skill_id"],
+            set_={k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")},
+        ))  # fmt: skip
+
+    @staticmethod
+    def claim_plays(session: Session, skill_id: str, source: str, plays: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        now = utc_now()
+        session.execute(sqlite_insert(PlayImportRow).on_conflict_do_nothing(), [
+            {"key": key, "skill_id": skill_id, "source": source, "imported_at": now,
+             "play": json.dumps(play, sort_keys=True, ensure_ascii=False)}
+            for key, play in plays
+        ])  # fmt: skip
