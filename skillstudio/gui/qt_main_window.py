@@ -336,10 +336,12 @@ class QtMainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.sample_action)
         file_menu.addSeparator()
-        self.export_action = action("&Export Selection…", lambda: None, tip="Export to a Workshop package")
-        self.export_action.setEnabled(False)
-        self.export_action.setToolTip("Workshop export is not available yet")
-        file_menu.addAction(self.export_action)
+        self.import_action = action("&Import…", self.import_skills, QKeySequence("Ctrl+I"),
+                                    tip="Import a Workshop package, a SKILL.md folder, a JSON or Voyager library")
+        self.export_action = action("&Export Selection…", self.export_selection, QKeySequence("Ctrl+E"),
+                                    tip="Export the selected skills (or all shown) to a Workshop package")
+        self.prune_action = action("&Prune…", self.prune_library, tip="Move stale, unused or superseded skills to the trash")
+        file_menu.addActions([self.import_action, self.export_action, self.prune_action])
         file_menu.addSeparator()
         file_menu.addAction(action("&Quit", self.close, QKeySequence.StandardKey.Quit))
 
@@ -441,6 +443,27 @@ class QtMainWindow(QMainWindow):
 
     def show_trash(self) -> None:
         QtTrashDialog(self.repository, self).exec()
+
+    # --- sharing (docs/packages.md) ---------------------------------------------------------------
+
+    def import_skills(self) -> None:
+        from skillstudio.gui.qt_packages import QtImportDialog  # noqa: PLC0415 - on demand
+
+        QtImportDialog(self.repository, self).exec()
+
+    def export_ids(self) -> list[str]:
+        """The selection, or every skill the filters show when nothing is selected."""
+        return self.selected_ids() or self.repository.query(self.current_query()).ids
+
+    def export_selection(self) -> None:
+        from skillstudio.gui.qt_packages import QtExportDialog  # noqa: PLC0415
+
+        QtExportDialog(self.repository, self.export_ids(), self).exec()
+
+    def prune_library(self) -> None:
+        from skillstudio.gui.qt_packages import QtPruneDialog  # noqa: PLC0415
+
+        QtPruneDialog(self.repository, self).exec()
 
     # --- bulk actions (undoable) -------------------------------------------------------------------
 

@@ -165,8 +165,8 @@ def test_bulk_tags_and_undo(window: QtMainWindow, monkeypatch: pytest.MonkeyPatc
     assert window.repository.get(skill_id).tags == before
 
 
-def test_export_is_visible_but_disabled_until_packages_exist(window: QtMainWindow) -> None:
-    assert not window.export_action.isEnabled()
+def test_import_export_and_prune_are_in_the_file_menu(window: QtMainWindow) -> None:
+    assert window.export_action.isEnabled() and window.import_action.isEnabled() and window.prune_action.isEnabled()
 
 
 def test_opening_another_library_and_refusing_a_bad_one(window: QtMainWindow, tmp_path: Path, monkeypatch) -> None:

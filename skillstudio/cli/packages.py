@@ -1,0 +1,194 @@
+"""``skillstudio export | import | validate | prune``: sharing and pruning on the command line.
+
+Registered by :mod:`skillstudio.cli.main` (``add_parsers`` and ``commands``); the work is done
+by :mod:`skillstudio.packages`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from skillstudio.model import Domain
+from skillstudio.packages.errors import refuse
+from skillstudio.packages.export import PrivacyError, export_selection, load_selection, write_atomically
+from skillstudio.packages.icpkg import AI_USAGE, PackageMeta
+from skillstudio.packages.importer import apply_plan, plan_import
+from skillstudio.packages.prune import apply_prune, plan_prune
+from skillstudio.packages.sources import FORMATS, read_source
+from skillstudio.store import Database, SkillQuery, SkillRepository
+
+EXIT_OK, EXIT_FAILED = 0, 1
+NO_LIBRARY = frozenset({"validate"})
+Handler = Callable[[argparse.Namespace, Database], int]
+
+
+def add_parsers(
+    commands: argparse._SubParsersAction,
+    *,
+    common: argparse.ArgumentParser,
+    filters: argparse.ArgumentParser,
+    as_json: argparse.ArgumentParser,
+) -> None:
+    export = commands.add_parser(
+        "export", parents=[common, filters], help="export skills to a Workshop package (or SKILL.md, JSON)"
+    )
+    export.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.icpkg, a folder (skill-md) or FILE.json")
+    export.add_argument("--format", choices=("icpkg", "skill-md", "json"), default=None, help="default: from the output name")
+    export.add_argument("--query", metavar="TEXT", default="", help="full-text search, words as prefixes")
+    export.add_argument("--id", dest="ids", metavar="ID", action="append", help="export these skills (repeatable)")
+    export.add_argument("--name", help="package name (3-64 of a-z, 0-9, -); default: from the output name")
+    export.add_argument("--publisher", default="local", help="Workshop publisher (default: local)")
+    export.add_argument("--version", dest="package_version", default="1.0.0", help="semver (default 1.0.0)")
+    export.add_argument("--license", default="CC-BY-SA-4.0", help="SPDX id (default CC-BY-SA-4.0)")
+    export.add_argument("--description", default="", help="package description")
+    export.add_argument("--display-name", default="", help="D057 display_name")
+    export.add_argument("--engine-version", default="", help="engine version range, e.g. ^0.5.0")
+    export.add_argument("--ai-usage", choices=AI_USAGE, default="metadata_only", help="D030 ai_usage")
+    export.add_argument("--readme", metavar="FILE", help="a README.md to include")
+    export.add_argument("--redact", action="store_true", help="remove what the privacy check finds instead of refusing")
+    export.add_argument("--vdf", action="store_true", help="also write a steamcmd workshop_build_item VDF beside it")
+    export.add_argument("--dry-run", action="store_true", help="show the selection and privacy findings only")
+
+    imp = commands.add_parser("import", parents=[common, as_json], help="import a package, SKILL.md tree, JSON or Voyager library")
+    imp.add_argument("path", metavar="PATH")
+    mode = imp.add_mutually_exclusive_group()
+    mode.add_argument("--merge", dest="mode", action="store_const", const="merge", help="the default (docs/packages.md)")
+    mode.add_argument("--replace", dest="mode", action="store_const", const="replace")
+    imp.set_defaults(mode="merge")
+    imp.add_argument("--dry-run", action="store_true", help="print what would be added, updated, skipped")
+    imp.add_argument("--format", choices=FORMATS, default=None, help="default: detected")
+    imp.add_argument("--strict", action="store_true", help="SKILL.md: refuse any spec violation")
+    imp.add_argument("--domain", default="ai", help="domain of skills the format does not say (default ai)")
+    imp.add_argument("--game-module", default="ra1", help="game module of skills the format does not say (default ra1)")
+
+    validate = commands.add_parser("validate", parents=[common], help="report SKILL.md spec problems without importing")
+    validate.add_argument("path", metavar="PATH")
+
+    prune = commands.add_parser("prune", parents=[common, as_json], help="move stale, unused or superseded skills to the trash")
+    prune.add_argument("--max-size", type=int, metavar="N", help="also prune down to N skills")
+    prune.add_argument("--dry-run", action="store_true", help="list what would be pruned")
+
+
+def commands(query_from: Callable[[argparse.Namespace, str], SkillQuery]) -> dict[str, Handler]:
+    def export(args: argparse.Namespace, database: Database) -> int:
+        return _export(args, database, query_from)
+
+    return {"export": export, "import": _import, "prune": _prune}
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].strip("-")
+    return slug if len(slug) >= 3 else "skill-library"
+
+
+def _export(args: argparse.Namespace, database: Database, query_from: Callable[[argparse.Namespace, str], SkillQuery]) -> int:
+    repository = SkillRepository(database)
+    out = Path(args.output)
+    fmt = args.format or ("json" if out.suffix.lower() == ".json" else "icpkg" if out.suffix else "skill-md")
+    ids = [repository.resolve_id(i) for i in args.ids] if args.ids else repository.query(query_from(args, args.query)).ids
+    preview = load_selection(repository, ids)
+    if args.dry_run:
+        print(f"{len(preview.skills)} skills selected; {len(preview.findings)} privacy findings")
+        for finding in preview.findings:
+            print(f"  {finding}")
+        return EXIT_OK
+    if not preview.skills:
+        print("skillstudio: no skills match; nothing exported", file=sys.stderr)
+        return EXIT_FAILED
+    if preview.findings and not args.redact:
+        raise PrivacyError(preview.findings)
+    if fmt == "icpkg":
+        meta = PackageMeta(
+            name=args.name or _slug(out.stem), publisher=args.publisher, version=args.package_version,
+            license=args.license, description=args.description, display_name=args.display_name,
+            engine_version=args.engine_version, ai_usage=args.ai_usage,
+        )  # fmt: skip
+        readme = Path(args.readme).read_text(encoding="utf-8") if args.readme else None
+        written = export_selection(preview, meta, out, redact=args.redact, readme=readme, vdf=args.vdf)
+    else:
+        from skillstudio.packages.privacy import redact_skill
+
+        flagged = {f.skill_id for f in preview.findings}
+        written = [redact_skill(s) if s.id in flagged else s for s in preview.skills]
+        if fmt == "json":
+            from skillstudio.packages.json_library import export_json_library
+
+            write_atomically(out, export_json_library(written, preview.extras).encode("utf-8"))
+        else:
+            from skillstudio.packages.skill_md import export_skill_tree
+
+            for warning in export_skill_tree(written, out, preview.extras):
+                print(f"warning: {warning}", file=sys.stderr)
+    redacted = f", {len({f.skill_id for f in preview.findings})} redacted" if preview.findings else ""
+    print(f"exported {len(written)} skills to {out}{redacted}")
+    return EXIT_OK
+
+
+def _import(args: argparse.Namespace, database: Database) -> int:
+    try:
+        domain = Domain.parse(args.domain)
+    except ValueError as error:
+        raise refuse("--domain", str(error)) from None
+    source = read_source(args.path, fmt=args.format, strict=args.strict, domain=domain, game_module=args.game_module)
+    repository = SkillRepository(database)
+    plan = plan_import(repository, source.incoming, origin=source.origin, source=source.label, mode=args.mode)
+    if not args.dry_run:
+        apply_plan(repository, plan)
+    if args.json:
+        print(json.dumps({
+            "format": "skillstudio.import", "version": 1, "source": source.label, "detected": source.format,
+            "origin": plan.origin, "mode": plan.mode, "dry_run": args.dry_run,
+            "counts": {a: plan.count(a) for a in ("add", "update", "skip", "conflict", "trash")},
+            "steps": [{"action": s.action, "id": s.skill_id, "name": s.name, "entry": s.entry, "reason": s.reason} for s in plan.steps],
+            "warnings": source.warnings + plan.warnings,
+        }, ensure_ascii=False, indent=2))  # fmt: skip
+        return EXIT_OK
+    verb = "would import" if args.dry_run else "imported"
+    print(f"{verb} {source.label} ({source.format}, {plan.origin}): {plan.summary()}")
+    for step in plan.steps:
+        if args.dry_run or step.action in ("conflict", "trash"):
+            print(f"  {step}")
+    warnings = source.warnings + plan.warnings
+    for warning in warnings[:50]:
+        print(f"  warning: {warning}")
+    if len(warnings) > 50:
+        print(f"  ... and {len(warnings) - 50} more warnings (kept with each skill)")
+    return EXIT_OK
+
+
+def _prune(args: argparse.Namespace, database: Database) -> int:
+    repository = SkillRepository(database)
+    candidates = plan_prune(repository, max_size=args.max_size)
+    if not args.dry_run:
+        apply_prune(repository, candidates)
+    if args.json:
+        print(json.dumps({
+            "format": "skillstudio.prune", "version": 1, "dry_run": args.dry_run,
+            "pruned": [{"id": c.skill_id, "name": c.name, "confidence": c.confidence, "reason": c.reason} for c in candidates],
+        }, ensure_ascii=False, indent=2))  # fmt: skip
+        return EXIT_OK
+    verb = "would move" if args.dry_run else "moved"
+    print(f"{verb} {len(candidates)} skills to the trash")
+    for candidate in candidates:
+        print(f"  {candidate}")
+    return EXIT_OK
+
+
+def run_without_library(args: argparse.Namespace) -> int:
+    if args.command == "validate":
+        from skillstudio.packages.skill_md import validate_tree
+
+        issues = validate_tree(args.path)
+        for issue in issues:
+            print(issue)
+        print(f"{len(issues)} problems" if issues else "no problems found", file=sys.stderr if issues else sys.stdout)
+        return EXIT_FAILED if issues else EXIT_OK
+    raise AssertionError(args.command)
+
+
+__all__ = ["NO_LIBRARY", "add_parsers", "commands", "run_without_library"]

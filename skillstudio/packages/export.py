@@ -1,0 +1,89 @@
+"""Exporting a selection: privacy check first, then the package (or another format) on disk."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillstudio.model import Issue, Skill
+from skillstudio.packages.errors import PackageError
+from skillstudio.packages.icpkg import PackageMeta, export_package, workshop_vdf
+from skillstudio.packages.privacy import Finding, redact_skill, scan_skill
+from skillstudio.store import SkillExtras, SkillRepository
+
+Progress = Callable[[int, int], None]
+
+
+class PrivacyError(PackageError):
+    """The selection holds what looks like player data; nothing was written."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings = tuple(findings)
+        issues = [Issue(f"{f.skill_id}: {f.path}", f"{f.kind} {f.text!r}") for f in findings]
+        super().__init__(issues, context="privacy check refused the export (use --redact to remove these)")
+
+
+@dataclass
+class ExportPreview:
+    skills: list[Skill]
+    findings: list[Finding] = field(default_factory=list)
+    extras: dict[str, SkillExtras] = field(default_factory=dict)
+
+
+def load_selection(repository: SkillRepository, ids: Sequence[str], progress: Progress | None = None) -> ExportPreview:
+    """The selected skills, their extras, and what the privacy check finds in them."""
+    skills: list[Skill] = []
+    findings: list[Finding] = []
+    ids = list(ids)
+    for start in range(0, len(ids), 500):
+        if progress is not None:
+            progress(start, len(ids))
+        for skill in repository.get_many(ids[start : start + 500]):
+            skills.append(skill)
+            findings.extend(scan_skill(skill))
+    extras = repository.extras_many(list(ids))
+    if progress is not None:
+        progress(len(ids), len(ids))
+    return ExportPreview(skills, findings, extras)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def export_selection(
+    preview: ExportPreview,
+    meta: PackageMeta,
+    out: str | Path,
+    *,
+    redact: bool = False,
+    readme: str | None = None,
+    vdf: bool = False,
+) -> list[Skill]:
+    """Write the package; refuse (PrivacyError) if the check found anything and ``redact`` is
+    off. Returns the skills as written (redacted ones changed)."""
+    if preview.findings and not redact:
+        raise PrivacyError(preview.findings)
+    flagged = {finding.skill_id for finding in preview.findings}
+    skills = [redact_skill(skill) if skill.id in flagged else skill for skill in preview.skills]
+    data = export_package(skills, meta, readme=readme, extras=preview.extras)
+    path = Path(out)
+    write_atomically(path, data)
+    if vdf:
+        text = workshop_vdf(meta, str(path.resolve().parent))
+        write_atomically(path.with_suffix(".vdf"), text.encode("utf-8"))
+    return skills
+
+
+__all__ = ["ExportPreview", "PrivacyError", "export_selection", "load_selection", "write_atomically"]

@@ -1,0 +1,699 @@
+"""Workshop packages (``.icpkg``): the one writer and the one (hostile-input-proof) reader.
+
+Layout (docs/packages.md)::
+
+    manifest.yaml            D049 ``package:`` fields + D057's ``skill_library:`` fields
+    README.md                optional
+    preview.png              optional
+    skills/<stem>.json       one canonical skill document per skill (local=False)
+    extras/<stem>.json       optional: SKILL.md frontmatter and files of that skill
+
+``<stem>`` is the skill id when it is a safe file name, else the first 32 hex digits of its
+SHA-256. Every entry but the manifest is listed under ``package.files`` with its sha256 and size.
+
+Writing is deterministic: entries in a fixed order (manifest first, then by name), fixed
+timestamps (1980-01-01), fixed permissions, DEFLATE at level 9, and no time in the manifest, so
+the same skills and metadata always give the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import re
+import stat
+import zipfile
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillstudio.model import Confidence, Domain, Issue, Skill, ValidationError, parse_skill_with_notes, skill_to_document
+from skillstudio.model.validation import Checker, join_path
+from skillstudio.packages.errors import PackageError, in_file, refuse
+from skillstudio.packages.safe_yaml import decode_utf8, load_yaml
+from skillstudio.store import SkillExtras
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.yaml"
+RESOURCE = "resource.yaml"
+
+# Limits (IC: no hard size cap on packages, but a bounded decompressor and a 256:1 ratio cap).
+MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
+MAX_ENTRIES = 50_000
+MAX_ENTRY_BYTES = 8 * 1024 * 1024
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+MAX_RATIO = 256
+RATIO_FLOOR = 4096  # entries smaller than this cannot be bombs; their ratio is not checked
+MAX_EXTRA_FILES_BYTES = 8 * 1024 * 1024  # per skill, SKILL.md scripts/references/assets
+
+_ENTRY_NAME = re.compile(r"^[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)*$")
+_SAFE_STEM = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
+PACKAGE_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{1,62})[a-z0-9]$")  # D030 PackageName, 3..64
+PUBLISHER = re.compile(r"^[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+SPDX = re.compile(r"^[A-Za-z0-9.+\-]+(?: (?:AND|OR|WITH) [A-Za-z0-9.+\-]+)*$")
+AI_USAGE = ("allow", "metadata_only", "deny")
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class PackageMeta:
+    """What the exporter asks for; ``game_module``, ``domain`` and counts are derived."""
+
+    name: str
+    publisher: str
+    version: str = "1.0.0"
+    license: str = "CC-BY-SA-4.0"
+    description: str = ""
+    display_name: str = ""
+    engine_version: str = ""
+    tags: tuple[str, ...] = ()
+    ai_usage: str = "metadata_only"
+    game_module: str = ""  # derived from the skills when empty
+
+    @property
+    def package_id(self) -> str:
+        return f"{self.publisher}/{self.name}@{self.version}"
+
+
+@dataclass(frozen=True)
+class PackagedSkill:
+    entry: str  # skills/<stem>.json
+    skill: Skill
+    notes: tuple[Issue, ...] = ()
+    extras: SkillExtras | None = None
+
+
+@dataclass(frozen=True)
+class Package:
+    meta: PackageMeta
+    skills: tuple[PackagedSkill, ...]
+    manifest_form: str  # manifest.yaml | resource.yaml
+    domain: str = ""
+    average_confidence: str = ""
+    readme: str | None = None
+    notes: tuple[Issue, ...] = ()
+    entries: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ================================================================================================
+# Writing
+# ================================================================================================
+
+
+def skill_stem(skill_id: str) -> str:
+    if _SAFE_STEM.match(skill_id) and not skill_id.endswith("."):
+        return skill_id
+    return hashlib.sha256(skill_id.encode("utf-8")).hexdigest()[:32]
+
+
+def _json_bytes(document: Any) -> bytes:
+    return (json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False) + "\n").encode("utf-8")
+
+
+def average_confidence(skills: Sequence[Skill]) -> Confidence:
+    if not skills:
+        return Confidence.TENTATIVE
+    mean = sum(skill.confidence.rank for skill in skills) / len(skills)
+    rank = int(mean + 0.5)
+    return next(member for member in Confidence if member.rank == rank)
+
+
+def _single(values: Sequence[str], mixed: str) -> str:
+    distinct = sorted(set(values))
+    return distinct[0] if len(distinct) == 1 else mixed
+
+
+def check_meta(meta: PackageMeta) -> None:
+    """Refuse metadata a Workshop would refuse (name, publisher, semver, SPDX, ai_usage)."""
+    check = Checker()
+    _check_identity(check, meta.name, meta.publisher, meta.version, "package")
+    if not isinstance(meta.license, str) or not SPDX.match(meta.license) or len(meta.license) > 128:
+        check.fail("package.license", f"{meta.license!r} is not an SPDX license expression")
+    if meta.ai_usage not in AI_USAGE:
+        check.fail("package.ai_usage", f"{meta.ai_usage!r} is not one of {'|'.join(AI_USAGE)}")
+    if len(meta.description) > 8000:
+        check.fail("package.description", "longer than 8000 characters")
+    check.raise_if_failed("package metadata")
+
+
+def _check_identity(check: Checker, name: object, publisher: object, version: object, path: str) -> None:
+    if not isinstance(name, str) or not PACKAGE_NAME.match(name):
+        check.fail(join_path(path, "name"), f"{name!r} is not a package name (3-64 of a-z, 0-9, -)")
+    if not isinstance(publisher, str) or not PUBLISHER.match(publisher):
+        check.fail(join_path(path, "publisher"), f"{publisher!r} is not a publisher name (1-64 of a-z, 0-9, -, _)")
+    if not isinstance(version, str) or not SEMVER.match(version) or len(version) > 64:
+        check.fail(join_path(path, "version"), f"{version!r} is not a semantic version (e.g. 1.2.0)")
+
+
+def build_manifest(
+    meta: PackageMeta, skills: Sequence[Skill], files: Mapping[str, bytes]
+) -> dict[str, Any]:
+    domain = _single([skill.domain.value for skill in skills], "mixed")
+    game_module = meta.game_module or _single([skill.game_module for skill in skills], "mixed")
+    return {
+        "format_version": FORMAT_VERSION,
+        "package": {
+            "name": meta.name,
+            "publisher": meta.publisher,
+            "version": meta.version,
+            "license": meta.license,
+            "description": meta.description,
+            "category": "skill_library",
+            "game_module": game_module,
+            "engine_version": meta.engine_version,
+            "tags": list(meta.tags),
+            "ai_usage": meta.ai_usage,
+            "files": {
+                name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+                for name, data in sorted(files.items())
+            },
+        },
+        "skill_library": {
+            "display_name": meta.display_name or meta.name,
+            "domain": domain,
+            "skill_count": len(skills),
+            "average_confidence": average_confidence(skills).value,
+        },
+    }
+
+
+def export_package(
+    skills: Sequence[Skill],
+    meta: PackageMeta,
+    *,
+    readme: str | None = None,
+    preview_png: bytes | None = None,
+    extras: Mapping[str, SkillExtras] | None = None,
+) -> bytes:
+    """The ``.icpkg`` bytes for these skills. Run the privacy check first (``privacy``)."""
+    check_meta(meta)
+    ordered = sorted(skills, key=lambda skill: skill.id)
+    files: dict[str, bytes] = {}
+    for skill in ordered:
+        stem = skill_stem(skill.id)
+        entry = f"skills/{stem}.json"
+        if entry in files:
+            raise refuse(entry, f"two skills map to the same file (ids {skill.id!r})")
+        files[entry] = _json_bytes(skill_to_document(skill, local=False))
+        extra = (extras or {}).get(skill.id)
+        if extra is not None and (extra.files or extra.frontmatter):
+            files[f"extras/{stem}.json"] = _json_bytes({"frontmatter": extra.frontmatter, "files": extra.files})
+    if readme is not None:
+        files["README.md"] = readme.encode("utf-8")
+    if preview_png is not None:
+        files["preview.png"] = preview_png
+    manifest = build_manifest(meta, ordered, files)
+    manifest_bytes = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100).encode("utf-8")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in [(MANIFEST, manifest_bytes), *sorted(files.items())]:
+            info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3
+            info.external_attr = (stat.S_IFREG | 0o644) << 16
+            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+    return buffer.getvalue()
+
+
+def workshop_vdf(meta: PackageMeta, content_folder: str, *, appid: str = "0", preview: str = "") -> str:
+    """A steamcmd ``workshop_build_item`` VDF (title <= 128, description <= 8000 characters)."""
+
+    def quoted(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    title = (meta.display_name or meta.name)[:128]
+    rows = [
+        ("appid", appid), ("publishedfileid", "0"), ("contentfolder", content_folder),
+        ("previewfile", preview), ("visibility", "0"), ("title", title),
+        ("description", meta.description[:8000]), ("changenote", f"{meta.package_id}"),
+    ]  # fmt: skip
+    body = "".join(f"\t{quoted(key)}\t{quoted(value)}\n" for key, value in rows)
+    return f'"workshopitem"\n{{\n{body}}}\n'
+
+
+# ================================================================================================
+# Reading: everything is untrusted
+# ================================================================================================
+
+
+def read_package(source: str | Path | bytes, *, progress: Callable[[int, int], None] | None = None) -> Package:
+    """Validate a whole package and return what it holds, or raise PackageError naming every
+    problem found (file and field). Nothing here touches a library. ``progress(done, total)``
+    is called while the skills are validated (the long part of a large package)."""
+    if isinstance(source, bytes):
+        data = source
+        label = "package"
+    else:
+        path = Path(source)
+        label = path.name
+        try:
+            size = path.stat().st_size
+            if size > MAX_ARCHIVE_BYTES:
+                raise refuse(label, f"is {size} bytes, more than the {MAX_ARCHIVE_BYTES} allowed")
+            data = path.read_bytes()
+        except OSError as error:
+            raise refuse(label, f"cannot be read ({error.strerror or error})") from None
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise refuse(label, f"is {len(data)} bytes, more than the {MAX_ARCHIVE_BYTES} allowed")
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as error:
+        raise refuse(label, f"is not a valid ZIP archive ({error})") from None
+    except Exception as error:  # zipfile raises odd errors on mangled directories
+        raise refuse(label, f"is not a valid ZIP archive ({type(error).__name__})") from None
+    with archive:
+        return _read_archive(archive, label, progress)
+
+
+def _read_archive(
+    archive: zipfile.ZipFile, label: str, progress: Callable[[int, int], None] | None = None
+) -> Package:
+    infos = archive.infolist()
+    if len(infos) > MAX_ENTRIES:
+        raise refuse(label, f"has {len(infos)} entries, at most {MAX_ENTRIES} allowed")
+    issues: list[Issue] = []
+    entries: dict[str, zipfile.ZipInfo] = {}
+    folded: set[str] = set()
+    total = 0
+    compressed_total = 0
+    for info in infos:
+        name = info.filename
+        problem = _entry_problem(info)
+        if problem:
+            issues.append(Issue(repr(name) if not _ENTRY_NAME.match(name) else name, problem))
+            continue
+        if name.endswith("/"):
+            continue  # a directory entry holds nothing
+        if name in entries or name.lower() in folded:
+            issues.append(Issue(name, "appears twice in the archive (duplicate entry)"))
+            continue
+        entries[name] = info
+        folded.add(name.lower())
+        limit = MAX_MANIFEST_BYTES if name in (MANIFEST, RESOURCE) else MAX_ENTRY_BYTES
+        if info.file_size > limit:
+            issues.append(Issue(name, f"declares {info.file_size} bytes, more than the {limit} allowed"))
+        if info.file_size >= RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            issues.append(Issue(name, f"compression ratio above {MAX_RATIO}:1 (decompression bomb)"))
+        total += info.file_size
+        compressed_total += info.compress_size
+    if total > MAX_TOTAL_BYTES:
+        issues.append(Issue(label, f"declares {total} bytes uncompressed, more than the {MAX_TOTAL_BYTES} allowed"))
+    if total >= RATIO_FLOOR and total > MAX_RATIO * max(compressed_total, 1):
+        issues.append(Issue(label, f"overall compression ratio above {MAX_RATIO}:1 (decompression bomb)"))
+    if issues:
+        raise PackageError(issues, context=f"{label} refused")
+
+    manifest_name = MANIFEST if MANIFEST in entries else RESOURCE if RESOURCE in entries else None
+    if manifest_name is None:
+        raise refuse(label, f"has no {MANIFEST} (or D057 {RESOURCE})", context=f"{label} refused")
+    contents: dict[str, bytes] = {}
+    for name, info in entries.items():
+        try:
+            contents[name] = _read_capped(archive, info)
+        except PackageError as error:
+            issues.extend(error.issues)
+    if issues:
+        raise PackageError(issues, context=f"{label} refused")
+
+    manifest_text = decode_utf8(contents[manifest_name], manifest_name)
+    document = load_yaml(manifest_text, manifest_name, max_aliases=0)
+    check = Checker()
+    if manifest_name == MANIFEST:
+        meta, listed, library = _read_manifest(check, document)
+    else:
+        meta, listed, library = _read_resource(check, document)
+    _prefix_issues(check, manifest_name)
+    if check.issues:
+        raise PackageError(check.issues, context=f"{label} refused")
+    assert meta is not None
+
+    others = {name for name in contents if name != manifest_name}
+    if listed is not None:
+        for name in sorted(others - set(listed)):
+            issues.append(Issue(name, f"is not listed in {manifest_name} files (unlisted entry)"))
+        for name in sorted(set(listed) - others):
+            issues.append(Issue(in_file(manifest_name, f"package.files.{name}"), "listed but missing from the archive"))
+        for name in sorted(others & set(listed)):
+            sha, size = listed[name]
+            if len(contents[name]) != size:
+                issues.append(Issue(name, f"is {len(contents[name])} bytes, the manifest says {size} (size mismatch)"))
+            elif hashlib.sha256(contents[name]).hexdigest() != sha:
+                issues.append(Issue(name, "SHA-256 does not match the manifest (checksum mismatch)"))
+    known = re.compile(r"^(?:skills/[^/]+\.json|extras/[^/]+\.json|README(?:\.md)?|CHANGELOG(?:\.md)?|preview\.png|LICENSE(?:\.\w+)?|assets/.+|resource\.yaml|mod\.toml)$")
+    for name in sorted(others):
+        if not known.match(name):
+            issues.append(Issue(name, "is not a file a skill library package may hold"))
+    if issues:
+        raise PackageError(issues, context=f"{label} refused")
+
+    extras_by_stem: dict[str, tuple[str, SkillExtras]] = {}
+    for name in sorted(n for n in others if n.startswith("extras/")):
+        try:
+            extras_by_stem[name[len("extras/") : -len(".json")]] = (name, _read_extras(name, contents[name]))
+        except PackageError as error:
+            issues.extend(error.issues)
+    skills: list[PackagedSkill] = []
+    seen_ids: dict[str, str] = {}
+    skill_entries = sorted(n for n in others if n.startswith("skills/"))
+    for index, name in enumerate(skill_entries):
+        if progress is not None and index % 250 == 0:
+            progress(index, len(skill_entries))
+        try:
+            data = load_json(contents[name], name)
+            skill, notes = parse_skill_with_notes(data)
+        except PackageError as error:
+            issues.extend(error.issues)
+            continue
+        except ValidationError as error:
+            issues.extend(Issue(in_file(name, issue.path), issue.message) for issue in error.issues)
+            continue
+        if skill.id in seen_ids:
+            issues.append(Issue(name, f"skill id {skill.id!r} is also in {seen_ids[skill.id]} (duplicate skill)"))
+            continue
+        seen_ids[skill.id] = name
+        stem = name[len("skills/") : -len(".json")]
+        extra = extras_by_stem.pop(stem, (None, None))[1]
+        skills.append(PackagedSkill(name, skill, tuple(notes), extra))
+    for stem, (name, _extra) in extras_by_stem.items():
+        issues.append(Issue(name, f"belongs to no skill (no skills/{stem}.json)"))
+    count = library.get("skill_count")
+    if count is not None and count != len(skills) and not issues:
+        issues.append(Issue(in_file(manifest_name, "skill_library.skill_count"), f"says {count}, the package holds {len(skills)}"))
+    if issues:
+        raise PackageError(issues, context=f"{label} refused")
+    readme = contents.get("README.md") or contents.get("README")
+    return Package(
+        meta=meta,
+        skills=tuple(skills),
+        manifest_form=manifest_name,
+        domain=str(library.get("domain") or ""),
+        average_confidence=str(library.get("average_confidence") or ""),
+        readme=decode_utf8(readme, "README.md") if readme is not None else None,
+        notes=tuple(check.notes),
+        entries=tuple(sorted(contents)),
+    )
+
+
+def _entry_problem(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    if "\x00" in name:
+        return "name contains a NUL character"
+    if "\\" in name:
+        return "name contains a backslash"
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return "absolute path"
+    parts = name.rstrip("/").split("/")
+    if any(part in ("..", ".", "") for part in parts):
+        return "path escapes the archive ('..', '.' or empty component)"
+    if not _ENTRY_NAME.match(name.rstrip("/")):
+        return "name has characters outside A-Z a-z 0-9 . _ - /"
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "is not a regular file"
+    if info.flag_bits & 0x1:
+        return "is encrypted"
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        return f"uses compression method {info.compress_type} (only stored and deflate are read)"
+    if name.endswith("/") and info.file_size:
+        return "directory entry with content"
+    return None
+
+
+def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """Decompress one entry, never more than it declared (zipfile stops there) plus a check."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with archive.open(info) as stream:
+            while True:
+                chunk = stream.read(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > info.file_size:
+                    raise refuse(info.filename, "decompresses to more than its declared size")
+                chunks.append(chunk)
+    except PackageError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, RuntimeError) as error:
+        raise refuse(info.filename, f"is corrupt ({error})") from None
+    if size != info.file_size:
+        raise refuse(info.filename, f"decompresses to {size} bytes, {info.file_size} declared")
+    return b"".join(chunks)
+
+
+def _prefix_issues(check: Checker, name: str) -> None:
+    check.issues[:] = [Issue(in_file(name, issue.path), issue.message) for issue in check.issues]
+    check.notes[:] = [Issue(in_file(name, issue.path), issue.message) for issue in check.notes]
+
+
+def load_json(data: bytes, where: str) -> Any:
+    text = decode_utf8(data, where)
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise refuse(where, f"key {key!r} appears twice in one object")
+            out[key] = value
+        return out
+
+    def constant(name: str) -> Any:
+        raise refuse(where, f"{name} is not JSON")
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    except PackageError:
+        raise
+    except RecursionError:
+        raise refuse(where, "JSON nested too deeply") from None
+    except ValueError as error:
+        raise refuse(where, f"is not valid JSON ({error})") from None
+
+
+_PACKAGE_KEYS = {
+    "name", "publisher", "version", "license", "description", "category", "game_module",
+    "engine_version", "tags", "files", "ai_usage", "platforms", "dependencies", "distribution",
+}  # fmt: skip
+_LIBRARY_KEYS = {"display_name", "domain", "skill_count", "average_confidence"}
+
+
+def _text(check: Checker, value: object, path: str, max_len: int, *, required: bool = False) -> str:
+    if value is None and not required:
+        return ""
+    result = check.text(value, path, max_len=max_len, allow_empty=not required)
+    return result or ""
+
+
+def _ai_usage(check: Checker, value: object, path: str) -> str:
+    if value is None:
+        return "metadata_only"
+    if isinstance(value, str):
+        folded = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", value).lower().replace("-", "_")
+        if folded in AI_USAGE:
+            return folded
+    check.fail(path, f"{value!r} is not one of {'|'.join(AI_USAGE)}")
+    return "metadata_only"
+
+
+def _read_library_fields(check: Checker, data: Mapping[str, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    out["display_name"] = _text(check, data.get("display_name"), join_path(path, "display_name"), 128)
+    domain = data.get("domain")
+    if domain is not None:
+        if domain == "mixed":
+            out["domain"] = "mixed"
+        else:
+            parsed = check.enum(Domain, domain, join_path(path, "domain"))
+            out["domain"] = parsed.value if parsed else ""
+    if "skill_count" in data:
+        out["skill_count"] = check.integer(data["skill_count"], join_path(path, "skill_count"), 0, MAX_ENTRIES)
+    if data.get("average_confidence") is not None:
+        parsed = check.enum(Confidence, data["average_confidence"], join_path(path, "average_confidence"))
+        out["average_confidence"] = parsed.value if parsed else ""
+    return out
+
+
+def _read_files(check: Checker, value: object, path: str) -> dict[str, tuple[str, int]] | None:
+    files = check.mapping(value, path)
+    if files is None:
+        return None
+    if len(files) > MAX_ENTRIES:
+        check.fail(path, f"lists {len(files)} files, at most {MAX_ENTRIES}")
+        return None
+    out: dict[str, tuple[str, int]] = {}
+    for name, entry in files.items():
+        where = join_path(path, name)
+        item = check.mapping(entry, where)
+        if item is None:
+            continue
+        sha = item.get("sha256")
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+            check.fail(join_path(where, "sha256"), f"expected 64 lowercase hex digits, got {type(sha).__name__}")
+            continue
+        size = check.integer(item.get("size"), join_path(where, "size"), 0, MAX_TOTAL_BYTES)
+        if size is None:
+            continue
+        out[name] = (sha, size)
+    return out
+
+
+def _read_manifest(
+    check: Checker, document: object
+) -> tuple[PackageMeta | None, dict[str, tuple[str, int]] | None, dict[str, Any]]:
+    root = check.mapping(document, "")
+    if root is None:
+        return None, None, {}
+    version = root.get("format_version", FORMAT_VERSION)
+    if type(version) is not int or version != FORMAT_VERSION:
+        check.fail("format_version", f"{version!r} is not a manifest version this SkillStudio reads ({FORMAT_VERSION})")
+        return None, None, {}
+    for key in root:
+        if key not in ("format_version", "package", "skill_library"):
+            check.note(key, "unknown field, ignored")
+    package = check.mapping(root.get("package"), "package")
+    if package is None:
+        return None, None, {}
+    for key in package:
+        if key not in _PACKAGE_KEYS:
+            check.note(join_path("package", key), "unknown field, ignored")
+    name, publisher, semver = package.get("name"), package.get("publisher"), package.get("version")
+    _check_identity(check, name, publisher, semver, "package")
+    license_ = package.get("license")
+    if not isinstance(license_, str) or not SPDX.match(license_) or len(license_) > 128:
+        check.fail("package.license", f"{license_!r} is not an SPDX license expression")
+    if package.get("category", "skill_library") != "skill_library":
+        check.fail("package.category", f"{package.get('category')!r} is not skill_library")
+    description = _text(check, package.get("description"), "package.description", 8000)
+    game_module = _text(check, package.get("game_module"), "package.game_module", 64)
+    engine_version = _text(check, package.get("engine_version"), "package.engine_version", 64)
+    tags = check.each(package.get("tags", []) or [], "package.tags", lambda v, p: check.text(v, p, max_len=64, allow_empty=False))
+    if tags is not None and len(tags) > 100:
+        check.fail("package.tags", f"has {len(tags)} tags, at most 100")
+    ai_usage = _ai_usage(check, package.get("ai_usage"), "package.ai_usage")
+    files = _read_files(check, package.get("files"), "package.files")
+    library: dict[str, Any] = {}
+    if root.get("skill_library") is not None:
+        section = check.mapping(root["skill_library"], "skill_library")
+        if section is not None:
+            for key in section:
+                if key not in _LIBRARY_KEYS:
+                    check.note(join_path("skill_library", key), "unknown field, ignored")
+            library = _read_library_fields(check, section, "skill_library")
+    if check.issues:
+        return None, None, library
+    meta = PackageMeta(
+        name=name, publisher=publisher, version=semver, license=license_, description=description,  # type: ignore[arg-type]
+        display_name=library.get("display_name", ""), engine_version=engine_version,
+        tags=tuple(tags or ()), ai_usage=ai_usage, game_module=game_module,
+    )  # fmt: skip
+    return meta, files, library
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].strip("-")
+    return slug if len(slug) >= 3 else (slug + "-lib")[:64]
+
+
+def _read_resource(
+    check: Checker, document: object
+) -> tuple[PackageMeta | None, dict[str, tuple[str, int]] | None, dict[str, Any]]:
+    """D057's ``resource.yaml``: flat, no identity. Name, publisher and version may be given;
+    else the name is the display name as a slug, the publisher ``local``, the version 0.0.0."""
+    root = check.mapping(document, "")
+    if root is None:
+        return None, None, {}
+    if root.get("type") != "skill_library":
+        check.fail("type", f"{root.get('type')!r} is not skill_library")
+    library = _read_library_fields(check, root, "")
+    display = library.get("display_name") or ""
+    name = root.get("name", _slug(display or "skill-library"))
+    publisher = root.get("publisher", root.get("author", "local"))
+    semver = root.get("version", "0.0.0")
+    _check_identity(check, name, publisher, semver, "")
+    license_ = root.get("license", "LicenseRef-Unspecified")
+    if not isinstance(license_, str) or not SPDX.match(license_) or len(license_) > 128:
+        check.fail("license", f"{license_!r} is not an SPDX license expression")
+    description = _text(check, root.get("description"), "description", 8000)
+    game_module = _text(check, root.get("game_module"), "game_module", 64)
+    ai_usage = _ai_usage(check, root.get("ai_usage"), "ai_usage")
+    files = _read_files(check, root["files"], "files") if "files" in root else None
+    if check.issues:
+        return None, None, library
+    meta = PackageMeta(
+        name=name, publisher=publisher, version=semver, license=license_, description=description,
+        display_name=display, ai_usage=ai_usage, game_module=game_module,
+    )  # fmt: skip
+    return meta, files, library
+
+
+def _read_extras(name: str, data: bytes) -> SkillExtras:
+    document = load_json(data, name)
+    check = Checker()
+    root = check.mapping(document, "")
+    frontmatter: dict[str, Any] = {}
+    files: dict[str, dict[str, str]] = {}
+    if root is not None:
+        value = check.json_value(root.get("frontmatter", {}), "frontmatter")
+        if isinstance(value, dict):
+            frontmatter = value
+        elif value is not None:
+            check.fail("frontmatter", "expected a mapping")
+        files = read_extra_files(check, root.get("files", {}), "files")
+    _prefix_issues(check, name)
+    if check.issues:
+        raise PackageError(check.issues)
+    return SkillExtras(frontmatter=frontmatter, files=files)
+
+
+def read_extra_files(check: Checker, value: object, path: str) -> dict[str, dict[str, str]]:
+    """A skill's extra files, ``{relative path: {"text": ...} | {"base64": ...}}``, bounded."""
+    mapping = check.mapping(value, path)
+    out: dict[str, dict[str, str]] = {}
+    if mapping is None:
+        return out
+    total = 0
+    for rel, item in mapping.items():
+        where = join_path(path, rel)
+        if not _ENTRY_NAME.match(rel) or any(part in (".", "..") for part in rel.split("/")):
+            check.fail(where, "not a safe relative path")
+            continue
+        entry = check.mapping(item, where)
+        if entry is None:
+            continue
+        if set(entry) == {"text"} and isinstance(entry["text"], str):
+            total += len(entry["text"])
+        elif set(entry) == {"base64"} and isinstance(entry["base64"], str):
+            try:
+                total += len(base64.b64decode(entry["base64"], validate=True))
+            except ValueError:
+                check.fail(where, "base64 content is not valid")
+                continue
+        else:
+            check.fail(where, 'expected {"text": ...} or {"base64": ...}')
+            continue
+        out[rel] = dict(entry)
+    if total > MAX_EXTRA_FILES_BYTES:
+        check.fail(path, f"files hold {total} bytes, at most {MAX_EXTRA_FILES_BYTES}")
+    return out
+
+
+__all__ = [
+    "FORMAT_VERSION", "MANIFEST", "Package", "PackageMeta", "PackagedSkill", "RESOURCE",
+    "average_confidence", "build_manifest", "check_meta", "export_package", "load_json", "read_extra_files",
+    "read_package", "skill_stem", "workshop_vdf",
+]  # fmt: skip

@@ -1,0 +1,204 @@
+"""Planning and applying an import: validate everything first, then one transaction.
+
+Policy (docs/packages.md), for a skill whose id is already in the library:
+
+* same content (everything but quality figures, use count and last use) -> **skipped**
+  (so importing the same package twice adds nothing);
+* different content, and the stored skill came from the same origin (the same package at any
+  version, or the same folder/file) -> **updated** (quality figures included);
+* different content from another origin -> **conflict**: reported and skipped (``--merge``) or
+  **updated** (``--replace``);
+* the id is in the trash -> skipped: restore it or empty the trash first.
+
+Creation times are not content: an updated skill keeps the ``created_at`` it was stored with.
+Nor is the package version: a skill a newer version of its package re-states unchanged is
+skipped and keeps the ``source_id`` of the version that brought it.
+
+``--replace`` also moves to the trash the skills an earlier version of the same package brought
+that this version no longer has. ``composable_with`` partners that are neither in the import nor
+in the library are dropped with a warning (D057's foreign keys would refuse them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from skillstudio.model import Skill, Source, SourceKind, skill_to_document
+from skillstudio.packages.icpkg import Package
+from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
+
+Mode = Literal["merge", "replace"]
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One skill read from outside, validated, with where it came from in the input."""
+
+    entry: str  # skills/x.json, my-skill/SKILL.md, skills.json:foo ...
+    skill: Skill
+    extras: SkillExtras
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlannedSkill:
+    action: Literal["add", "update", "skip", "conflict", "trash"]
+    skill_id: str
+    name: str
+    entry: str
+    reason: str = ""
+
+    def __str__(self) -> str:
+        reason = f" ({self.reason})" if self.reason else ""
+        return f"{self.action:8} {self.name} [{self.skill_id}] {self.entry}{reason}"
+
+
+@dataclass
+class ImportPlan:
+    source: str  # what was read, for messages
+    origin: str  # workshop:publisher/name@version, skill-md:<folder>, ...
+    mode: Mode
+    steps: list[PlannedSkill] = field(default_factory=list)
+    added: list[ImportItem] = field(default_factory=list)
+    replaced: list[ImportItem] = field(default_factory=list)
+    trashed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def count(self, action: str) -> int:
+        return sum(1 for step in self.steps if step.action == action)
+
+    @property
+    def changes(self) -> int:
+        return len(self.added) + len(self.replaced) + len(self.trashed)
+
+    def summary(self) -> str:
+        return (
+            f"{self.count('add')} added, {self.count('update')} updated, {self.count('skip')} skipped, "
+            f"{self.count('conflict')} conflicts, {self.count('trash')} trashed"
+        )
+
+
+def origin_family(origin: str) -> str:
+    """The origin without its version: every version of a package is the same origin."""
+    return origin.rsplit("@", 1)[0] if origin.startswith("workshop:") else origin
+
+
+def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
+    """Package skills with provenance rewritten: ``workshop {publisher/name@version, publisher}``.
+
+    A skill that already is a workshop skill keeps its source: re-sharing a package must not
+    take its original author's credit."""
+    meta = package.meta
+    origin = f"workshop:{meta.package_id}"
+    out = []
+    for packaged in package.skills:
+        skill = packaged.skill
+        if skill.source_kind is not SourceKind.WORKSHOP:
+            provenance = replace(skill.provenance, source=Source.workshop(meta.package_id, meta.publisher))
+            skill = replace(skill, provenance=provenance)
+        skill = replace(skill, review_state=None, version=0)
+        base = packaged.extras or SkillExtras()
+        warnings = tuple(f"{note.path}: {note.message}" for note in packaged.notes)
+        extras = replace(base, origin=origin, warnings=tuple(base.warnings) + warnings)
+        out.append(Incoming(packaged.entry, skill, extras, warnings))
+    return out, origin
+
+
+def _content(skill: Skill) -> dict:
+    document = skill_to_document(skill, local=False)
+    for key in ("quality", "use_count", "last_used", "created_at"):
+        document.pop(key, None)
+    source_id = document["provenance"].get("source_id")
+    if source_id:  # a new version of a package re-stating a skill does not change it
+        document["provenance"]["source_id"] = source_id.rsplit("@", 1)[0]
+    return document
+
+
+def plan_import(
+    repository: SkillRepository, incoming: Sequence[Incoming], *, origin: str, source: str, mode: Mode = "merge"
+) -> ImportPlan:
+    """Decide, without writing, what an import would do (``--dry-run`` prints this)."""
+    plan = ImportPlan(source=source, origin=origin, mode=mode)
+    ids = [item.skill.id for item in incoming]
+    present = {summary.id for summary in repository.summaries(ids)}
+    in_trash = {entry.skill_id for entry in repository.trash()} if len(present) < len(ids) else set()
+    family = origin_family(origin)
+    stale: list[str] = []
+    if mode == "replace" and origin.startswith("workshop:"):
+        wanted = set(ids)
+        stale = [skill_id for skill_id in repository.ids_with_origin(family + "@") if skill_id not in wanted]
+    existing_extras = repository.extras_many(sorted(present))
+    stored = _stored_skills(repository, sorted(present))
+    # partners: what will exist after the import
+    after = (present | {i for i in ids if i not in in_trash}) - set(stale)
+    missing_partners = sorted({p for item in incoming for p in item.skill.composable_with} - after)
+    if missing_partners:
+        found = {summary.id for summary in repository.summaries(missing_partners)}
+        after |= found - set(stale)
+    for item in incoming:
+        skill = item.skill
+        dropped = [partner for partner in skill.composable_with if partner not in after]
+        extras = item.extras
+        if dropped:
+            skill = replace(skill, composable_with=tuple(p for p in skill.composable_with if p in after))
+            warning = f"composable_with: dropped {', '.join(dropped)} (not in the import or the library)"
+            extras = replace(extras, warnings=(*extras.warnings, warning))
+            plan.warnings.append(f"{item.entry}: {warning}")
+        plan.warnings.extend(f"{item.entry}: {w}" for w in item.warnings)
+        step = lambda action, reason="": PlannedSkill(action, skill.id, skill.name, item.entry, reason)  # noqa: E731
+        if skill.id not in present:
+            if skill.id in in_trash:
+                plan.steps.append(step("skip", "in the trash: restore it or empty the trash first"))
+            else:
+                plan.steps.append(step("add"))
+                plan.added.append(ImportItem(skill, extras))
+            continue
+        current = stored.get(skill.id)
+        if current is None:
+            plan.steps.append(step("conflict", "the stored skill is not valid (written outside SkillStudio); kept"))
+            continue
+        if _content(current) == _content(skill):
+            plan.steps.append(step("skip", "unchanged"))
+            continue
+        stored_origin = existing_extras.get(skill.id, SkillExtras()).origin
+        same = bool(stored_origin) and origin_family(stored_origin) == family
+        if same or mode == "replace":
+            reason = "newer from the same origin" if same else f"replaces the stored skill from {stored_origin or 'this library'}"
+            plan.steps.append(step("update", reason))
+            kept = replace(skill, version=current.version, created_at=current.created_at)
+            plan.replaced.append(ImportItem(kept, extras))
+        else:
+            plan.steps.append(step("conflict", f"id exists with other content from {stored_origin or 'this library'}; kept"))
+    names = {summary.id: summary.name for summary in repository.summaries(stale)}
+    for skill_id in stale:
+        plan.steps.append(PlannedSkill("trash", skill_id, names.get(skill_id, skill_id), "", "no longer in this package"))
+        plan.trashed.append(skill_id)
+    return plan
+
+
+def _stored_skills(repository: SkillRepository, ids: list[str]) -> dict[str, Skill]:
+    """The stored skills by id; one that does not validate is left out (and so not touched)."""
+    out: dict[str, Skill] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        try:
+            out.update((skill.id, skill) for skill in repository.get_many(chunk))
+        except LibraryError:
+            for skill_id in chunk:
+                try:
+                    out[skill_id] = repository.get(skill_id)
+                except LibraryError:
+                    continue
+    return out
+
+
+def apply_plan(repository: SkillRepository, plan: ImportPlan) -> ImportPlan:
+    """Write the plan in one transaction; on any error the library is left as it was."""
+    if plan.changes:
+        repository.import_skills(plan.added, plan.replaced, plan.trashed, message=f"import from {plan.origin}")
+    return plan
+
+
+__all__ = ["ImportPlan", "Incoming", "PlannedSkill", "apply_plan", "incoming_from_package", "origin_family", "plan_import"]

@@ -1,0 +1,140 @@
+"""The export privacy check (D057 "Privacy"): no player data leaves the library.
+
+Scans every text field of a skill's exported document (body included) for what looks like a
+player name, a match id, a replay, a local user name or home path, an e-mail address or an API
+key. Each finding names the field path and the kind. Export refuses a selection with findings
+unless asked to redact, which replaces each matched span by ``[redacted]`` and re-validates.
+Names cannot be recognised in general, so player names are found by the patterns engines and
+logs use (``player: Name``, ``Player 2 "Name"``, ``opponent_name=...``).
+"""
+
+from __future__ import annotations
+
+import getpass
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from skillstudio.model import Skill, parse_skill, skill_to_document
+
+REDACTED = "[redacted]"
+
+# Fields that hold ids or enum values, never free text a person could be named in.
+_SKIPPED = {"id", "composable_with", "provenance.source_id", "provenance.original_id", "body.Instructions.references"}
+
+# (kind, pattern, lowercase substrings one of which any match contains): a text is only searched
+# with the patterns whose markers it holds, since most text holds none.
+_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("api_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"), ("sk-",)),
+    ("api_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), ("akia", "asia")),
+    ("api_key", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    ("api_key", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
+    ("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), ("aiza",)),
+    ("api_key", re.compile(r"(?i)\b(?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|password)\s*[:=]\s*[\"']?[^\s\"',;]{4,}"), ("key", "token", "password")),
+    ("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
+    # Anchored at a token start: a leading [^\s]* would rescan every token from each position.
+    ("replay", re.compile(r"(?i)(?<![^\s\"'(`])[^\s\"'`]*\.(?:orarep|icrep|rep|replay)\b"), (".orarep", ".icrep", ".rep", ".replay")),
+    ("replay", re.compile(r"(?i)(?:^|[\s\"'(/\\])replays?[/\\][^\s\"']+"), ("replay/", "replays/", "replay\\", "replays\\")),
+    ("match_id", re.compile(r"(?i)\bmatch[_\- ]?id\s*[:=#]?\s*[\"']?[A-Za-z0-9\-]{4,}"), ("match",)),
+    ("match_id", re.compile(r"(?i)\bmatch-[A-Za-z0-9]{2,}[A-Za-z0-9\-]*"), ("match-",)),
+    ("match_id", re.compile(r"(?i)\b(?:match|game|lobby)\s+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), ("match", "game", "lobby")),
+    ("player_name", re.compile(r"(?i)\b(?:player|opponent|enemy)[_ ]?name\s*[:=]\s*[\"']?[^\s\"',;]+"), ("name",)),
+    ("player_name", re.compile(r"(?i)\bplayer\s*\d*\s*:\s*[\"']?[^\s\"',;]+"), ("player",)),
+    ("player_name", re.compile(r"(?i)\bplayer\s*\d+\s*[\"“'][^\"”'\n]{1,64}[\"”']"), ("player",)),
+    ("home_path", re.compile(r"(?:/home|/Users)/[^/\s\"']+"), ("/home/", "/users/")),
+    ("home_path", re.compile(r"(?i)\b[A-Z]:\\(?:Users|Documents and Settings)\\[^\\\s\"']+"), (":\\",)),
+)
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, pattern) for kind, pattern, _ in _RULES)
+_COMMON_LOGINS = {"root", "user", "admin", "guest", "runner", "ubuntu", "nobody", "test", "tester"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    skill_id: str
+    path: str  # field path in the skill document, e.g. body.StrategicPattern.plan.reasoning
+    kind: str  # api_key | email | replay | match_id | player_name | home_path | user_name
+    text: str  # the matched text (shown to the user before export, never exported)
+
+    def __str__(self) -> str:
+        return f"{self.skill_id}: {self.path}: {self.kind} {self.text!r}"
+
+
+@lru_cache(maxsize=1)
+def local_user_names() -> tuple[str, ...]:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        return ()
+    return (name,) if name and len(name) >= 3 and name.lower() not in _COMMON_LOGINS else ()
+
+
+@lru_cache(maxsize=16)
+def _patterns(user_names: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
+    patterns = list(_PATTERNS)
+    for name in user_names:
+        patterns.append(("user_name", re.compile(rf"(?i)(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])")))
+    return patterns
+
+
+@lru_cache(maxsize=16)
+def _rules(user_names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
+    return _RULES + tuple((kind, pattern, (name.lower(),)) for (kind, pattern), name in zip(_patterns(user_names)[len(_RULES):], user_names, strict=True))
+
+
+def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if path in _SKIPPED:
+        return
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _texts(item, path)  # list items share their list's path for skipping
+            del index
+
+
+def scan_document(document: dict[str, Any], skill_id: str, user_names: tuple[str, ...] | None = None) -> list[Finding]:
+    names = local_user_names() if user_names is None else user_names
+    findings: list[Finding] = []
+    rules = _rules(tuple(names))
+    for path, text in _texts(document, ""):
+        lowered = text.lower()
+        for kind, pattern, markers in rules:
+            if not any(marker in lowered for marker in markers):
+                continue
+            for match in pattern.finditer(text):
+                findings.append(Finding(skill_id, path, kind, match.group(0).strip()))
+    return findings
+
+
+def scan_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> list[Finding]:
+    """What the privacy check finds in the skill as it would be exported."""
+    return scan_document(skill_to_document(skill, local=False), skill.id, user_names)
+
+
+def _redact(value: Any, path: str, patterns: list[tuple[str, re.Pattern[str]]]) -> Any:
+    if path in _SKIPPED:
+        return value
+    if isinstance(value, str):
+        for _kind, pattern in patterns:
+            value = pattern.sub(REDACTED, value)
+        return value
+    if isinstance(value, dict):
+        return {key: _redact(item, f"{path}.{key}" if path else str(key), patterns) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact(item, path, patterns) for item in value]
+    return value
+
+
+def redact_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> Skill:
+    """The skill with every finding replaced by ``[redacted]`` (validated again)."""
+    names = local_user_names() if user_names is None else user_names
+    document = _redact(skill_to_document(skill, local=False), "", _patterns(tuple(names)))
+    return parse_skill(document, context=f"skill {skill.id!r} after redaction")
+
+
+__all__ = ["Finding", "REDACTED", "local_user_names", "redact_skill", "scan_document", "scan_skill"]

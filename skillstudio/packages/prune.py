@@ -1,0 +1,138 @@
+"""D057 "Skill pruning": which skills to move to the trash, and why.
+
+A skill is pruned when it is
+
+* **stale**: ``tentative`` and not verified for more than 30 days (its last verification, or its
+  creation if never verified, is more than 30 days old);
+* **unused**: ``use_count == 0`` and created more than 90 days ago, or last used more than 90
+  days ago;
+* **superseded**: another skill of the same domain and game module answers the same situation
+  (an equal StrategicPattern situation signature, or the same sequence of scene templates for
+  an EncounterPattern) with a strictly higher success rate and at least the same confidence.
+
+With ``max_size``, more skills go until the library fits: tentative before established before
+proven; within a tier, skills that duplicate another's situation first, then lower success
+rate, fewer uses, older. Pruned skills go to the trash (restorable), never straight away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from skillstudio.model import Confidence, EncounterPattern, Skill, StrategicPattern
+from skillstudio.store import SkillQuery, SkillRepository
+
+STALE_DAYS = 30
+UNUSED_DAYS = 90
+
+
+@dataclass(frozen=True)
+class PruneCandidate:
+    skill_id: str
+    name: str
+    confidence: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.name} [{self.skill_id}] ({self.confidence}): {self.reason}"
+
+
+def _time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return None
+
+
+def situation_key(skill: Skill) -> tuple | None:
+    body = skill.body
+    if isinstance(body, StrategicPattern):
+        return ("strategic", skill.domain.value, skill.game_module, body.situation)
+    if isinstance(body, EncounterPattern):
+        templates = tuple(scene.template for scene in body.scene_composition)
+        return ("encounter", skill.domain.value, skill.game_module, templates)
+    return None
+
+
+def prune_candidates(skills: Sequence[Skill], *, now: datetime | None = None, max_size: int | None = None) -> list[PruneCandidate]:
+    """The skills D057's rules would prune, each once, with its first reason."""
+    now = now or datetime.now(UTC)
+    chosen: dict[str, PruneCandidate] = {}
+
+    def add(skill: Skill, reason: str) -> None:
+        if skill.id not in chosen:
+            chosen[skill.id] = PruneCandidate(skill.id, skill.name, skill.confidence.value, reason)
+
+    for skill in skills:
+        created = _time(skill.created_at) or now
+        verified = _time(skill.quality.last_verified) or created
+        if skill.confidence is Confidence.TENTATIVE and now - verified > timedelta(days=STALE_DAYS):
+            add(skill, f"tentative with no verification for more than {STALE_DAYS} days")
+            continue
+        last_used = _time(skill.last_used)
+        if skill.use_count == 0 and last_used is None and now - created > timedelta(days=UNUSED_DAYS):
+            add(skill, f"never used in more than {UNUSED_DAYS} days")
+        elif last_used is not None and now - last_used > timedelta(days=UNUSED_DAYS):
+            add(skill, f"not used for more than {UNUSED_DAYS} days")
+
+    groups: dict[tuple, list[Skill]] = {}
+    for skill in skills:
+        key = situation_key(skill)
+        if key is not None:
+            groups.setdefault(key, []).append(skill)
+    duplicates: set[str] = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        duplicates.update(skill.id for skill in members)
+        for skill in members:
+            better = [
+                other for other in members
+                if other.id != skill.id
+                and other.quality.success_rate > skill.quality.success_rate
+                and other.confidence.rank >= skill.confidence.rank
+            ]  # fmt: skip
+            if better:
+                best = max(better, key=lambda o: (o.quality.success_rate, o.confidence.rank, o.id))
+                add(skill, f"superseded by {best.name!r} [{best.id}] (same situation, success rate {best.quality.success_rate:.2f} > {skill.quality.success_rate:.2f})")
+
+    if max_size is not None:
+        remaining = [skill for skill in skills if skill.id not in chosen]
+        excess = len(remaining) - max(max_size, 0)
+        if excess > 0:
+            remaining.sort(
+                key=lambda s: (
+                    s.confidence.rank, 0 if s.id in duplicates else 1, s.quality.success_rate,
+                    s.use_count, s.created_at, s.id,
+                )  # fmt: skip
+            )
+            for skill in remaining[:excess]:
+                dup = ", a duplicate situation" if skill.id in duplicates else ""
+                add(skill, f"library above {max_size} skills ({skill.confidence.value}{dup})")
+    order = {skill.id: index for index, skill in enumerate(skills)}
+    return sorted(chosen.values(), key=lambda c: order[c.skill_id])
+
+
+def plan_prune(repository: SkillRepository, *, max_size: int | None = None, now: datetime | None = None) -> list[PruneCandidate]:
+    ids = repository.query(SkillQuery()).ids
+    skills = []
+    for skill_id in ids:
+        try:
+            skills.append(repository.get(skill_id))
+        except Exception:  # an invalid row an engine wrote is not ours to prune
+            continue
+    return prune_candidates(skills, now=now, max_size=max_size)
+
+
+def apply_prune(repository: SkillRepository, candidates: Sequence[PruneCandidate]) -> int:
+    """Move the candidates to the trash in one transaction."""
+    if not candidates:
+        return 0
+    return repository.delete_many([c.skill_id for c in candidates], message="pruned (D057 skill pruning)", action="skill.prune")
+
+
+__all__ = ["PruneCandidate", "apply_prune", "plan_prune", "prune_candidates", "situation_key"]

@@ -1,0 +1,115 @@
+"""YAML from outside: the safe loader, minus the features hostile files abuse.
+
+* anchors and aliases are refused outright in manifests, and capped elsewhere (alias bombs);
+* only the core schema's tags are accepted (no ``!!python/...``, ``!!binary``, ``!foo``);
+* dates stay text (no implicit timestamps), so a field's type never depends on its spelling;
+* size and nesting are bounded before and during parsing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from skillstudio.packages.errors import PackageError, refuse
+
+_CORE_TAGS = frozenset(
+    "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "map", "seq")
+)
+MAX_DEPTH = 32
+
+
+class _Loader(yaml.SafeLoader):
+    """Holds the resolvers (no implicit timestamps) the loaders below share."""
+
+
+# No implicit timestamps: copy the resolvers without the timestamp one.
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+_EVENT_TAGS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
+def _check_events(text: str, where: str, max_aliases: int) -> None:
+    """Refuse aliases beyond the cap, anchors when none are allowed, explicit non-core tags and
+    deep nesting, from the parser's event stream, before anything is constructed."""
+    aliases = depth = 0
+    loader = _FastLoader(text)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            mark = event.start_mark
+            at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            if isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > max_aliases:
+                    raise refuse(where, f"not allowed YAML{at}: anchors/aliases are not allowed here (more than {max_aliases})")
+            if isinstance(event, _EVENT_TAGS):
+                if getattr(event, "anchor", None) is not None and max_aliases == 0:
+                    raise refuse(where, f"not allowed YAML{at}: anchors/aliases are not allowed here (more than 0)")
+                tag = event.tag
+                if tag is not None and tag != "!" and tag not in _CORE_TAGS:
+                    raise refuse(where, f"not allowed YAML{at}: tag {tag!r} is not allowed")
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise refuse(where, f"not allowed YAML{at}: nested deeper than {MAX_DEPTH} levels")
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    finally:
+        loader.dispose()
+
+
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastLoader(_Base):  # type: ignore[misc, valid-type]
+    """libyaml's parser when present (PyYAML's pure-Python one is ~20x slower); no timestamps."""
+
+
+_FastLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+
+
+def load_yaml(text: str, where: str, *, max_aliases: int = 0) -> Any:
+    """Parse untrusted YAML text; refuse with a PackageError naming ``where`` and the line.
+
+    The event stream is checked first (aliases, anchors, tags, depth); only then is the
+    document constructed, by the same safe loader without implicit timestamps."""
+    try:
+        _check_events(text, where, max_aliases)
+        loader = _FastLoader(text)
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
+    except PackageError:
+        raise
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise refuse(where, f"not valid or not allowed YAML{at}: {problem}") from None
+    except RecursionError:
+        raise refuse(where, "YAML nested too deeply") from None
+    except ValueError as error:  # e.g. libyaml on an unpaired surrogate
+        raise refuse(where, f"not valid YAML: {error}") from None
+    return data
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise refuse(where, f"is not valid UTF-8 (byte {error.start})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\x00" in text:
+        raise refuse(where, "contains a NUL character")
+    return text
+
+
+__all__ = ["PackageError", "decode_utf8", "load_yaml"]

@@ -1,0 +1,405 @@
+"""The Agent Skills format: a folder tree of ``<name>/SKILL.md`` skills, in and out.
+
+A ``SKILL.md`` is YAML frontmatter between ``---`` lines, then a markdown body. It becomes an
+``Instructions`` skill: ``name`` -> name, ``description`` -> description, the body ->
+instructions, ``allowed-tools`` -> tools, ``model`` -> model. ``license``, ``compatibility``,
+``metadata`` and (leniently) unknown keys are kept in the skill's import extras
+(``studio_skill_extras.frontmatter``), and so are the files under ``scripts/``, ``references/``
+and ``assets/`` (``studio_skill_extras.files``); see docs/packages.md.
+
+SkillStudio keys in ``metadata`` make the round trip exact: ``skillstudio-id``,
+``ic-domain`` and ``ic-game-module``.
+
+Strict mode refuses any spec violation; lenient mode (the default) imports and attaches each
+violation as a warning. Both refuse what is unsafe or unreadable: symlinks, invalid UTF-8, YAML
+aliases beyond a few, non-core tags, files beyond the size limits.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from skillstudio.model import (
+    Domain,
+    Instructions,
+    Issue,
+    Skill,
+    parse_skill,
+    utc_now,
+)
+from skillstudio.model.validation import MAX_DESCRIPTION, MAX_LONG_TEXT, MAX_NAME, ValidationError
+from skillstudio.packages.errors import PackageError
+from skillstudio.packages.importer import Incoming
+from skillstudio.packages.safe_yaml import decode_utf8, load_yaml
+from skillstudio.store import SkillExtras
+
+NAMESPACE = uuid.UUID("6f1f0d0e-5b6c-4f51-9a57-5d0c1f0e4b57")
+SPEC_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SPEC_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+KEPT_DIRS = ("scripts", "references", "assets")
+OUR_METADATA = ("skillstudio-id", "ic-domain", "ic-game-module")
+MAX_SKILL_MD = 1024 * 1024
+MAX_FILE = 2 * 1024 * 1024
+MAX_FILES_PER_SKILL = 500
+MAX_FILES_BYTES = 8 * 1024 * 1024
+MAX_SKILLS = 20_000
+MAX_FRONTMATTER_ALIASES = 5  # real files use none; a few cannot blow up
+
+
+@dataclass
+class Violations:
+    """Spec violations (warnings in lenient mode, errors in strict) and hard errors."""
+
+    spec: list[Issue] = field(default_factory=list)
+    errors: list[Issue] = field(default_factory=list)
+
+
+def spec_name_problem(name: object) -> str | None:
+    if not isinstance(name, str):
+        return f"expected text, got {type(name).__name__}"
+    if not 1 <= len(name) <= 64:
+        return f"is {len(name)} characters, the spec allows 1-64"
+    if not SPEC_NAME.match(name):
+        return f"{name!r} must be lowercase letters, digits and single hyphens, not starting or ending with one"
+    return None
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """(frontmatter text or None, body)."""
+    if not text.startswith("---"):
+        return None, text
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return None, text
+    for index in range(1, len(lines)):
+        if lines[index].strip() == "---":
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])
+    return None, text
+
+
+def _files_of(folder: Path, where: str, found: Violations) -> dict[str, dict[str, str]]:
+    files: dict[str, dict[str, str]] = {}
+    total = 0
+    for sub in KEPT_DIRS:
+        base = folder / sub
+        if base.is_symlink():
+            found.errors.append(Issue(f"{where}/{sub}", "is a symbolic link; refused"))
+            continue
+        if not base.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+            for dirname in list(dirnames):
+                if (Path(dirpath) / dirname).is_symlink():
+                    found.errors.append(Issue(f"{where}/{Path(dirpath, dirname).relative_to(folder).as_posix()}", "is a symbolic link; refused"))
+                    dirnames.remove(dirname)
+            for filename in sorted(filenames):
+                path = Path(dirpath) / filename
+                rel = path.relative_to(folder).as_posix()
+                if path.is_symlink():
+                    found.errors.append(Issue(f"{where}/{rel}", "is a symbolic link; refused"))
+                    continue
+                if not re.fullmatch(r"[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)*", rel):
+                    found.spec.append(Issue(f"{where}/{rel}", "file name has unusual characters; not kept"))
+                    continue
+                size = path.stat().st_size
+                if size > MAX_FILE:
+                    found.errors.append(Issue(f"{where}/{rel}", f"is {size} bytes, at most {MAX_FILE} kept per file"))
+                    continue
+                total += size
+                if total > MAX_FILES_BYTES or len(files) >= MAX_FILES_PER_SKILL:
+                    found.errors.append(Issue(where, f"its files exceed {MAX_FILES_BYTES} bytes or {MAX_FILES_PER_SKILL} files"))
+                    return files
+                data = path.read_bytes()
+                try:
+                    text = data.decode("utf-8")
+                    files[rel] = {"text": text} if "\x00" not in text else {"base64": base64.b64encode(data).decode("ascii")}
+                except UnicodeDecodeError:
+                    files[rel] = {"base64": base64.b64encode(data).decode("ascii")}
+    return files
+
+
+def read_skill_folder(
+    folder: Path,
+    *,
+    root_label: str,
+    where: str,
+    domain: Domain,
+    game_module: str,
+    found: Violations,
+) -> tuple[Skill, SkillExtras] | None:
+    """One ``<folder>/SKILL.md``; violations go to ``found`` (the caller decides strictness)."""
+    md = folder / "SKILL.md"
+    spec, errors = found.spec, found.errors
+    file_where = f"{where}/SKILL.md"
+    if md.is_symlink():
+        errors.append(Issue(file_where, "is a symbolic link; refused"))
+        return None
+    size = md.stat().st_size
+    if size > MAX_SKILL_MD:
+        errors.append(Issue(file_where, f"is {size} bytes, at most {MAX_SKILL_MD}"))
+        return None
+    try:
+        text = decode_utf8(md.read_bytes(), file_where)
+        front_text, body = split_frontmatter(text.replace("\r\n", "\n"))
+        if front_text is None:
+            errors.append(Issue(file_where, "has no YAML frontmatter between '---' lines"))
+            return None
+        front = load_yaml(front_text, f"{file_where}: frontmatter", max_aliases=MAX_FRONTMATTER_ALIASES)
+    except PackageError as error:
+        errors.extend(error.issues)
+        return None
+    if not isinstance(front, dict) or not all(isinstance(k, str) for k in front):
+        errors.append(Issue(f"{file_where}: frontmatter", "expected a mapping with text keys"))
+        return None
+    at = lambda key: f"{file_where}: {key}"  # noqa: E731
+
+    name = front.get("name")
+    problem = spec_name_problem(name)
+    if name is None:
+        spec.append(Issue(at("name"), "missing; the folder name is used"))
+        name = folder.name
+    elif problem:
+        spec.append(Issue(at("name"), problem))
+    if isinstance(name, str) and name != folder.name and not problem:
+        spec.append(Issue(at("name"), f"{name!r} differs from its folder name {folder.name!r}"))
+    if not isinstance(name, str) or not name.strip():
+        name = folder.name
+    name = str(name).strip()[:MAX_NAME]
+
+    description = front.get("description")
+    if description is None or (isinstance(description, str) and not description.strip()):
+        spec.append(Issue(at("description"), "missing or empty (the spec requires 1-1024 characters)"))
+        description = ""
+    elif not isinstance(description, str):
+        spec.append(Issue(at("description"), f"expected text, got {type(description).__name__}"))
+        description = str(description)
+    elif len(description) > 1024:
+        spec.append(Issue(at("description"), f"is {len(description)} characters, the spec allows 1024"))
+    if len(description) > MAX_DESCRIPTION:
+        spec.append(Issue(at("description"), f"cut to {MAX_DESCRIPTION} characters"))
+        description = description[:MAX_DESCRIPTION]
+
+    kept: dict[str, Any] = {}
+    if "license" in front:
+        if isinstance(front["license"], str):
+            kept["license"] = front["license"]
+        else:
+            spec.append(Issue(at("license"), "expected text"))
+            kept["license"] = json.dumps(front["license"])
+    if "compatibility" in front:
+        compatibility = front["compatibility"]
+        if not isinstance(compatibility, str):
+            spec.append(Issue(at("compatibility"), "expected text"))
+            compatibility = json.dumps(compatibility)
+        elif len(compatibility) > 500:
+            spec.append(Issue(at("compatibility"), f"is {len(compatibility)} characters, the spec allows 500"))
+        kept["compatibility"] = compatibility
+    metadata: dict[str, str] = {}
+    raw_metadata = front.get("metadata", {})
+    if raw_metadata is None:
+        raw_metadata = {}
+    if not isinstance(raw_metadata, dict):
+        spec.append(Issue(at("metadata"), "expected a mapping of text to text"))
+        raw_metadata = {"metadata": raw_metadata}
+    for key, value in raw_metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            spec.append(Issue(at(f"metadata.{key}"), "metadata values must be text"))
+        metadata[str(key)] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+    tools: tuple[str, ...] = ()
+    allowed = front.get("allowed-tools")
+    if allowed is not None:
+        if isinstance(allowed, list):
+            spec.append(Issue(at("allowed-tools"), "is a list; the spec wants a space-separated string"))
+            tools = tuple(str(item) for item in allowed)
+        elif isinstance(allowed, str):
+            if "," in allowed:
+                spec.append(Issue(at("allowed-tools"), "is comma-separated; the spec wants spaces"))
+            tools = tuple(part for part in re.split(r"[,\s]+", allowed) if part)
+        else:
+            spec.append(Issue(at("allowed-tools"), f"expected text, got {type(allowed).__name__}"))
+    model = front.get("model")
+    for key in front:
+        if key not in SPEC_KEYS:
+            spec.append(Issue(at(key), "not a key of the SKILL.md spec; kept under metadata"))
+            if key != "model" or not isinstance(model, str):
+                value = front[key]
+                metadata[key] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if not isinstance(model, str):
+        model = None
+
+    skill_id = metadata.pop("skillstudio-id", None) or str(uuid.uuid5(NAMESPACE, f"skill-md:{name}"))
+    domain_text = metadata.pop("ic-domain", None)
+    module_text = metadata.pop("ic-game-module", None)
+    skill_domain = domain
+    if domain_text:
+        try:
+            skill_domain = Domain.parse(domain_text)
+        except ValueError as error:
+            spec.append(Issue(at("metadata.ic-domain"), str(error)))
+    if metadata:
+        kept["metadata"] = metadata
+
+    instructions = body.strip("\n")
+    if len(instructions) > MAX_LONG_TEXT:
+        errors.append(Issue(at("body"), f"is {len(instructions)} characters, at most {MAX_LONG_TEXT}"))
+        return None
+    if not instructions.strip():
+        spec.append(Issue(at("body"), "is empty; the description is used as instructions"))
+        instructions = description or name
+    files = _files_of(folder, where, found)
+    for entry in sorted(os.listdir(folder)):
+        if entry != "SKILL.md" and entry not in KEPT_DIRS and not entry.startswith("."):
+            spec.append(Issue(f"{where}/{entry}", "not under scripts/, references/ or assets/; not kept"))
+    try:
+        skill = parse_skill(
+            {
+                "id": skill_id,
+                "domain": skill_domain.value,
+                "name": name,
+                "description": description,
+                "created_by": str(metadata.get("author", "unknown"))[:256],
+                "created_at": utc_now(),
+                "provenance": {"source": "hand_authored", "game_module": module_text or game_module},
+                "body": {"Instructions": {"instructions": instructions, "tools": list(tools), "model": model, "references": []}},
+            },
+            context=file_where,
+        )
+    except ValidationError as error:
+        errors.extend(Issue(f"{file_where}: {issue.path}", issue.message) for issue in error.issues)
+        return None
+    extras = SkillExtras(origin=f"skill-md:{root_label}", frontmatter=kept, files=files)
+    return skill, extras
+
+
+def find_skill_folders(root: Path) -> list[Path]:
+    """Folders holding a SKILL.md under ``root`` (itself included), not following symlinks and
+    not looking inside a skill folder for more skills."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (Path(dirpath) / d).is_symlink())
+        if "SKILL.md" in filenames:
+            out.append(Path(dirpath))
+            dirnames[:] = []
+        if len(out) > MAX_SKILLS:
+            break
+    return out
+
+
+def read_skill_tree(
+    root: str | Path, *, strict: bool = False, domain: Domain = Domain.AI_STRATEGY, game_module: str = "ra1"
+) -> tuple[list[Incoming], str, Violations]:
+    """Every SKILL.md skill under ``root``. Raises PackageError on hard errors, and in strict
+    mode on any spec violation; otherwise returns the skills, the origin and the violations."""
+    root = Path(root)
+    if not root.is_dir():
+        raise PackageError([Issue(str(root), "is not a folder")])
+    folders = find_skill_folders(root)
+    if len(folders) > MAX_SKILLS:
+        raise PackageError([Issue(root.name, f"holds more than {MAX_SKILLS} skills")])
+    if not folders:
+        raise PackageError([Issue(root.name, "holds no SKILL.md")])
+    label = root.resolve().name or "skills"
+    found = Violations()
+    incoming: list[Incoming] = []
+    seen: dict[str, str] = {}
+    for folder in folders:
+        where = folder.relative_to(root).as_posix()
+        where = label if where == "." else where
+        spec_before = len(found.spec)
+        result = read_skill_folder(folder, root_label=label, where=where, domain=domain, game_module=game_module, found=found)
+        if result is None:
+            continue
+        skill, extras = result
+        if skill.id in seen:
+            found.errors.append(Issue(f"{where}/SKILL.md", f"same skill (id {skill.id}) as {seen[skill.id]}"))
+            continue
+        seen[skill.id] = f"{where}/SKILL.md"
+        warnings = tuple(str(issue) for issue in found.spec[spec_before:])
+        extras = SkillExtras(extras.origin, extras.frontmatter, extras.files, warnings)
+        incoming.append(Incoming(f"{where}/SKILL.md", skill, extras, warnings))
+    if found.errors or (strict and found.spec):
+        raise PackageError(found.errors + (found.spec if strict else []), context=f"{root} refused")
+    return incoming, f"skill-md:{label}", found
+
+
+def validate_tree(root: str | Path) -> list[Issue]:
+    """Spec problems (and hard errors) of a SKILL.md tree, without importing anything."""
+    try:
+        _incoming, _origin, found = read_skill_tree(root, strict=False)
+    except PackageError as error:
+        return list(error.issues)
+    return found.spec
+
+
+# --- export ---------------------------------------------------------------------------------------
+
+
+def spec_name(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].strip("-")
+    return slug or "skill"
+
+
+def export_skill_tree(
+    skills: list[Skill], target: str | Path, extras: dict[str, SkillExtras] | None = None
+) -> list[str]:
+    """Write each Instructions skill as ``target/<name>/SKILL.md`` (spec-valid) with its kept
+    files. Returns warnings (skills skipped, names or descriptions changed to fit the spec)."""
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    warnings: list[str] = []
+    used: set[str] = {entry.name for entry in target.iterdir()}
+    for skill in sorted(skills, key=lambda s: (s.name, s.id)):
+        if not isinstance(skill.body, Instructions):
+            warnings.append(f"{skill.id}: a {skill.body_kind.value} skill has no SKILL.md form; skipped")
+            continue
+        extra = (extras or {}).get(skill.id) or SkillExtras()
+        name = skill.name if spec_name_problem(skill.name) is None else spec_name(skill.name)
+        if name != skill.name:
+            warnings.append(f"{skill.id}: name {skill.name!r} written as {name!r} (spec names are lowercase-hyphenated)")
+        base, counter = name, 2
+        while name in used:
+            name = f"{base[:60]}-{counter}"
+            counter += 1
+        used.add(name)
+        description = skill.description.strip() or skill.name
+        if len(description) > 1024:
+            warnings.append(f"{skill.id}: description cut to 1024 characters")
+            description = description[:1021] + "..."
+        front: dict[str, Any] = {"name": name, "description": description}
+        for key in ("license", "compatibility"):
+            if isinstance(extra.frontmatter.get(key), str):
+                front[key] = extra.frontmatter[key]
+        metadata = {str(k): str(v) for k, v in (extra.frontmatter.get("metadata") or {}).items()}
+        metadata.update({"skillstudio-id": skill.id, "ic-domain": skill.domain.value, "ic-game-module": skill.game_module})
+        front["metadata"] = metadata
+        if skill.body.tools:
+            front["allowed-tools"] = " ".join(skill.body.tools)
+        folder = target / name
+        folder.mkdir()
+        head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
+        (folder / "SKILL.md").write_text(f"---\n{head}---\n{skill.body.instructions}\n", encoding="utf-8")
+        for rel, content in sorted(extra.files.items()):
+            parts = rel.split("/")
+            if parts[0] not in KEPT_DIRS or any(p in ("", ".", "..") for p in parts) or "\\" in rel:
+                warnings.append(f"{skill.id}: file {rel!r} not written (unsafe path)")
+                continue
+            path = folder.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if "text" in content:
+                path.write_text(content["text"], encoding="utf-8")
+            else:
+                path.write_bytes(base64.b64decode(content["base64"]))
+    return warnings
+
+
+__all__ = ["export_skill_tree", "read_skill_tree", "spec_name_problem", "split_frontmatter", "validate_tree"]

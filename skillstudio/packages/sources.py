@@ -1,0 +1,81 @@
+"""Which reader a path needs (detected, or forced with ``--format``), and reading it."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from skillstudio.model import Domain
+from skillstudio.packages.errors import refuse
+from skillstudio.packages.icpkg import Package, read_package
+from skillstudio.packages.importer import Incoming, incoming_from_package
+
+Format = Literal["icpkg", "skill-md", "json", "voyager"]
+FORMATS: tuple[str, ...] = ("icpkg", "skill-md", "json", "voyager")
+
+
+@dataclass
+class Source:
+    """What an import will bring, before it is planned against a library."""
+
+    label: str
+    format: str
+    origin: str
+    incoming: list[Incoming]
+    package: Package | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def detect_format(path: Path) -> str:
+    if path.is_dir():
+        if (path / "skills.json").is_file() and ((path / "code").is_dir() or not (path / "SKILL.md").exists()):
+            return "voyager"
+        return "skill-md"
+    if path.suffix.lower() == ".json":
+        return "json"
+    if path.suffix.lower() in (".icpkg", ".zip") or zipfile.is_zipfile(path):
+        return "icpkg"
+    raise refuse(path.name, "format not recognised; use --format icpkg|skill-md|json|voyager")
+
+
+def read_source(
+    path: str | Path,
+    *,
+    fmt: str | None = None,
+    strict: bool = False,
+    domain: Domain = Domain.AI_STRATEGY,
+    game_module: str = "ra1",
+    progress: Callable[[int, int], None] | None = None,
+) -> Source:
+    """Read and validate everything at ``path``; PackageError if it is refused.
+    ``progress(done, total)`` reports validation of a package's skills."""
+    path = Path(path)
+    if not path.exists():
+        raise refuse(str(path), "does not exist")
+    fmt = fmt or detect_format(path)
+    if fmt == "icpkg":
+        package = read_package(path, progress=progress)
+        incoming, origin = incoming_from_package(package)
+        return Source(path.name, fmt, origin, incoming, package, [f"{n.path}: {n.message}" for n in package.notes])
+    if fmt == "skill-md":
+        from skillstudio.packages.skill_md import read_skill_tree
+
+        incoming, origin, found = read_skill_tree(path, strict=strict, domain=domain, game_module=game_module)
+        return Source(path.name, fmt, origin, incoming)
+    if fmt == "json":
+        from skillstudio.packages.json_library import read_json_library
+
+        incoming, origin = read_json_library(path, domain=domain, game_module=game_module)
+        return Source(path.name, fmt, origin, incoming)
+    if fmt == "voyager":
+        from skillstudio.packages.voyager import read_voyager
+
+        incoming, origin = read_voyager(path, domain=domain, game_module=game_module)
+        return Source(path.name, fmt, origin, incoming)
+    raise refuse(str(path), f"unknown format {fmt!r}")
+
+
+__all__ = ["FORMATS", "Source", "detect_format", "read_source"]

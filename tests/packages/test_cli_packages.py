@@ -1,0 +1,119 @@
+"""`skillstudio export | import | validate | prune` on the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillstudio.cli.main import main as cli
+from skillstudio.model import Confidence, Quality
+from skillstudio.store import Database, SkillRepository
+from tests.factories import ai_skill, content_skill, instructions_skill
+from tests.packages.helpers import entries_of, rezip
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    path = tmp_path / "lib.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database).create_many([
+            ai_skill(quality=Quality(12, 0.8, None, Confidence.PROVEN)),
+            ai_skill(name="Tentative idea"),
+            content_skill(),
+            instructions_skill(),
+        ])  # fmt: skip
+    return path
+
+
+def empty(tmp_path: Path, name: str = "empty.db") -> Path:
+    Database(tmp_path / name, create=True).close()
+    return tmp_path / name
+
+
+def test_export_with_filters_then_import_dry_run_and_twice(capsys, library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "naval.icpkg"
+    code, text, _ = run(capsys, "export", "--db", str(library), "--domain", "ai", "--confidence", "established+",
+                        "--publisher", "kessler", "-o", str(out))  # fmt: skip
+    assert code == 0 and "exported 1 skills" in text
+    first = out.read_bytes()
+    assert run(capsys, "export", "--db", str(library), "--domain", "ai", "--confidence", "established+",
+               "--publisher", "kessler", "-o", str(out))[0] == 0  # fmt: skip
+    assert out.read_bytes() == first  # deterministic
+    target = empty(tmp_path)
+    code, text, _ = run(capsys, "import", "--db", str(target), str(out), "--dry-run")
+    assert code == 0 and "1 added" in text and "add " in text
+    with Database(target) as database:
+        assert SkillRepository(database).count() == 0
+    assert "1 added" in run(capsys, "import", "--db", str(target), str(out))[1]
+    code, text, _ = run(capsys, "import", "--db", str(target), str(out), "--json")
+    document = json.loads(text)
+    assert document["format"] == "skillstudio.import" and document["counts"]["add"] == 0 and document["counts"]["skip"] == 1
+
+
+def test_export_refuses_private_data_without_redact(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "leaky.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database).create(ai_skill(description="Seen in replays/ladder.orarep vs player: Boris"))
+    out = tmp_path / "x.icpkg"
+    code, _, err = run(capsys, "export", "--db", str(path), "-o", str(out))
+    assert code == 1 and err.startswith("skillstudio: privacy check refused") and "replay" in err
+    assert not out.exists()
+    code, text, _ = run(capsys, "export", "--db", str(path), "-o", str(out), "--dry-run")
+    assert code == 0 and "privacy findings" in text and not out.exists()
+    code, text, _ = run(capsys, "export", "--db", str(path), "-o", str(out), "--redact")
+    assert code == 0 and "1 redacted" in text and out.exists()
+
+
+def test_hostile_package_exits_1_naming_the_entry(capsys, library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "p.icpkg"
+    run(capsys, "export", "--db", str(library), "-o", str(out))
+    entries = entries_of(out.read_bytes())
+    entries["../../evil.json"] = b"{}"
+    bad = tmp_path / "bad.icpkg"
+    bad.write_bytes(rezip(entries))
+    code, _, err = run(capsys, "import", "--db", str(empty(tmp_path)), str(bad))
+    assert code == 1 and err.startswith("skillstudio: ") and "../../evil.json" in err
+
+
+def test_skill_md_export_import_and_validate(capsys, library: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "agent-skills"
+    code, _, _ = run(capsys, "export", "--db", str(library), "-o", str(folder), "--format", "skill-md")
+    assert code == 0 and (folder / "wave-balancing-checklist" / "SKILL.md").exists()
+    code, text, _ = run(capsys, "validate", str(folder))
+    assert code == 0 and "no problems" in text
+    (folder / "broken").mkdir()
+    (folder / "broken" / "SKILL.md").write_text("---\nname: Not_Valid\ndescription: x\n---\nbody")
+    code, text, _ = run(capsys, "validate", str(folder))
+    assert code == 1 and "broken/SKILL.md: name" in text
+    target = empty(tmp_path)
+    code, _, err = run(capsys, "import", "--db", str(target), str(folder), "--strict")
+    assert code == 1 and "Not_Valid" in err
+    code, text, _ = run(capsys, "import", "--db", str(target), str(folder))
+    assert code == 0 and "2 added" in text and "warning:" in text
+
+
+def test_json_export_and_import(capsys, library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "lib.json"
+    assert run(capsys, "export", "--db", str(library), "-o", str(out))[0] == 0
+    assert list(json.loads(out.read_text())) == ["Wave balancing checklist"]
+    code, text, _ = run(capsys, "import", "--db", str(empty(tmp_path)), str(out), "--domain", "content")
+    assert code == 0 and "(json, json:lib.json): 1 added" in text
+
+
+def test_prune_dry_run_then_prune(capsys, library: Path) -> None:
+    code, text, _ = run(capsys, "prune", "--db", str(library), "--dry-run", "--max-size", "2")
+    assert code == 0 and "would move" in text
+    before = text.splitlines()[0].split()[2]
+    code, text, _ = run(capsys, "prune", "--db", str(library), "--max-size", "2", "--json")
+    document = json.loads(text)
+    assert code == 0 and str(len(document["pruned"])) == before
+    with Database(library) as database:
+        assert SkillRepository(database).count() <= 2

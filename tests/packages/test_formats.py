@@ -1,0 +1,100 @@
+"""Seed 003's JSON library and Voyager libraries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from skillstudio.packages.errors import PackageError
+from skillstudio.packages.importer import apply_plan, plan_import
+from skillstudio.packages.json_library import export_json_library, read_json_library
+from skillstudio.packages.sources import detect_format, read_source
+from skillstudio.packages.voyager import read_voyager, split_version
+from skillstudio.store import SkillRepository
+from tests.packages.helpers import library_state
+
+SEED_003 = {
+    "search": {"name": "search", "principle": "look everywhere", "when_to_apply": "finding objects",
+               "created_iteration": 2, "last_used_iteration": 7, "usage_count": 5},
+    "heat": {"name": "heat", "principle": "use microwave", "when_to_apply": "heating objects",
+             "created_iteration": 3, "last_used_iteration": 3, "usage_count": 0},
+}  # fmt: skip
+
+
+def test_json_library_round_trip(repository: SkillRepository, tmp_path: Path) -> None:
+    path = tmp_path / "skills.json"
+    path.write_text(json.dumps(SEED_003))
+    incoming, origin = read_json_library(path)
+    plan = apply_plan(repository, plan_import(repository, incoming, origin=origin, source=path.name))
+    assert plan.count("add") == 2
+    skills = [repository.get(item.skill.id) for item in plan.added]
+    text = export_json_library(skills, repository.extras_many([s.id for s in skills]))
+    assert json.loads(text) == SEED_003
+    again, _ = read_json_library(path)
+    assert plan_import(repository, again, origin=origin, source=path.name).changes == 0
+
+
+def test_json_library_problems_name_the_entry(repository: SkillRepository, tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"x": {"name": "x", "principle": 3, "usage_count": -1}, "y": []}))
+    before = library_state(repository)
+    with pytest.raises(PackageError) as caught:
+        read_json_library(path)
+    message = str(caught.value)
+    assert '["x"].principle' in message and '["x"].usage_count' in message and '["y"]' in message
+    assert library_state(repository) == before
+
+
+def voyager_tree(root: Path) -> Path:
+    (root / "code").mkdir(parents=True)
+    (root / "description").mkdir()
+    skills = {}
+    for name, code in [("mineWoodLog", "async function mineWoodLog(bot) {}"),
+                       ("craftTable", "async function craftTable(bot) { v1 }"),
+                       ("craftTableV2", "async function craftTable(bot) { v2 }"),
+                       ("craftTableV3", "async function craftTable(bot) { v3 }")]:  # fmt: skip
+        (root / "code" / f"{name}.js").write_text(code)
+        (root / "description" / f"{name}.txt").write_text(f"async function {name}(bot) {{\n    // {name} does things\n}}")
+        skills[name] = {"code": code, "description": f"{name} description"}
+    (root / "skills.json").write_text(json.dumps(skills))
+    return root
+
+
+def test_voyager_library_with_version_pile_ups(repository: SkillRepository, tmp_path: Path) -> None:
+    root = voyager_tree(tmp_path / "voyager")
+    assert detect_format(root) == "voyager"
+    incoming, origin = read_voyager(root)
+    assert sorted(item.skill.name for item in incoming) == ["craftTable", "mineWoodLog"]
+    table = next(item for item in incoming if item.skill.name == "craftTable")
+    assert "v3" in table.skill.body.instructions and "```javascript" in table.skill.body.instructions
+    assert set(table.extras.files) == {"versions/craftTable.js", "versions/craftTableV2.js"}
+    assert "folded craftTable, craftTableV2 into craftTableV3" in table.warnings[0]
+    apply_plan(repository, plan_import(repository, incoming, origin=origin, source="voyager"))
+    again, _ = read_voyager(root)
+    assert plan_import(repository, again, origin=origin, source="voyager").changes == 0
+
+
+def test_voyager_refuses_unsafe_names(tmp_path: Path) -> None:
+    root = voyager_tree(tmp_path / "voyager")
+    (root / "skills.json").write_text(json.dumps({"../../etc/passwd": {"code": "x", "description": "y"}}))
+    with pytest.raises(PackageError, match="skill name must be"):
+        read_voyager(root)
+
+
+def test_split_version() -> None:
+    assert split_version("fooV2") == ("foo", 2)
+    assert split_version("fooV12") == ("foo", 12)
+    assert split_version("attackV") == ("attackV", 1)
+    assert split_version("V2rocket") == ("V2rocket", 1)
+
+
+def test_detection(tmp_path: Path) -> None:
+    (tmp_path / "tree" / "a").mkdir(parents=True)
+    (tmp_path / "tree" / "a" / "SKILL.md").write_text("---\nname: a\ndescription: b\n---\nc")
+    assert detect_format(tmp_path / "tree") == "skill-md"
+    (tmp_path / "lib.json").write_text("{}")
+    assert detect_format(tmp_path / "lib.json") == "json"
+    with pytest.raises(PackageError, match="does not exist"):
+        read_source(tmp_path / "missing.icpkg")
