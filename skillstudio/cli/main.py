@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from skillstudio import __version__
-from skillstudio.cli import output
+from skillstudio.cli import output, verification
+from skillstudio.cli import packages as packages_cli
 from skillstudio.library import ENV_VAR, create_library, open_library
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
 from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
@@ -83,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", parents=[common, as_json, filters], help="full-text search")
     search.add_argument("text", metavar="TEXT", nargs="+")
 
+    packages_cli.add_parsers(commands, common=common, filters=filters, as_json=as_json)
     commands.add_parser("gui", parents=[common], help="open the app (the default without a command)")
+    COMMANDS.update(verification.add_commands(commands, common, as_json))
     return parser
 
 
@@ -104,9 +107,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.command == "init":
             return _init(args)
+        if args.command in packages_cli.NO_LIBRARY:
+            return packages_cli.run_without_library(args)
         with open_library(getattr(args, "db", None)) as database:
             return COMMANDS[args.command](args, database)
-    except (LibraryError, ValidationError) as error:
+    except (LibraryError, ValidationError, verification.VerificationError, verification.ExecutorError) as error:
         print(f"skillstudio: {error}", file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:  # `skillstudio list | head`
@@ -184,3 +189,4 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Database], int]] = {
     "show": _show,
     "stats": _stats,
 }
+COMMANDS.update(packages_cli.commands(_query_from))

@@ -1,0 +1,299 @@
+"""Where chunks of games are played: in this process, in local worker processes, or on Dask.
+
+Every executor runs the same function, :func:`play_chunk`, on the same chunks; a game's seed
+derives from (batch seed, skill id, game index) only (``skillstudio.engine.derive_seeds``), so
+results are identical whichever executor played them and however games were chunked.
+
+Spellings (``--executor``): ``inprocess``; ``processes`` or ``processes:N`` (N worker processes,
+default: CPU count); ``dask-local:N`` (starts a ``LocalCluster`` of N single-threaded worker
+processes, no dashboard); ``dask://HOST:PORT`` or ``tcp://HOST:PORT`` (an existing Dask scheduler;
+its workers need SkillStudio installed). Dask is optional: ``pip install skillstudio[cluster]``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillstudio.model import Skill
+from skillstudio.store.runs import GameRow
+
+Cancel = Callable[[], bool]
+
+
+class ExecutorError(ValueError):
+    """An executor spelling that is not valid, or one that cannot start (Dask not installed)."""
+
+
+# --- the work -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Games ``first_game .. first_game + games - 1`` of one skill's batch."""
+
+    skill: Skill
+    module: str
+    first_game: int
+    games: int
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    opponent: str
+    seed: int
+    pieces: tuple[Piece, ...]
+    engine: tuple[str, ...] = ()  # argv of an engine speaking the protocol; () = built-in engine
+    timeout_s: float = 60.0
+
+    @property
+    def games(self) -> int:
+        return sum(piece.games for piece in self.pieces)
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    index: int
+    rows: tuple[GameRow, ...]
+    engine_version: str
+    elapsed_s: float
+    worker: str = field(default="", compare=False)
+
+
+def play_chunk(chunk: Chunk) -> ChunkResult:
+    """Play a chunk; every game gets a row (a failure becomes error rows naming the reason)."""
+    started = time.perf_counter()
+    rows: list[GameRow] = []
+    version = ""
+    for piece in chunk.pieces:
+        if chunk.engine:
+            piece_rows, piece_version = _play_external(chunk, piece)
+        else:
+            piece_rows, piece_version = _play_builtin(chunk, piece)
+        rows.extend(piece_rows)
+        version = version or piece_version
+    return ChunkResult(chunk.index, tuple(rows), version, time.perf_counter() - started, f"pid {os.getpid()}")
+
+
+def _error_rows(piece: Piece, reason: str, version: str = "") -> list[GameRow]:
+    return [
+        GameRow(piece.skill.id, game, "error", error=reason[:2000], engine_version=version)
+        for game in range(piece.first_game, piece.first_game + piece.games)
+    ]
+
+
+def _play_builtin(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
+    from skillstudio.engine import run_batch
+
+    try:
+        batch = run_batch(piece.skill, chunk.opponent, piece.games, chunk.seed, piece.module, first_game=piece.first_game)
+    except (ValueError, LookupError, OSError) as error:  # unknown module or opponent, not a StrategicPattern
+        return _error_rows(piece, f"{type(error).__name__}: {error}"), ""
+    rows = [
+        GameRow(
+            piece.skill.id, int(batch.game[i]), {1: "win", -1: "loss", 0: "draw"}[int(batch.outcome[i])],
+            int(batch.seed[i]), float(batch.duration_s[i]), float(batch.resource_delta[i]),
+            float(batch.army_value_delta[i]), float(batch.map_control[i]), None, batch.engine_version,
+        )  # fmt: skip
+        for i in range(len(batch))
+    ]
+    return rows, batch.engine_version
+
+
+def _play_external(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
+    from skillstudio.engine import Job, ProcessEngine
+
+    engine = ProcessEngine(list(chunk.engine), chunk.timeout_s)
+    try:
+        job = Job.for_skill(piece.skill, chunk.opponent, piece.games, chunk.seed, module=piece.module, first_game=piece.first_game)
+        results = list(engine.run(job))
+    except (ValueError, OSError) as error:
+        return _error_rows(piece, f"{type(error).__name__}: {error}"), ""
+    version = engine.info.engine_version
+    rows = [
+        GameRow(
+            piece.skill.id, r.game, r.outcome, r.seed, r.duration_s, r.resource_delta, r.army_value_delta,
+            r.map_control, r.error if r.is_error else None, version,
+        )  # fmt: skip
+        for r in results
+    ]
+    return rows, version
+
+
+# --- executors ------------------------------------------------------------------------------------
+
+
+class Executor:
+    """Plays chunks and yields their results as they complete (in any order)."""
+
+    spec = "inprocess"
+
+    def map_unordered(self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel) -> Iterator[ChunkResult]:
+        for chunk in chunks:
+            if cancel():
+                return
+            yield fn(chunk)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class InProcessExecutor(Executor):
+    spec = "inprocess"
+
+
+class _Windowed(Executor):
+    """Keeps at most ``window`` chunks in flight, so cancelling stops soon and memory stays flat."""
+
+    window = 4
+
+    def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Any:
+        raise NotImplementedError
+
+    def _wait_any(self, pending: set[Any]) -> tuple[set[Any], set[Any]]:
+        raise NotImplementedError
+
+    def _cancel(self, pending: set[Any]) -> None:
+        for future in pending:
+            future.cancel()
+
+    def map_unordered(self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel) -> Iterator[ChunkResult]:
+        source = iter(chunks)
+        pending: set[Any] = set()
+        try:
+            while True:
+                while len(pending) < self.window and not cancel():
+                    chunk = next(source, None)
+                    if chunk is None:
+                        break
+                    pending.add(self._submit(fn, chunk))
+                if not pending:
+                    return
+                done, pending = self._wait_any(pending)
+                for future in done:
+                    yield future.result()
+                if cancel():
+                    return
+        finally:
+            self._cancel(pending)
+
+
+class ProcessExecutor(_Windowed):
+    """N local worker processes (``concurrent.futures``, spawned: safe beside threads and Qt)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        import multiprocessing
+
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.window = 2 * self.workers
+        self.spec = f"processes:{self.workers}"
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Future[ChunkResult]:
+        return self.pool.submit(fn, chunk)
+
+    def _wait_any(self, pending: set[Any]) -> tuple[set[Any], set[Any]]:
+        done, rest = wait(pending, return_when=FIRST_COMPLETED)
+        return set(done), set(rest)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor(_Windowed):
+    """A Dask ``distributed`` cluster: an existing scheduler, or a LocalCluster started here."""
+
+    def __init__(self, address: str | None = None, workers: int | None = None) -> None:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ExecutorError(
+                "the Dask executors need Dask's distributed scheduler: pip install 'skillstudio[cluster]'"
+            ) from None
+        self.cluster = None
+        if address is None:
+            n = max(1, workers or os.cpu_count() or 1)
+            self.cluster = LocalCluster(
+                n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None, silence_logs=40
+            )
+            self.client = Client(self.cluster)
+            self.spec = f"dask-local:{n}"
+        else:
+            self.client = Client(address, timeout="20s")
+            self.spec = f"dask://{address.removeprefix('tcp://')}"
+        threads = sum(self.client.nthreads().values()) or 1
+        self.window = max(2, 2 * threads)
+
+    def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Any:
+        return self.client.submit(fn, chunk, pure=False)
+
+    def _wait_any(self, pending: set[Any]) -> tuple[set[Any], set[Any]]:
+        from dask.distributed import wait as dask_wait
+
+        done, rest = dask_wait(list(pending), return_when="FIRST_COMPLETED")
+        return set(done), set(rest)
+
+    def _cancel(self, pending: set[Any]) -> None:
+        if pending:
+            self.client.cancel(list(pending))
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def parse_executor(spec: str) -> tuple[str, str | None, int | None]:
+    """(kind, address, workers) for an ``--executor`` value; ExecutorError names valid forms."""
+    text = (spec or "inprocess").strip()
+    lower = text.lower()
+    try:
+        if lower in ("inprocess", "in-process", "local"):
+            return "inprocess", None, None
+        if lower == "processes":
+            return "processes", None, None
+        if lower.startswith("processes:"):
+            return "processes", None, _positive(text.split(":", 1)[1])
+        if lower == "dask-local":
+            return "dask-local", None, None
+        if lower.startswith("dask-local:"):
+            return "dask-local", None, _positive(text.split(":", 1)[1])
+        if lower.startswith(("dask://", "tcp://")):
+            address = "tcp://" + text.split("://", 1)[1]
+            host, _, port = address[6:].rpartition(":")
+            if host and port.isdigit():
+                return "dask", address, None
+    except ValueError:
+        pass
+    raise ExecutorError(
+        f"unknown executor {spec!r}; use inprocess, processes[:N], dask-local[:N] or dask://HOST:PORT"
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 1024:
+        raise ValueError(text)
+    return value
+
+
+def open_executor(spec: str) -> Executor:
+    kind, address, workers = parse_executor(spec)
+    if kind == "inprocess":
+        return InProcessExecutor()
+    if kind == "processes":
+        return ProcessExecutor(workers)
+    if kind == "dask-local":
+        return DaskExecutor(None, workers)
+    return DaskExecutor(address)

@@ -1,0 +1,445 @@
+"""The verification batch runner: a plain generator of progress events.
+
+``start_run`` writes the run (which skills, opponent, engine, executor, seed, games) and returns
+its id; ``run_verification(database, run_id)`` plays every game not yet recorded and yields
+events as chunks return. The CLI iterates it; the GUI runs it in a worker thread. It stops
+cleanly when ``cancel`` (a ``threading.Event`` or a callable) is set: the run is marked
+``cancelled`` and ``verify --resume RUN_ID`` completes it later. Games are stored as each chunk
+returns, in small transactions, so a killed process loses at most the chunks in flight.
+
+When all of a skill's games are in, its session becomes a :class:`VerificationRecord`, and the
+policy (:mod:`skillstudio.verification.policy`) recomputes its quality from the evidence that
+counts; ``SkillRepository.set_quality`` stores it with a revision and an audit entry.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from skillstudio.model import Domain, Skill, utc_now
+from skillstudio.model.evidence import EvidenceKind, VerificationRecord
+from skillstudio.store import Actor, SkillNotFound, SkillRepository, body_hash
+from skillstudio.store.database import Database
+from skillstudio.store.runs import Counts, RunInfo, RunSkill, RunSkillEntry, RunStore
+from skillstudio.verification.executors import Chunk, Executor, Piece, open_executor, play_chunk
+from skillstudio.verification.policy import DEFAULT_POLICY, VerificationPolicy, audit_action
+from skillstudio.verification.stats import Interval, wilson
+
+DEFAULT_CHUNK_GAMES = 20
+MAX_GAMES = 100_000
+MAX_SEED = 2**63 - 1
+
+CancelToken = threading.Event | Callable[[], bool] | None
+
+
+class VerificationError(ValueError):
+    """A run that cannot start or continue; the message says why."""
+
+
+# --- events -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run_id: str
+    skills: int
+    games_total: int
+    games_done: int  # already recorded (a resumed run)
+    executor: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    run_id: str
+    games_total: int
+    games_done: int
+    wins: int
+    losses: int
+    draws: int
+    errors: int
+    chunk_games: int
+    per_skill: dict[str, Counts]  # running figures per skill id (a copy: safe to keep or hand to a thread)
+
+
+@dataclass(frozen=True)
+class SkillResult:
+    """One skill's session applied to the library."""
+
+    skill_id: str
+    name: str
+    counts: Counts
+    success_rate: float  # of this session: wins / decided
+    interval: Interval  # Wilson 95% of success_rate
+    before: str
+    after: str
+    action: str  # skill.verify | skill.promote | skill.demote | "" (nothing applied)
+    reason: str
+    credited: bool  # the session counts as evidence for the skill's tier
+    quality_rate: float | None = None  # the skill's success_rate over all evidence that counts
+    quality_interval: Interval | None = None
+    verification_count: int | None = None
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    run_id: str
+    status: str  # finished | cancelled | failed
+    games_total: int
+    games_done: int
+    results: tuple[SkillResult, ...] = field(default=())
+    message: str = ""
+
+
+Event = RunStarted | Progress | SkillResult | RunFinished
+
+
+# --- starting a run -----------------------------------------------------------------------------
+
+
+def start_run(
+    database: Database,
+    skills: Sequence[Skill],
+    *,
+    opponent: str,
+    games: int,
+    seed: int = 0,
+    executor: str = "inprocess",
+    engine: Sequence[str] = (),
+    chunk_games: int = DEFAULT_CHUNK_GAMES,
+    actor: Actor | None = None,
+    kind: str = "verify",
+    options: dict[str, Any] | None = None,
+) -> str:
+    """Write a run for ``skills`` (nothing is played yet) and return its id."""
+    if not 1 <= games <= MAX_GAMES:
+        raise VerificationError(f"--games must be 1..{MAX_GAMES}, got {games}")
+    if not 0 <= seed <= MAX_SEED:
+        raise VerificationError(f"--seed must be 0..{MAX_SEED}, got {seed}")
+    if chunk_games < 1:
+        raise VerificationError("chunk size must be at least one game")
+    if not skills:
+        raise VerificationError("no skills to verify")
+    opponent = canonical_opponent(opponent, skills[0].provenance.game_module, external=bool(engine))
+    entries = [
+        RunSkillEntry(skill.id, skill.provenance.game_module, body_hash(skill), skill.quality.confidence.value)
+        for skill in skills
+    ]
+    return RunStore(database).create_run(
+        skills=entries, opponent=opponent, games=games, seed=seed, executor=executor, chunk_games=chunk_games,
+        actor=(actor or Actor.current_user()).id, engine=engine, kind=kind, options=options,
+    )  # fmt: skip
+
+
+def canonical_opponent(name: str, module: str, *, external: bool) -> str:
+    """The D057 label of an opponent the built-in engine knows ("IC Default Hard"); an external
+    engine's opponent names are its own and are passed on as given."""
+    from skillstudio.engine import UnknownOpponentError, load_module, parse_opponent
+
+    try:
+        return parse_opponent(name, load_module(module)).label
+    except UnknownOpponentError as error:
+        if external:
+            return name.strip()
+        raise VerificationError(str(error)) from None
+    except (ValueError, LookupError, OSError):
+        return name.strip()
+
+
+# --- running it ---------------------------------------------------------------------------------
+
+
+def run_verification(
+    database: Database,
+    run_id: str,
+    *,
+    executor: Executor | str | None = None,
+    policy: VerificationPolicy = DEFAULT_POLICY,
+    cancel: CancelToken = None,
+    actor: Actor | None = None,
+) -> Iterator[Event]:
+    """Play what is missing of run ``run_id`` and apply each skill's result; yields events.
+
+    ``executor``: an open :class:`Executor` (left open), a spelling (opened and closed here),
+    or None for the one the run was started with.
+    """
+    store = RunStore(database)
+    repository = SkillRepository(database, actor or Actor.current_user())
+    info = store.run(run_id)
+    is_cancelled = _cancel_function(cancel)
+    run_skills = store.skills(run_id)
+    total = info.games * len(run_skills)
+    counts = store.counts(run_id)
+    done_games = store.recorded_games(run_id)
+    results: list[SkillResult] = []
+    if info.status == "finished":
+        yield RunFinished(run_id, "finished", total, sum(c.played for c in counts.values()), message="already finished")
+        return
+    store.set_status(run_id, "running")
+
+    # Which skills still need games, and with which body.
+    pending: dict[str, RunSkill] = {}
+    skills: dict[str, Skill] = {}
+    for entry in run_skills:
+        if entry.applied_at is not None:
+            continue
+        try:
+            skill = repository.get(entry.skill_id)
+        except SkillNotFound:
+            store.skip_skill(database, run_id, entry.skill_id, "skill deleted before its games were applied")
+            continue
+        skills[entry.skill_id] = skill
+        pending[entry.skill_id] = entry
+    chunks = _plan(info, pending, skills, done_games)
+    played = sum(c.played for c in counts.values())
+    owned = not isinstance(executor, Executor)
+    runner = open_executor(executor or info.executor) if owned else executor  # type: ignore[arg-type]
+    yield RunStarted(run_id, len(run_skills), total, played, runner.spec)
+    needs: dict[str, int] = {
+        skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending
+    }
+    try:
+        # Skills whose games are all in already (a run killed while applying them).
+        for skill_id in [s for s, n in needs.items() if n <= 0 or _body_changed(skills[s], pending[s])]:
+            results.append(_apply(store, repository, policy, info, pending.pop(skill_id), skills[skill_id]))
+            yield results[-1]
+        version_known = bool(info.engine_version)
+        for result in runner.map_unordered(play_chunk, chunks, is_cancelled):
+            store.record_games(run_id, result.rows)
+            if not version_known and result.engine_version:
+                store.set_engine_version(run_id, result.engine_version)
+                info = store.run(run_id)
+                version_known = True
+            for row in result.rows:
+                current = counts.get(row.skill_id, Counts())
+                counts[row.skill_id] = _add(current, row.outcome)
+                needs[row.skill_id] = needs.get(row.skill_id, 0) - 1
+            played = sum(c.played for c in counts.values())
+            yield _progress(run_id, total, played, counts, len(result.rows))
+            for skill_id in dict.fromkeys(row.skill_id for row in result.rows):
+                if skill_id in pending and needs.get(skill_id, 0) <= 0:
+                    results.append(_apply(store, repository, policy, info, pending.pop(skill_id), skills[skill_id]))
+                    yield results[-1]
+        if pending and is_cancelled():
+            store.finish_run(run_id, cancelled=True, message=f"cancelled with {total - played} games left")
+            yield RunFinished(run_id, "cancelled", total, played, tuple(results), "cancelled")
+            return
+        for skill_id in list(pending):  # every chunk returned, yet games are missing: should not happen
+            results.append(_apply(store, repository, policy, info, pending.pop(skill_id), skills[skill_id]))
+            yield results[-1]
+    except BaseException as error:
+        if isinstance(error, GeneratorExit | KeyboardInterrupt):
+            store.finish_run(run_id, cancelled=True, message="stopped")
+        else:
+            store.set_status(run_id, "failed", f"{type(error).__name__}: {error}"[:2000])
+        raise
+    finally:
+        if owned:
+            runner.close()
+    store.finish_run(run_id)
+    yield RunFinished(run_id, "finished", total, played, tuple(results))
+
+
+def verify(
+    database: Database,
+    skills: Sequence[Skill],
+    *,
+    opponent: str,
+    games: int,
+    seed: int = 0,
+    executor: Executor | str = "inprocess",
+    engine: Sequence[str] = (),
+    chunk_games: int = DEFAULT_CHUNK_GAMES,
+    policy: VerificationPolicy = DEFAULT_POLICY,
+    cancel: CancelToken = None,
+    actor: Actor | None = None,
+    kind: str = "verify",
+) -> Iterator[Event]:
+    """``start_run`` then ``run_verification``: the whole batch as one event stream."""
+    spec = executor if isinstance(executor, str) else executor.spec
+    run_id = start_run(
+        database, skills, opponent=opponent, games=games, seed=seed, executor=spec, engine=engine,
+        chunk_games=chunk_games, actor=actor, kind=kind,
+    )  # fmt: skip
+    yield from run_verification(database, run_id, executor=executor, policy=policy, cancel=cancel, actor=actor)
+
+
+def collect(events: Iterator[Event]) -> RunFinished:
+    """Run an event stream to its end and return the final event."""
+    last: Event | None = None
+    for last in events:
+        pass
+    assert isinstance(last, RunFinished)
+    return last
+
+
+# --- internals ----------------------------------------------------------------------------------
+
+
+def _cancel_function(cancel: CancelToken) -> Callable[[], bool]:
+    if cancel is None:
+        return lambda: False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set
+    return cancel
+
+
+def _add(counts: Counts, outcome: str) -> Counts:
+    return Counts(
+        counts.wins + (outcome == "win"), counts.losses + (outcome == "loss"),
+        counts.draws + (outcome == "draw"), counts.errors + (outcome == "error"),
+    )  # fmt: skip
+
+
+def _progress(run_id: str, total: int, played: int, counts: dict[str, Counts], chunk: int) -> Progress:
+    return Progress(
+        run_id, total, played, sum(c.wins for c in counts.values()), sum(c.losses for c in counts.values()),
+        sum(c.draws for c in counts.values()), sum(c.errors for c in counts.values()), chunk, dict(counts),
+    )  # fmt: skip
+
+
+def _body_changed(skill: Skill, entry: RunSkill) -> bool:
+    return body_hash(skill) != entry.body_hash
+
+
+def _plan(info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]]) -> list[Chunk]:
+    """Chunks of at most ``chunk_games`` games covering every missing game, skills in run order.
+
+    A chunk may hold several skills' ranges; chunking never changes a result (per-game seeds).
+    A skill whose body changed since the run started plays no more games (they would mix bodies).
+    """
+    size = info.chunk_games
+    pieces: list[Piece] = []
+    for skill_id, entry in sorted(pending.items(), key=lambda item: item[1].position):
+        skill = skills[skill_id]
+        if _body_changed(skill, entry):
+            continue
+        have = done.get(skill_id, set())
+        game = 0
+        while game < info.games:
+            if game in have:
+                game += 1
+                continue
+            start = game
+            while game < info.games and game not in have and game - start < size:
+                game += 1
+            pieces.append(Piece(skill, entry.game_module, start, game - start))
+    chunks: list[Chunk] = []
+    current: list[Piece] = []
+    for piece in pieces:
+        if current and sum(p.games for p in current) + piece.games > size:
+            chunks.append(Chunk(len(chunks), info.opponent, info.seed, tuple(current), info.engine))
+            current = []
+        current.append(piece)
+    if current:
+        chunks.append(Chunk(len(chunks), info.opponent, info.seed, tuple(current), info.engine))
+    return chunks
+
+
+def _apply(
+    store: RunStore,
+    repository: SkillRepository,
+    policy: VerificationPolicy,
+    info: RunInfo,
+    entry: RunSkill,
+    skill: Skill,
+) -> SkillResult:
+    """Turn a skill's recorded games into a session record and apply the policy; one transaction."""
+    counts = store.counts(info.id, entry.skill_id).get(entry.skill_id, Counts())
+    session_rate = counts.wins / counts.decided if counts.decided else 0.0
+    session_interval = wilson(counts.wins, counts.decided)
+    before = skill.quality.confidence
+    if counts.played == 0:
+        why = "no games played" + ("; the skill's body changed since the run started" if _body_changed(skill, entry) else "")
+        store.skip_skill(repository.database, info.id, entry.skill_id, why)
+        return SkillResult(skill.id, skill.name, counts, 0.0, session_interval, before.value, before.value, "",
+                           why, False)  # fmt: skip
+    versions = Counter(store.engine_versions(info.id, entry.skill_id))
+    engine_version = versions.most_common(1)[0][0] if versions else info.engine_version
+    record = VerificationRecord(
+        recorded_at=utc_now(), kind=EvidenceKind.HEADLESS, wins=counts.wins, losses=counts.losses,
+        draws=counts.draws, errors=counts.errors, opponent=info.opponent, engine_version=engine_version,
+        body_hash=entry.body_hash, note=f"run {info.id}" + (" (revalidation)" if info.kind == "revalidate" else ""),
+    )  # fmt: skip
+    current_hash = body_hash(skill)
+    evidence = [*repository.verifications(skill.id), record]
+    revalidated = None if info.kind == "revalidate" else store.revalidated_engine(skill.id)
+    if info.kind == "revalidate":
+        assessment = policy.decayed(evidence, skill.domain, current_hash, engine_version)
+    else:
+        assessment = policy.assess(skill.domain, evidence, current_hash, before, engine_version=revalidated)
+    credited = policy.credits(record, skill.domain, current_hash, revalidated)
+    after = assessment.confidence
+    if after.rank < before.rank and info.kind != "revalidate" and not policy.demote_on_verify:
+        after = before
+        assessment = replace(assessment, confidence=before, quality=replace(assessment.quality, confidence=before),
+                             reason=assessment.reason + f"; {before.value} kept (demote_on_verify is off)")  # fmt: skip
+    action = audit_action(before, after)
+    overall = assessment.interval
+    note = "" if credited else _why_not_credited(policy, record, skill, current_hash)
+
+    def within(session: Any) -> None:
+        RunStore.apply_skill_result(
+            session, info.id, skill.id, counts=counts, confidence_after=after.value,
+            success_rate=session_rate if counts.decided else None, interval=(session_interval.low, session_interval.high),
+            note=note or assessment.reason,
+        )  # fmt: skip
+        RunStore.write_interval(session, skill.id, assessment.wins, assessment.decided, (overall.low, overall.high))
+
+    details = {
+        "run": info.id, "opponent": info.opponent, "engine_version": engine_version,
+        "wins": counts.wins, "losses": counts.losses, "draws": counts.draws, "errors": counts.errors,
+        "success_rate": round(session_rate, 4), "wilson_95": session_interval.as_list(),
+        "credited": credited, "before": before.value, "after": after.value, "reason": assessment.reason,
+        "verification_count": assessment.decided, "overall_success_rate": round(assessment.quality.success_rate, 4),
+        "overall_wilson_95": overall.as_list(),
+    }  # fmt: skip
+    message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
+    repository.set_quality(skill.id, assessment.quality, action=action, message=message, details=details,
+                           record=record, within=within)  # fmt: skip
+    return SkillResult(
+        skill.id, skill.name, counts, session_rate, session_interval, before.value, after.value, action,
+        note or assessment.reason, credited, assessment.quality.success_rate, overall, assessment.decided,
+    )  # fmt: skip
+
+
+def _why_not_credited(policy: VerificationPolicy, record: VerificationRecord, skill: Skill, current_hash: str) -> str:
+    if record.body_hash != current_hash:
+        return "the skill's body changed since the run started: these games give no credit"
+    if skill.domain is not Domain.AI_STRATEGY:
+        return "headless games are not evidence for a content skill"
+    if not policy.is_reference(record.opponent):
+        return f"played against {record.opponent}, not the reference opponent {policy.reference_opponent}: recorded, no credit"
+    return "recorded with another engine version than the skill's revalidation: no credit"
+
+
+__all__ = [
+    "DEFAULT_CHUNK_GAMES", "Event", "Progress", "RunFinished", "RunStarted", "SkillResult", "VerificationError",
+    "collect", "run_verification", "start_run", "verify",
+]  # fmt: skip
+
+
+# --- decay ----------------------------------------------------------------------------------------
+
+
+def engine_matches(recorded: str, wanted: str) -> bool:
+    """``1.0.0+ra1.1.c5cbef37`` (the built-in engine's code+data version) matches ``1.0.0``."""
+    recorded, wanted = recorded.strip(), wanted.strip()
+    return bool(recorded) and (recorded == wanted or recorded.split("+", 1)[0] == wanted or recorded == wanted.split("+", 1)[0])
+
+
+def revalidation_candidates(repository: SkillRepository, engine_version: str, skills: Sequence[Skill]) -> list[Skill]:
+    """The Proven AI skills among ``skills`` whose evidence was recorded with another engine
+    version: the engine of their latest headless record, else their provenance's engine_version."""
+    out = []
+    for skill in skills:
+        if skill.domain is not Domain.AI_STRATEGY or skill.quality.confidence.value != "proven":
+            continue
+        headless = [r for r in repository.verifications(skill.id) if r.kind is EvidenceKind.HEADLESS]
+        recorded = headless[-1].engine_version if headless else skill.provenance.engine_version
+        if not engine_matches(recorded, engine_version):
+            out.append(skill)
+    return out

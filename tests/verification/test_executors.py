@@ -1,0 +1,72 @@
+"""Local worker processes and a real Dask LocalCluster give results identical to in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillstudio.store import Database
+from skillstudio.store.runs import RunStore
+from skillstudio.verification.executors import ExecutorError, InProcessExecutor, parse_executor
+from skillstudio.verification.runner import collect, verify
+from tests.verification.test_runner import HARD, outcomes, skills_of
+from tests.verification.helpers import make_library
+
+GAMES, SEED = 9, 21
+
+
+def run_with(tmp_path: Path, name: str, executor, chunk: int):  # noqa: ANN001, ANN201
+    with Database(make_library(tmp_path / f"{name}.db", 3)) as database:
+        final = collect(verify(database, skills_of(database), opponent=HARD, games=GAMES, seed=SEED,
+                               executor=executor, chunk_games=chunk))  # fmt: skip
+        assert final.status == "finished"
+        rows = RunStore(database).games(final.run_id)
+        detail = [(g.skill_id, g.game, g.outcome, g.seed, round(g.duration_s, 6), round(g.map_control, 6)) for g in rows]
+        return outcomes(database, final.run_id), detail, [(r.skill_id, r.counts, r.after) for r in final.results]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    return run_with(tmp_path_factory.mktemp("ref"), "inprocess", InProcessExecutor(), 9)
+
+
+def _same(a, b) -> None:  # noqa: ANN001
+    assert a[0] == b[0] and a[1] == b[1]
+    assert sorted(a[2]) == sorted(b[2])
+
+
+def test_processes_match_inprocess(tmp_path: Path, reference) -> None:  # noqa: ANN001
+    _same(run_with(tmp_path, "processes", "processes:2", 4), reference)
+
+
+def test_dask_local_cluster_matches_inprocess(tmp_path: Path, reference) -> None:  # noqa: ANN001
+    """``dask-local:2``: a real LocalCluster (2 worker processes, 1 thread each, no dashboard)."""
+    pytest.importorskip("dask.distributed")
+    from skillstudio.verification.executors import open_executor
+
+    with open_executor("dask-local:2") as executor:
+        assert executor.spec == "dask-local:2"
+        assert executor.cluster is not None and len(executor.client.nthreads()) == 2
+        assert set(executor.client.nthreads().values()) == {1}
+        _same(run_with(tmp_path, "dask", executor, 5), reference)
+
+
+@pytest.mark.parametrize(
+    ("spec", "parsed"),
+    [
+        ("inprocess", ("inprocess", None, None)),
+        ("processes:3", ("processes", None, 3)),
+        ("processes", ("processes", None, None)),
+        ("dask-local:2", ("dask-local", None, 2)),
+        ("dask://10.0.0.5:8786", ("dask", "tcp://10.0.0.5:8786", None)),
+    ],
+)
+def test_executor_spellings(spec: str, parsed) -> None:  # noqa: ANN001
+    assert parse_executor(spec) == parsed
+
+
+@pytest.mark.parametrize("spec", ["threads", "processes:0", "dask://nohost", "dask-local:x"])
+def test_bad_executor_spellings(spec: str) -> None:
+    with pytest.raises(ExecutorError):
+        parse_executor(spec)
