@@ -40,6 +40,7 @@ class Incoming:
     skill: Skill
     extras: SkillExtras
     warnings: tuple[str, ...] = ()
+    history: tuple[Skill, ...] = ()  # earlier versions, oldest first (becomes revision history)
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ def plan_import(
                 plan.steps.append(step("skip", "in the trash: restore it or empty the trash first"))
             else:
                 plan.steps.append(step("add"))
-                plan.added.append(ImportItem(skill, extras))
+                plan.added.append(ImportItem(skill, extras, history=item.history))
             continue
         current = stored.get(skill.id)
         if current is None:

@@ -4,7 +4,8 @@
 ``description/<name>.txt`` hold the same (the files win when both exist). Each skill becomes an
 ``Instructions`` skill whose instructions keep the description and the code in a fenced block.
 Voyager appends ``V2``, ``V3``... when it rewrites a skill: such a pile-up is one skill, the
-highest version its body, the older versions' code kept as files (``versions/<name>.js``) in
+highest version its body and the older versions its first revisions (history and diffs show how
+it grew); the older versions' code is also kept as files (``versions/<name>.js``) in
 the import extras with a warning naming them.
 """
 
@@ -14,7 +15,7 @@ import re
 import uuid
 from pathlib import Path
 
-from skillstudio.model import Domain, Issue, ValidationError, parse_skill, utc_now
+from skillstudio.model import Domain, Issue, Skill, ValidationError, parse_skill, utc_now
 from skillstudio.model.validation import MAX_LONG_TEXT
 from skillstudio.packages.errors import PackageError, refuse
 from skillstudio.packages.icpkg import load_json
@@ -96,21 +97,30 @@ def read_voyager(
         older = sorted(n for n in by_number if n != latest)
         files = {f"versions/{by_number[n][0]}.js": {"text": by_number[n][1]} for n in older}
         warnings = (f"{base}: folded {', '.join(by_number[n][0] for n in older)} into {name}",) if older else ()
-        try:
-            skill = parse_skill(
+        skill_id = str(uuid.uuid5(NAMESPACE, f"voyager:{base}"))
+        created_at = utc_now()
+
+        def version_skill(number: int) -> Skill:
+            version_name, version_code, version_description = by_number[number]
+            text = version_description.strip()
+            return parse_skill(
                 {
-                    "id": str(uuid.uuid5(NAMESPACE, f"voyager:{base}")), "domain": domain.value,
-                    "name": base, "description": summary, "created_at": utc_now(),
-                    "tags": ["voyager"],
+                    "id": skill_id, "domain": domain.value, "name": base,
+                    "description": text.splitlines()[0][:2000] if text else f"Voyager skill {base}",
+                    "created_at": created_at, "tags": ["voyager"],
                     "provenance": {"source": "llm_discovered", "game_module": game_module},
-                    "body": {"Instructions": {"instructions": instructions}},
+                    "body": {"Instructions": {"instructions": f"{text}\n\n```javascript\n{version_code.rstrip()}\n```\n".lstrip()}},
                 }  # fmt: skip
             )
+
+        try:
+            skill = version_skill(latest)
+            history = tuple(version_skill(number) for number in older)
         except ValidationError as error:
             issues.extend(Issue(f"skills.json[{name!r}].{i.path}", i.message) for i in error.issues)
             continue
         extras = SkillExtras(origin=origin, frontmatter={"voyager_name": name, "versions": sorted(by_number)}, files=files, warnings=warnings)
-        incoming.append(Incoming(f"skills.json[{name!r}]", skill, extras, warnings))
+        incoming.append(Incoming(f"skills.json[{name!r}]", skill, extras, warnings, history))
     if issues:
         raise PackageError(issues, context=f"{root.name} refused")
     return incoming, origin

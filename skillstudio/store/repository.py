@@ -12,7 +12,7 @@ import getpass
 from contextlib import contextmanager
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -176,6 +176,9 @@ class ImportItem:
     skill: Skill
     extras: SkillExtras | None = None
     verifications: tuple[VerificationRecord, ...] = ()
+    # Earlier versions of a new skill, oldest first (a Voyager fooV1, fooV2 pile-up): they
+    # become its first revisions, so history and diffs show how it grew.
+    history: tuple[Skill, ...] = ()
 
 
 def body_hash(skill: Skill) -> str:
@@ -500,6 +503,8 @@ class SkillRepository:
         message: str,
         action: str,
         revision_action: str,
+        *,
+        histories: Mapping[str, Sequence[Skill]] | None = None,
     ) -> None:
         """Insert new skills with their metadata, compositions, evidence, revisions and audit."""
         skills = [skill for skill, _ in pairs]
@@ -526,9 +531,14 @@ class SkillRepository:
         versions = _versions(session, ids)
         revisions, audits = [], []
         for skill in skills:
+            earlier = (histories or {}).get(skill.id, ())
+            for number, old in enumerate(earlier, start=1):  # content versions before this store
+                note = f"earlier version {number} of {len(earlier) + 1}, from the import"
+                revisions.append(_revision_columns(replace(old, version=0), number, revision_action, self.actor, now, note))
             stored = replace(skill, version=versions[skill.id])
-            revisions.append(_revision_columns(stored, 1, revision_action, self.actor, now, message))
-            audits.append(self._audit_columns(action, skill.id, 1, now, {"name": skill.name}))
+            number = len(earlier) + 1
+            revisions.append(_revision_columns(stored, number, revision_action, self.actor, now, message))
+            audits.append(self._audit_columns(action, skill.id, number, now, {"name": skill.name}))
         _bulk_insert(session, RevisionRow, revisions)
         _bulk_insert(session, AuditRow, audits)
 
@@ -600,7 +610,8 @@ class SkillRepository:
                 self._trash(session, skill_id, now, message, action)
             if added:
                 pairs = [(item.skill, item.verifications) for item in added]
-                self._insert_new(session, pairs, now, message, action, "import")
+                histories = {item.skill.id: item.history for item in added if item.history}
+                self._insert_new(session, pairs, now, message, action, "import", histories=histories)
             for item in replaced:
                 self._replace_one(session, item.skill, now, message, action)
             extras_rows = [_extras_row(item.skill.id, item.extras) for item in (*added, *replaced) if item.extras is not None]
