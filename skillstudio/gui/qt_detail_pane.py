@@ -157,6 +157,22 @@ class QtDetailPane(QTextBrowser):
             )
             parts += ["<h3>Composes with</h3>", f"<ul>{items}</ul>"]
         parts += ["<h3>" + _e(skill.body_kind.label) + "</h3>", self._body(skill, names)]
+        parts.append(self._import_extras(skill.id))
+        return "".join(parts)
+
+    def _import_extras(self, skill_id: str) -> str:
+        """Where an imported skill came from, what spec problems it had, which files came along."""
+        extras = self.repository.extras(skill_id)
+        if extras is None or not (extras.origin or extras.warnings or extras.files):
+            return ""
+        parts = ["<h3>Imported</h3>"]
+        if extras.origin:
+            parts.append(f"<p>From {_e(extras.origin)}</p>")
+        if extras.warnings:
+            items = "".join(f'<li class="problem">{_e(warning)}</li>' for warning in extras.warnings)
+            parts.append(f"<p><b>Warnings from the import</b> (kept, for review):</p><ul>{items}</ul>")
+        if extras.files:
+            parts.append("<p><b>Files</b>: " + ", ".join(_e(name) for name in sorted(extras.files)) + "</p>")
         return "".join(parts)
 
     def _history(self, records: list[VerificationRecord]) -> str:

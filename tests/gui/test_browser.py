@@ -236,3 +236,19 @@ def test_enter_opens_the_editor_and_quitting_asks_about_its_unsaved_changes(qtbo
     assert window.isVisible() and editor.isVisible()  # cancelled: nothing closes, nothing lost
     window.close()
     assert not window.isVisible()
+
+
+def test_the_detail_pane_shows_what_an_import_warned_about(window: QtMainWindow, tmp_path: Path) -> None:
+    from skillstudio.packages.importer import apply_plan, plan_import
+    from skillstudio.packages.skill_md import read_skill_tree
+
+    folder = tmp_path / "skills" / "Wave-Planner"  # breaks the spec: uppercase, differs from the name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: wave-planner\ndescription: Plans waves.\nversion: 2\n---\nKeep waves small.\n")
+    incoming, origin, _violations = read_skill_tree(tmp_path / "skills")
+    apply_plan(window.repository, plan_import(window.repository, incoming, origin=origin, source="skill-md"))
+    window.model.wait()
+    window.select_skill(incoming[0].skill.id)
+    window.model.wait()
+    html = window.detail.toHtml()
+    assert "Warnings from the import" in html and "Wave-Planner" in html
