@@ -71,8 +71,9 @@ class VerificationPolicy:
     content_established_plays: int = 3
     content_established_rating: float = 3.5
     decay_tier: Confidence = Confidence.TENTATIVE
-    # verify follows the evidence down as well as up; off: only revalidate (decay) lowers a tier
-    demote_on_verify: bool = True
+    # Off (D057): only decay (revalidate) lowers a tier; a verify batch only promotes. On: verify
+    # follows the credited evidence down as well as up.
+    demote_on_verify: bool = False
     aliases: tuple[str, ...] = field(default=("ic-default:hard",))
 
     # --- which evidence counts ------------------------------------------------------------------

@@ -172,3 +172,17 @@ def test_set_quality_is_one_transaction(library: Database) -> None:
 def test_skill_results_are_events(library: Database) -> None:
     events = list(verify(library, skills_of(library)[:1], opponent=HARD, games=3, seed=0))
     assert any(isinstance(e, SkillResult) for e in events)
+
+
+@pytest.mark.parametrize("demote_on_verify", [False, True])
+def test_a_verify_batch_demotes_only_when_the_policy_says_so(library: Database, demote_on_verify: bool) -> None:
+    from skillstudio.verification.policy import VerificationPolicy
+
+    repository = SkillRepository(library, Actor("tester"))
+    skill = skills_of(library)[0]
+    # Proven on paper, with no credited evidence behind it: new games cannot support Proven.
+    repository.set_quality(skill.id, Quality(40, 0.9, None, Confidence.PROVEN), action="skill.verify", message="setup")
+    policy = VerificationPolicy(demote_on_verify=demote_on_verify)
+    collect(verify(library, [repository.get(skill.id)], opponent=HARD, games=6, seed=1, policy=policy))
+    after = repository.get(skill.id).confidence
+    assert (after is Confidence.PROVEN) is (not demote_on_verify)
