@@ -52,6 +52,21 @@ def test_dask_local_cluster_matches_inprocess(tmp_path: Path, reference) -> None
         _same(run_with(tmp_path, "dask", executor, 5), reference)
 
 
+def test_dask_scheduler_address_matches_inprocess(tmp_path: Path, reference) -> None:  # noqa: ANN001
+    """``dask://HOST:PORT``: connect to a scheduler SkillStudio did not start (a LocalCluster
+    started here, on loopback, stands in for a studio's cluster)."""
+    distributed = pytest.importorskip("dask.distributed")
+    from skillstudio.verification.executors import open_executor
+
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+    ) as cluster:
+        address = "dask://" + cluster.scheduler_address.removeprefix("tcp://")
+        with open_executor(address) as executor:
+            assert executor.spec == address and executor.cluster is None  # we did not start it
+            _same(run_with(tmp_path, "dask-remote", executor, 3), reference)
+
+
 @pytest.mark.parametrize(
     ("spec", "parsed"),
     [
