@@ -147,7 +147,7 @@ def plan_import(
             warning = f"composable_with: dropped {', '.join(dropped)} (not in the import or the library)"
             extras = replace(extras, warnings=(*extras.warnings, warning))
             plan.warnings.append(f"{item.entry}: {warning}")
-        plan.warnings.extend(f"{item.entry}: {w}" for w in item.warnings)
+        plan.warnings.extend(w if w.startswith(f"{item.entry}:") else f"{item.entry}: {w}" for w in item.warnings)
         step = lambda action, reason="": PlannedSkill(action, skill.id, skill.name, item.entry, reason)  # noqa: E731
         if skill.id not in present:
             if skill.id in in_trash:
