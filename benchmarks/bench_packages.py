@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.synthetic import DEFAULT_SEED, generate_skills
+from skillstudio.model import ReviewState
 from skillstudio.packages.export import load_selection
 from skillstudio.packages.icpkg import PackageMeta, export_package, read_package
 from skillstudio.packages.importer import apply_plan, incoming_from_package, plan_import
@@ -58,6 +59,8 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         repository = SkillRepository(database, ACTOR)
         repository.create_many(skills)
         ids = repository.query(SkillQuery()).ids
+        # Rejected skills are kept but never exported (issue 8): the package holds the rest.
+        rejected = repository.query(SkillQuery(review_states=(ReviewState.REJECTED,))).total
 
         def export() -> bytes:
             preview = load_selection(repository, ids)
@@ -98,6 +101,7 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         "deterministic": identical,
         "privacy_findings_in_first_1000": findings,
         "skills_in_package": len(package.skills),
+        "rejected_left_out": rejected,
         "added": added,
         "skipped_on_reimport": skipped,
         "export": summary(export_samples),

@@ -49,6 +49,7 @@ def test_importing_the_core_loads_no_qt() -> None:
     code = (
         "import sys\n"
         "import skillstudio.model, skillstudio.store, skillstudio.cli.main, skillstudio.library, skillstudio.entry\n"
+        "import skillstudio.review, skillstudio.agents, skillstudio.agents.mcp_server\n"
         f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r})\n"
         "assert not loaded, loaded\n"
     )

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from skillstudio import __version__
 from skillstudio.cli import output, verification
+from skillstudio.cli import review as review_cli
 from skillstudio.cli import packages as packages_cli
 from skillstudio.library import ENV_VAR, create_library, open_library
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     packages_cli.add_parsers(commands, common=common, filters=filters, as_json=as_json)
     commands.add_parser("gui", parents=[common], help="open the app (the default without a command)")
     COMMANDS.update(verification.add_commands(commands, common, as_json))
+    COMMANDS.update(review_cli.add_commands(commands, common, as_json))
     return parser
 
 

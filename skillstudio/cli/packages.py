@@ -94,6 +94,8 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
     preview = load_selection(repository, ids)
     if args.dry_run:
         print(f"{len(preview.skills)} skills selected; {len(preview.findings)} privacy findings")
+        if preview.rejected:
+            print(f"  {len(preview.rejected)} rejected skills left out")
         for finding in preview.findings:
             print(f"  {finding}")
         return EXIT_OK

@@ -158,7 +158,17 @@ class QtDetailPane(QTextBrowser):
             parts += ["<h3>Composes with</h3>", f"<ul>{items}</ul>"]
         parts += ["<h3>" + _e(skill.body_kind.label) + "</h3>", self._body(skill, names)]
         parts.append(self._import_extras(skill.id))
+        parts.append(self._risk_findings(skill.id))
         return "".join(parts)
+
+    def _risk_findings(self, skill_id: str) -> str:
+        """What the risk linter found (stored with the skill; docs/review.md), if anything."""
+        findings = self.repository.risk_findings(skill_id)
+        if not findings:
+            return ""
+        from skillstudio.gui.review.qt_review_queue import findings_html  # noqa: PLC0415
+
+        return f"<h3>Risk findings ({len(findings)})</h3>" + findings_html(findings)
 
     def _import_extras(self, skill_id: str) -> str:
         """Where an imported skill came from, what spec problems it had, which files came along."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillstudio.model import Issue, Skill
+from skillstudio.model import Issue, ReviewState, Skill
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.icpkg import PackageMeta, export_package, workshop_vdf
 from skillstudio.packages.privacy import Finding, redact_skill, scan_skill
@@ -31,23 +31,29 @@ class ExportPreview:
     skills: list[Skill]
     findings: list[Finding] = field(default_factory=list)
     extras: dict[str, SkillExtras] = field(default_factory=dict)
+    # Selected but left out: rejected by a reviewer (issue 8; kept in the library, never exported).
+    rejected: list[str] = field(default_factory=list)
 
 
 def load_selection(repository: SkillRepository, ids: Sequence[str], progress: Progress | None = None) -> ExportPreview:
     """The selected skills, their extras, and what the privacy check finds in them."""
     skills: list[Skill] = []
     findings: list[Finding] = []
+    rejected: list[str] = []
     ids = list(ids)
     for start in range(0, len(ids), 500):
         if progress is not None:
             progress(start, len(ids))
         for skill in repository.get_many(ids[start : start + 500]):
+            if skill.review_state is ReviewState.REJECTED:
+                rejected.append(skill.id)
+                continue
             skills.append(skill)
             findings.extend(scan_skill(skill))
-    extras = repository.extras_many(list(ids))
+    extras = repository.extras_many([skill.id for skill in skills])
     if progress is not None:
         progress(len(ids), len(ids))
-    return ExportPreview(skills, findings, extras)
+    return ExportPreview(skills, findings, extras, rejected)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

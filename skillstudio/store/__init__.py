@@ -21,7 +21,10 @@ from skillstudio.store.repository import (
     Composition,
     ImportItem,
     LibraryStats,
+    ReviewDecision,
+    ReviewNotAllowed,
     Revision,
+    RiskFinding,
     SkillExtras,
     SkillRepository,
     SkillSummary,
@@ -32,6 +35,6 @@ from skillstudio.store.repository import (
 __all__ = [
     "Actor", "AuditEntry", "ChangeBus", "LibraryChange", "Composition", "ConflictError", "ImportItem", "SkillExtras", "Database", "InvalidSkillData",
     "InvalidStoredSkill", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
-    "NotALibrary", "QueryResult", "Revision", "SkillExists", "SkillNotFound", "SkillQuery",
+    "NotALibrary", "QueryResult", "ReviewDecision", "ReviewNotAllowed", "Revision", "RiskFinding", "SkillExists", "SkillNotFound", "SkillQuery",
     "SkillRepository", "SkillSummary", "SortKey", "StorageError", "TrashEntry", "body_hash", "fts_expression",
 ]  # fmt: skip

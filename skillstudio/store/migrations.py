@@ -311,6 +311,44 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    Migration(
+        5,
+        "Review decisions (reviewer, time, comment) and stored risk findings",
+        """
+        -- Every review decision on a skill (docs/review.md): the state it set, who, when, why,
+        -- and the revision it produced. studio_skill_meta.review_state stays the current state.
+        CREATE TABLE studio_review_decisions (
+            id        INTEGER PRIMARY KEY,
+            skill_id  TEXT NOT NULL,
+            state     TEXT NOT NULL,     -- pending | approved | rejected | changes_requested
+            reviewer  TEXT NOT NULL,
+            reviewer_kind TEXT NOT NULL DEFAULT 'human',
+            at        TEXT NOT NULL,
+            comment   TEXT NOT NULL DEFAULT '',
+            revision  INTEGER
+        );
+        CREATE INDEX studio_review_decisions_skill ON studio_review_decisions(skill_id, id);
+        -- What the risk linter (skillstudio/review/linter.py) found in a skill's current content,
+        -- replaced whenever the skill is linted again. field/start/end point at the span.
+        CREATE TABLE studio_risk_findings (
+            skill_id  TEXT NOT NULL,
+            position  INTEGER NOT NULL,
+            rule      TEXT NOT NULL,
+            severity  TEXT NOT NULL,     -- info | low | medium | high
+            reason    TEXT NOT NULL,
+            field     TEXT NOT NULL DEFAULT '',
+            start     INTEGER NOT NULL DEFAULT 0,
+            "end"     INTEGER NOT NULL DEFAULT 0,
+            excerpt   TEXT NOT NULL DEFAULT '',
+            version   INTEGER NOT NULL DEFAULT 0,  -- the content version that was linted
+            linted_at TEXT NOT NULL,
+            PRIMARY KEY (skill_id, position)
+        );
+        """,
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

@@ -231,3 +231,35 @@ class PlayImportRow(Base):
     source: Mapped[str] = mapped_column(Text, default="")
     imported_at: Mapped[str] = mapped_column(Text)
     play: Mapped[str] = mapped_column(Text, default="{}")
+
+
+# --- migration 5: review decisions and risk findings (docs/review.md) ----------------------------
+
+
+class ReviewDecisionRow(Base):
+    __tablename__ = "studio_review_decisions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    skill_id: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(Text)
+    reviewer: Mapped[str] = mapped_column(Text)
+    reviewer_kind: Mapped[str] = mapped_column(Text, default="human")
+    at: Mapped[str] = mapped_column(Text)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    revision: Mapped[int | None] = mapped_column(Integer)
+
+
+class RiskFindingRow(Base):
+    __tablename__ = "studio_risk_findings"
+
+    skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    rule: Mapped[str] = mapped_column(Text)
+    severity: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
+    field: Mapped[str] = mapped_column(Text, default="")
+    start: Mapped[int] = mapped_column(Integer, default=0)
+    end: Mapped[int] = mapped_column(Integer, default=0)
+    excerpt: Mapped[str] = mapped_column(Text, default="")
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    linted_at: Mapped[str] = mapped_column(Text)

@@ -35,13 +35,16 @@ from skillstudio.store.errors import (
     ConflictError,
     InvalidSkillData,
     InvalidStoredSkill,
+    LibraryError,
     SkillExists,
     SkillNotFound,
 )
 from skillstudio.store.migrations import CONTENT_COLUMNS, D057_SKILL_COLUMNS
 from skillstudio.store.orm import (
     AuditRow,
+    ReviewDecisionRow,
     RevisionRow,
+    RiskFindingRow,
     SkillCompositionRow,
     SkillEmbeddingRow,
     SkillExtrasRow,
@@ -179,6 +182,37 @@ class ImportItem:
     # Earlier versions of a new skill, oldest first (a Voyager fooV1, fooV2 pile-up): they
     # become its first revisions, so history and diffs show how it grew.
     history: tuple[Skill, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReviewDecision:
+    """One review decision (migration 5): the state set, by whom, when, why, at which revision."""
+
+    skill_id: str
+    state: str
+    reviewer: str
+    reviewer_kind: str
+    at: str
+    comment: str
+    revision: int | None
+
+
+@dataclass(frozen=True)
+class RiskFinding:
+    """What the risk linter found: a rule, its severity, a one-line reason and the span
+    (``field`` with ``start``/``end`` character offsets into that field's text)."""
+
+    rule: str
+    severity: str
+    reason: str
+    field: str = ""
+    start: int = 0
+    end: int = 0
+    excerpt: str = ""
+
+
+class ReviewNotAllowed(LibraryError, PermissionError):
+    """Only a person may approve, reject or ask for changes."""
 
 
 def body_hash(skill: Skill) -> str:
@@ -658,6 +692,113 @@ class SkillRepository:
             self._audit(session, "skill.review", skill_id, number, now, {"state": value, "comment": message})
         return stored
 
+    # --- review (migration 5, docs/review.md) ------------------------------------------------------
+
+    def review(self, skill_id: str, state: Any, *, comment: str = "") -> Skill:
+        """Record a review decision (a ``ReviewState``) with its comment, in one transaction with
+        the review state, a revision and the audit entry. Approving, rejecting and requesting
+        changes are human actions: other actors may only mark a skill pending."""
+        value = state.value
+        if value != "pending" and self.actor.kind != "human":
+            raise ReviewNotAllowed(f"{self.actor.kind} {self.actor.id!r} may not set a skill {value}; a person reviews")
+        now = utc_now()
+        with self._write("skill.review") as (session, touched):
+            touched.append(skill_id)
+            current = self._load(session, skill_id)
+            self._record_untracked(session, skill_id, current, now)
+            self._set_review_state(session, skill_id, value)
+            stored = self._load(session, skill_id)
+            number = self._write_revision(session, stored, "review", now, comment)
+            self._add_decision(session, skill_id, value, now, comment, number)
+            self._audit(session, "skill.review", skill_id, number, now, {"state": value, "comment": comment})
+        return stored
+
+    def update_pending(self, skill: Skill, *, message: str = "") -> Skill:
+        """Like :meth:`update`, but the skill goes back to ``pending`` in the same transaction
+        (an agent's update: a reviewer must look at it again), with a decision row saying so."""
+        now = utc_now()
+        with self._write("skill.update") as (session, touched):
+            touched.append(skill.id)
+            self._set_review_state(session, skill.id, "pending")  # first, so the revision shows it
+            stored = self._update_one(session, skill, now, message)
+            latest = session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill.id))
+            self._add_decision(session, skill.id, "pending", now, message or "updated by an agent", latest)
+        return stored
+
+    def review_decisions(self, skill_id: str) -> list[ReviewDecision]:
+        """The skill's review decisions, oldest first."""
+        with self.database.read() as session:
+            rows = session.scalars(
+                select(ReviewDecisionRow).where(ReviewDecisionRow.skill_id == skill_id).order_by(ReviewDecisionRow.id)
+            )
+            return [
+                ReviewDecision(r.skill_id, r.state, r.reviewer, r.reviewer_kind, r.at, r.comment, r.revision) for r in rows
+            ]
+
+    def last_approved_revision(self, skill_id: str) -> Revision | None:
+        """The newest revision whose snapshot was approved (what a reviewer last accepted)."""
+        with self.database.read() as session:
+            number = session.scalar(
+                select(func.max(RevisionRow.number)).where(
+                    RevisionRow.skill_id == skill_id,
+                    func.json_extract(RevisionRow.snapshot, "$.review_state") == "approved",
+                )
+            )
+        return None if number is None else self.revision(skill_id, number)
+
+    def set_risk_findings(self, skill_id: str, findings: Sequence[RiskFinding], *, version: int = 0) -> None:
+        """Replace the stored risk findings of a skill (computed data: no revision, no audit)."""
+        now = utc_now()
+        with self.database.write() as session:
+            session.execute(delete(RiskFindingRow).where(RiskFindingRow.skill_id == skill_id))
+            rows = [
+                {"skill_id": skill_id, "position": position, "rule": f.rule, "severity": f.severity,
+                 "reason": f.reason, "field": f.field, "start": f.start, "end": f.end,
+                 "excerpt": f.excerpt, "version": version, "linted_at": now}
+                for position, f in enumerate(findings)
+            ]  # fmt: skip
+            if rows:
+                session.execute(insert(RiskFindingRow), rows)
+
+    def risk_findings_version(self, skill_id: str) -> int | None:
+        """The content version the stored findings were computed for (None: none stored)."""
+        with self.database.read() as session:
+            return session.scalar(select(RiskFindingRow.version).where(RiskFindingRow.skill_id == skill_id).limit(1))
+
+    def risk_findings(self, skill_id: str) -> list[RiskFinding]:
+        return self.risk_findings_many([skill_id]).get(skill_id, [])
+
+    def risk_findings_many(self, ids: Sequence[str]) -> dict[str, list[RiskFinding]]:
+        out: dict[str, list[RiskFinding]] = {}
+        with self.database.read() as session:
+            for chunk in _chunks(list(ids)):
+                rows = session.scalars(
+                    select(RiskFindingRow)
+                    .where(RiskFindingRow.skill_id.in_(chunk))
+                    .order_by(RiskFindingRow.skill_id, RiskFindingRow.position)
+                )
+                for r in rows:
+                    out.setdefault(r.skill_id, []).append(
+                        RiskFinding(r.rule, r.severity, r.reason, r.field, r.start, r.end, r.excerpt)
+                    )
+        return out
+
+    def _set_review_state(self, session: Session, skill_id: str, value: str | None) -> None:
+        if session.get(SkillMetaRow, skill_id) is None:  # a skill an engine wrote
+            session.add(SkillMetaRow(skill_id=skill_id, created_by="unknown", engine_version="", review_state=value))
+            session.flush()
+        else:
+            session.execute(update(SkillMetaRow).where(SkillMetaRow.skill_id == skill_id).values(review_state=value))
+
+    def _add_decision(self, session: Session, skill_id: str, state: str, now: str, comment: str, revision: int | None) -> None:
+        session.add(
+            ReviewDecisionRow(
+                skill_id=skill_id, state=state, reviewer=self.actor.id, reviewer_kind=self.actor.kind,
+                at=now, comment=comment, revision=revision,
+            )
+        )  # fmt: skip
+        session.flush()
+
     def delete(self, skill_id: str, *, message: str = "") -> None:
         """Move a skill to the trash, with its embedding and compositions, restorably."""
         self.delete_many([skill_id], message=message)
@@ -762,6 +903,8 @@ class SkillRepository:
                     (VerificationRow, VerificationRow.skill_id),
                     (SkillVersionRow, SkillVersionRow.skill_id),
                     (SkillExtrasRow, SkillExtrasRow.skill_id),
+                    (ReviewDecisionRow, ReviewDecisionRow.skill_id),
+                    (RiskFindingRow, RiskFindingRow.skill_id),
                 ):
                     session.execute(delete(table).where(column.in_(chunk)))
             for skill_id in doomed:

@@ -1,0 +1,139 @@
+"""The skill tool as a Model Context Protocol server over stdio (``skillstudio mcp``).
+
+Built on the official ``mcp`` Python SDK (``pip install "skillstudio[agents]"``). It offers
+exactly three tools, ``skill_search``, ``skill_create`` and ``skill_update``; there is no delete
+tool, and the server has no code path that deletes. The agent's identity is fixed when the
+server starts (``--agent-id``): every skill it creates says ``created_by: <agent id>``, whatever
+the payload says, and lands pending review.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skillstudio.agents.tool import DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW, AgentSkillTool, AgentToolError
+from skillstudio.store import Actor, Database, SkillRepository
+
+TOOL_NAMES = ("skill_search", "skill_create", "skill_update")
+
+INSTRUCTIONS = (
+    "SkillStudio skill library (Iron Curtain D057). Search skills before a task with "
+    "skill_search; record an approach that worked with skill_create; refine one with "
+    "skill_update (only the fields you give change). Skills cannot be deleted by agents. "
+    "Everything you write is reviewed by a person before it is approved."
+)
+
+
+def build_server(tool: AgentSkillTool) -> Any:
+    """An MCPServer exposing ``tool``'s three operations (and nothing else)."""
+    from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - optional dependency
+    from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
+
+    server = MCPServer("skillstudio", instructions=INSTRUCTIONS)
+
+    def call(operation: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return operation(*args, **kwargs)
+        except AgentToolError as error:
+            raise ToolError(f"{error.code}: {error}") from None
+
+    @server.tool(description="Search skills (every word a prefix). Returns up to `limit` skills, best first, "
+                 "with id, name, score, tags, confidence, creator and instructions (or body).")  # fmt: skip
+    def skill_search(
+        query: str,
+        domain: str | None = None,
+        game_module: str | None = None,
+        tags: list[str] | None = None,
+        limit: int = 5,
+    ) -> dict[str, Any]:
+        results = call(tool.skill_search, query, domain=domain, game_module=game_module, tags=tags, limit=limit)
+        return {"results": results}
+
+    @server.tool(description="Create a skill from an approach that worked. It is recorded as yours and "
+                 "waits for review. Identical content is not stored twice.")  # fmt: skip
+    def skill_create(
+        name: str,
+        description: str,
+        instructions: str,
+        tags: list[str] | None = None,
+        tools: list[str] | None = None,
+        model: str | None = None,
+        references: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return call(
+            tool.skill_create, name, description, instructions, tags=tags, tools=tools, model=model, references=references
+        )
+
+    @server.tool(description="Update a skill: only the fields you give change. The skill goes back to review.")
+    def skill_update(
+        id: str,  # noqa: A002 - seed 001's parameter name
+        name: str | None = None,
+        description: str | None = None,
+        instructions: str | None = None,
+        tags: list[str] | None = None,
+        tools: list[str] | None = None,
+        model: str | None = None,
+        references: list[str] | None = None,
+    ) -> dict[str, Any]:
+        changes = {
+            "name": name, "description": description, "instructions": instructions, "tags": tags,
+            "tools": tools, "model": model, "references": references,
+        }  # fmt: skip
+        return call(tool.skill_update, id, **changes)
+
+    return server
+
+
+def serve(
+    db: str | Path,
+    agent_id: str,
+    *,
+    rate_limit: int = DEFAULT_RATE_LIMIT,
+    rate_window: float = DEFAULT_RATE_WINDOW,
+    game_module: str = "ra1",
+) -> None:
+    """Serve the library at ``db`` to one agent over stdio until the client disconnects."""
+    with Database(db) as database:
+        serve_database(database, agent_id, rate_limit=rate_limit, rate_window=rate_window, game_module=game_module)
+
+
+def serve_database(
+    database: Database,
+    agent_id: str,
+    *,
+    rate_limit: int = DEFAULT_RATE_LIMIT,
+    rate_window: float = DEFAULT_RATE_WINDOW,
+    game_module: str = "ra1",
+) -> None:
+    repository = SkillRepository(database, Actor(agent_id, "agent"))
+    tool = AgentSkillTool(repository, agent_id, rate_limit=rate_limit, rate_window=rate_window, game_module=game_module)
+    build_server(tool).run("stdio")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m skillstudio.agents.mcp_server --db PATH --agent-id ID``."""
+    import argparse  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="skillstudio-mcp", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    serve(args.db, args.agent_id, rate_limit=args.rate_limit, rate_window=args.rate_window, game_module=args.game_module)
+    return 0
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--agent-id", required=True, metavar="ID", help="the agent's identity: recorded as created_by")
+    parser.add_argument("--rate-limit", type=int, default=DEFAULT_RATE_LIMIT, metavar="N",
+                        help=f"creates/updates per window (default {DEFAULT_RATE_LIMIT})")  # fmt: skip
+    parser.add_argument("--rate-window", type=float, default=DEFAULT_RATE_WINDOW, metavar="S",
+                        help=f"window in seconds (default {DEFAULT_RATE_WINDOW:g}, RFC 004)")  # fmt: skip
+    parser.add_argument("--game-module", default="ra1", metavar="M", help="game module of created skills (default ra1)")
+    if not any(action.dest == "db" for action in parser._actions):
+        parser.add_argument("--db", required=True, metavar="PATH", help="the library file")
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,365 @@
+"""Seed 001's skill tool for agents: search, create, update, and no delete.
+
+``AgentSkillTool(repository, agent_id)`` is the Python API for in-process agents; the MCP
+server (:mod:`skillstudio.agents.mcp_server`) exposes the same three operations over stdio.
+Everything an agent sends is untrusted: types, sizes and characters are checked before the
+model's own validation, ``created_by`` always comes from the tool's ``agent_id`` (never from the
+payload), and every write lands ``pending`` for a person to review (docs/review.md).
+
+Guard rails (RFC 004): one create or update per agent per 30 seconds by default (configurable,
+with an injectable clock), SHA-256 dedup of identical content (a duplicate create returns the
+existing skill and writes nothing), and size limits, the instructions within the 4000-character
+prompt budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy import select
+
+from skillstudio.model import (
+    Domain,
+    Instructions,
+    Provenance,
+    ReviewState,
+    Skill,
+    Source,
+    ValidationError,
+    new_skill_id,
+    parse_skill,
+    skill_to_document,
+    utc_now,
+)
+from skillstudio.review.linter import Linter
+from skillstudio.review.workflow import SERVED_STATES
+from skillstudio.store import Actor, ConflictError, SkillNotFound, SkillQuery, SkillRepository, SortKey
+from skillstudio.store.orm import SkillRow
+
+DEFAULT_RATE_LIMIT = 1  # writes ...
+DEFAULT_RATE_WINDOW = 30.0  # ... per this many seconds, per agent (RFC 004)
+PROMPT_BUDGET = 4000  # characters of instructions (RFC 004)
+
+
+@dataclass(frozen=True)
+class Limits:
+    name: int = 120
+    description: int = 1000
+    instructions: int = PROMPT_BUDGET
+    tags: int = 20
+    tag: int = 48
+    tools: int = 32
+    tool: int = 64
+    model: int = 120
+    references: int = 20
+    query: int = 500
+    results: int = 20
+
+
+class AgentToolError(Exception):
+    """A refused call; ``code`` is one of invalid, rate_limited, not_found, conflict."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+    def to_dict(self) -> dict[str, str]:
+        return {"error": self.code, "message": str(self)}
+
+
+_AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,63}")
+_TAG = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
+_BUDGETS: dict[tuple[str, str], list[float]] = {}  # (library, agent id) -> times of recent writes
+_BUDGETS_LOCK = threading.Lock()
+_UPDATABLE = ("name", "description", "instructions", "tags", "tools", "model", "references")
+
+
+class AgentSkillTool:
+    """The skill tool of one agent. No delete: there is no method for it, by design (seed 001)."""
+
+    def __init__(
+        self,
+        repository: SkillRepository,
+        agent_id: str,
+        *,
+        rate_limit: int = DEFAULT_RATE_LIMIT,
+        rate_window: float = DEFAULT_RATE_WINDOW,
+        clock: Callable[[], float] = time.monotonic,
+        limits: Limits = Limits(),
+        game_module: str = "ra1",
+        domain: Domain = Domain.AI_STRATEGY,
+        embedder: Callable[[str], tuple[bytes, str]] | None = None,
+    ) -> None:
+        if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
+            raise ValueError(f"agent id {agent_id!r}: 1-64 characters of letters, digits and _.:@/-")
+        self.agent_id = agent_id
+        self.repository = repository.as_actor(Actor(agent_id, "agent"))
+        self.rate_limit, self.rate_window, self.clock = rate_limit, rate_window, clock
+        self.limits, self.game_module, self.domain = limits, game_module, domain
+        self.embedder = embedder  # refreshes the description's embedding when it changes
+        # One budget per agent and library in this process, however many tools are made for it.
+        with _BUDGETS_LOCK:
+            self._writes = _BUDGETS.setdefault((str(repository.database.path), agent_id), [])
+
+    # --- search --------------------------------------------------------------------------------
+
+    def skill_search(
+        self,
+        query: str,
+        *,
+        domain: str | None = None,
+        game_module: str | None = None,
+        tags: list[str] | None = None,
+        limit: int = 5,
+    ) -> list[dict[str, Any]]:
+        """Skills matching ``query`` (every word a prefix), best first; never rejected ones."""
+        query = _text(query, "query", self.limits.query, required=False)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= self.limits.results:
+            raise AgentToolError("invalid", f"limit: an integer in 1..{self.limits.results}")
+        domains = (_domain(domain),) if domain is not None else ()
+        modules = (_text(game_module, "game_module", 32),) if game_module is not None else ()
+        tag_filter = tuple(_tags(tags, self.limits)) if tags else ()
+        result = self.repository.query(
+            SkillQuery(
+                domains=domains, game_modules=modules, tags=tag_filter, text=query,
+                review_states=SERVED_STATES, sort=SortKey.RELEVANCE, limit=limit,
+            )
+        )  # fmt: skip
+        skills = self.repository.get_many(result.ids)
+        out = []
+        for rank, skill in enumerate(skills):
+            body = skill.body
+            out.append(
+                {
+                    "id": skill.id,
+                    "name": skill.name,
+                    # relevance by rank among the matches: 1.0 for the best, falling towards 0
+                    "score": round(1.0 / (1 + rank), 4),
+                    "tags": list(skill.tags),
+                    "confidence": skill.confidence.value,
+                    "created_by": skill.created_by,
+                    "review_state": skill.review_state.value if skill.review_state else None,
+                    "description": skill.description,
+                    **(
+                        {"instructions": body.instructions}
+                        if isinstance(body, Instructions)
+                        else {"body": skill_to_document(skill)["body"]}
+                    ),
+                }
+            )
+        return out
+
+    # --- create --------------------------------------------------------------------------------
+
+    def skill_create(
+        self,
+        name: str,
+        description: str,
+        instructions: str,
+        *,
+        tags: list[str] | None = None,
+        tools: list[str] | None = None,
+        model: str | None = None,
+        references: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Create an Instructions skill, pending review, created by this agent."""
+        lim = self.limits
+        fields = {
+            "name": _text(name, "name", lim.name, single_line=True),
+            "description": _text(description, "description", lim.description),
+            "instructions": _text(instructions, "instructions", lim.instructions),
+            "tags": _tags(tags, lim),
+            "tools": _names(tools, "tools", lim.tools, lim.tool),
+            "model": None if model is None else _text(model, "model", lim.model, single_line=True),
+            "references": self._references(references),
+        }
+        digest = content_hash(self.domain, self.game_module, fields)
+        existing = self._find_hash(digest, fields["name"])
+        if existing is not None:
+            return {"id": existing, "status": "duplicate", "review_state": self._state(existing), "sha256": digest}
+        self._take_rate_slot()
+        skill = Skill(
+            id=new_skill_id(),
+            domain=self.domain,
+            name=fields["name"],
+            description=fields["description"],
+            body=Instructions(fields["instructions"], tuple(fields["tools"]), fields["model"], tuple(fields["references"])),
+            provenance=Provenance(Source.llm_discovered(), self.game_module, "", fields["model"]),
+            created_at=utc_now(),
+            tags=tuple(fields["tags"]),
+            created_by=self.agent_id,  # from the caller's identity, never the payload
+            review_state=ReviewState.PENDING,
+        )
+        skill = _validated(skill)
+        stored = self.repository.create(skill, message=f"created by agent {self.agent_id}")
+        findings = Linter(repository=self.repository).lint_and_store(stored)
+        self._embed(stored)
+        return {"id": stored.id, "status": "created", "review_state": "pending", "sha256": digest, "risk_findings": len(findings)}
+
+    # --- update --------------------------------------------------------------------------------
+
+    def skill_update(self, id: str, **changes: Any) -> dict[str, Any]:  # noqa: A002 - seed 001's name
+        """Partial update: only the given fields change. The skill goes (back) to pending."""
+        unknown = sorted(set(changes) - set(_UPDATABLE))
+        if unknown:
+            raise AgentToolError("invalid", f"unknown or read-only fields: {', '.join(unknown)}")
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if not changes:
+            raise AgentToolError("invalid", "nothing to update: give at least one field")
+        skill_id = _text(id, "id", 64, single_line=True)
+        try:
+            current = self.repository.get(skill_id)
+        except SkillNotFound:
+            raise AgentToolError("not_found", f"no skill with id {skill_id!r}") from None
+        if current.review_state is ReviewState.REJECTED:  # not served, so not there for agents
+            raise AgentToolError("not_found", f"no skill with id {skill_id!r}")
+        lim, edited = self.limits, current
+        if "name" in changes:
+            edited = replace(edited, name=_text(changes["name"], "name", lim.name, single_line=True))
+        if "description" in changes:
+            edited = replace(edited, description=_text(changes["description"], "description", lim.description))
+        if "tags" in changes:
+            edited = replace(edited, tags=tuple(_tags(changes["tags"], lim)))
+        body_changes = {key: changes[key] for key in ("instructions", "tools", "model", "references") if key in changes}
+        if body_changes:
+            if not isinstance(current.body, Instructions):
+                raise AgentToolError("invalid", f"{', '.join(body_changes)}: only Instructions skills have these")
+            body = current.body
+            if "instructions" in body_changes:
+                body = replace(body, instructions=_text(body_changes["instructions"], "instructions", lim.instructions))
+            if "tools" in body_changes:
+                body = replace(body, tools=tuple(_names(body_changes["tools"], "tools", lim.tools, lim.tool)))
+            if "model" in body_changes:
+                body = replace(body, model=_text(body_changes["model"], "model", lim.model, single_line=True))
+            if "references" in body_changes:
+                body = replace(body, references=tuple(self._references(body_changes["references"])))
+            edited = replace(edited, body=body)
+        if edited == current:
+            return {"id": current.id, "status": "unchanged", "review_state": self._state(current.id), "changed": []}
+        self._take_rate_slot()
+        edited = _validated(edited)
+        try:
+            stored = self.repository.update_pending(edited, message=f"updated by agent {self.agent_id}")
+        except ConflictError:
+            raise AgentToolError("conflict", "the skill changed meanwhile; search it again and retry") from None
+        changed = [key for key in _UPDATABLE if key in changes]
+        findings = Linter(repository=self.repository).lint_and_store(stored)
+        if stored.description != current.description:  # only then is the embedding stale
+            self._embed(stored)
+        return {"id": stored.id, "status": "updated", "review_state": "pending", "changed": changed, "risk_findings": len(findings)}
+
+    # --- guard rails ---------------------------------------------------------------------------
+
+    def _take_rate_slot(self) -> None:
+        with _BUDGETS_LOCK:
+            now = self.clock()
+            self._writes[:] = [t for t in self._writes if now - t < self.rate_window]
+            if len(self._writes) >= self.rate_limit:
+                wait = self.rate_window - (now - self._writes[0])
+                raise AgentToolError(
+                    "rate_limited", f"at most {self.rate_limit} create/update per {self.rate_window:g} s; retry in {wait:.0f} s"
+                )
+            self._writes.append(now)
+
+    def _find_hash(self, digest: str, name: str) -> str | None:
+        """A served skill with exactly this content (same content means same name: look there)."""
+        with self.repository.database.read() as session:
+            ids = list(session.scalars(select(SkillRow.id).where(SkillRow.name == name).limit(200)))
+        for skill in self.repository.get_many(ids):
+            if not isinstance(skill.body, Instructions) or skill.review_state is ReviewState.REJECTED:
+                continue
+            fields = {
+                "name": skill.name, "description": skill.description, "instructions": skill.body.instructions,
+                "tags": list(skill.tags), "tools": list(skill.body.tools), "model": skill.body.model,
+                "references": list(skill.body.references),
+            }  # fmt: skip
+            if content_hash(skill.domain, skill.game_module, fields) == digest:
+                return skill.id
+        return None
+
+    def _references(self, value: Any) -> list[str]:
+        refs = _names(value, "references", self.limits.references, 64)
+        for ref in refs:
+            if not self.repository.exists(ref):
+                raise AgentToolError("invalid", f"references: no skill {ref!r}")
+        return refs
+
+    def _state(self, skill_id: str) -> str | None:
+        state = self.repository.get(skill_id).review_state
+        return state.value if state else None
+
+    def _embed(self, skill: Skill) -> None:
+        if self.embedder is not None:
+            vector, model_id = self.embedder(skill.description)
+            self.repository.set_embedding(skill.id, vector, model_id)
+
+
+def content_hash(domain: Domain, game_module: str, fields: Mapping[str, Any]) -> str:
+    """SHA-256 of the content and its scope (RFC 004): what makes two entries the same."""
+    content = {key: fields[key] for key in ("name", "description", "instructions", "tags", "tools", "model", "references")}
+    payload = json.dumps({"scope": [domain.value, game_module], "content": content}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# --- validation of untrusted input --------------------------------------------------------------
+
+
+def _text(value: Any, name: str, limit: int, *, single_line: bool = False, required: bool = True) -> str:
+    if not isinstance(value, str):
+        raise AgentToolError("invalid", f"{name}: a string is required")
+    value = unicodedata.normalize("NFC", value)
+    if required and not value.strip():
+        raise AgentToolError("invalid", f"{name}: must not be empty")
+    if len(value) > limit:
+        raise AgentToolError("invalid", f"{name}: {len(value)} characters, at most {limit}")
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cc" and (single_line or char not in "\n\t"):
+            raise AgentToolError("invalid", f"{name}: control character U+{ord(char):04X}")
+        if category in ("Cs", "Co", "Cn"):
+            raise AgentToolError("invalid", f"{name}: invalid character U+{ord(char):04X}")
+    return value.strip() if single_line else value
+
+
+def _names(value: Any, name: str, count: int, length: int) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > count:
+        raise AgentToolError("invalid", f"{name}: a list of at most {count} strings")
+    return list(dict.fromkeys(_text(item, f"{name}[{i}]", length, single_line=True) for i, item in enumerate(value)))
+
+
+def _tags(value: Any, limits: Limits) -> list[str]:
+    tags = _names(value, "tags", limits.tags, limits.tag)
+    for tag in tags:
+        if not _TAG.fullmatch(tag):
+            raise AgentToolError("invalid", f"tags: {tag!r} is not lower-case letters, digits and -_.:")
+    return tags
+
+
+def _domain(value: Any) -> Domain:
+    if not isinstance(value, str):
+        raise AgentToolError("invalid", "domain: a string is required")
+    try:
+        return Domain.parse(value)
+    except ValueError as error:
+        raise AgentToolError("invalid", f"domain: {error}") from None
+
+
+def _validated(skill: Skill) -> Skill:
+    """The model's own validation, on the skill as a document (like any untrusted data)."""
+    try:
+        return replace(parse_skill(skill_to_document(skill)), review_state=skill.review_state, version=skill.version)
+    except ValidationError as error:
+        raise AgentToolError("invalid", str(error)) from None
+
+
+__all__ = ["AgentSkillTool", "AgentToolError", "DEFAULT_RATE_LIMIT", "DEFAULT_RATE_WINDOW", "Limits", "content_hash"]

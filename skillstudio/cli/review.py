@@ -1,0 +1,171 @@
+"""``skillstudio review``, ``audit`` and ``mcp``: reviewing without a screen, and the agent server.
+
+Registered by :mod:`skillstudio.cli.main` (``add_commands``), like the verification commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from skillstudio.cli import output
+from skillstudio.model import ReviewState, SourceKind, normalize_timestamp
+from skillstudio.review import change_since_approved, findings_for, pending_queue
+from skillstudio.review.audit import AUDIT_COLUMNS, audit_csv
+from skillstudio.review.linter import findings_document
+from skillstudio.store import Database, SkillRepository
+
+Handler = Callable[[argparse.Namespace, Database], int]
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser) -> dict[str, Handler]:
+    review = commands.add_parser("review", parents=[common], help="the review queue: list, show, approve, reject")
+    verbs = review.add_subparsers(dest="review_command", metavar="VERB", required=True)
+    listing = verbs.add_parser("list", parents=[common, as_json], help="pending skills, newest change first")
+    listing.add_argument("--created-by", metavar="WHO", action="append", help="only this creator (repeatable)")
+    listing.add_argument("--source", type=SourceKind.parse, action="append", help=SourceKind.choices())
+    show = verbs.add_parser("show", parents=[common, as_json], help="a skill with its risk findings and change since approval")
+    show.add_argument("skill_id", metavar="ID")
+    show.add_argument("--relint", action="store_true", help="run the risk linter again")
+    for verb, help_text in (
+        ("approve", "approve a skill"),
+        ("reject", "reject a skill (kept, never exported or served)"),
+        ("request-changes", "ask for changes"),
+    ):
+        decide = verbs.add_parser(verb, parents=[common, as_json], help=help_text)
+        decide.add_argument("skill_id", metavar="ID")
+        decide.add_argument("--comment", "-m", default="", metavar="TEXT", help="why (recorded with the decision)")
+
+    audit = commands.add_parser("audit", parents=[common, as_json], help="the audit log, newest first")
+    audit.add_argument("--actor", metavar="A", help="only this actor (user or agent id)")
+    audit.add_argument("--action", metavar="ACTION", help="only this action, e.g. skill.review")
+    audit.add_argument("--skill", metavar="ID", help="only this skill (id or unique prefix)")
+    audit.add_argument("--since", metavar="T", help="from this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T10:00Z)")
+    audit.add_argument("--until", metavar="T", help="up to this time")
+    audit.add_argument("--limit", type=int, metavar="N", help="at most N entries")
+    audit.add_argument("--csv", action="store_true", help="CSV on stdout")
+
+    mcp = commands.add_parser("mcp", parents=[common], help="serve the skill tool to an agent over MCP stdio")
+    from skillstudio.agents.mcp_server import add_arguments  # noqa: PLC0415
+
+    add_arguments(mcp)
+    return {"review": _review, "audit": _audit, "mcp": _mcp}
+
+
+def _review(args: argparse.Namespace, database: Database) -> int:
+    repository = SkillRepository(database)
+    verb = args.review_command
+    if verb == "list":
+        items = pending_queue(repository, created_by=args.created_by or (), sources=args.source or ())
+        findings = repository.risk_findings_many([item.summary.id for item in items])
+        if args.json:
+            document = {
+                "total": len(items),
+                "skills": [
+                    {**output.summary_document(item.summary), "changed_at": item.changed_at,
+                     "risk_findings": len(findings.get(item.summary.id, []))}
+                    for item in items
+                ],
+            }  # fmt: skip
+            print(output.dump_json(document))
+        else:
+            for item in items:
+                s = item.summary
+                risk = findings.get(s.id, [])
+                worst = max((f.severity for f in risk), key=_severity_rank, default="-")
+                print(f"{s.id[:8]}  {item.changed_at[:16]}  {s.created_by[:18]:18}  {s.source:14}  risk {len(risk)} ({worst:6})  {s.name}")
+            print(f"{len(items)} pending")
+        return EXIT_OK
+    skill_id = repository.resolve_id(args.skill_id)
+    if verb == "show":
+        change = change_since_approved(repository, skill_id)
+        findings = findings_for(repository, change.current, relint=args.relint)
+        decisions = repository.review_decisions(skill_id)
+        details = {
+            "refinements": repository.refinements_of(skill_id),
+            "revisions": repository.revisions(skill_id),
+            "verifications": repository.verifications(skill_id),
+        }
+        if args.json:
+            document = output.skill_document(change.current, **details)
+            document.update(
+                risk_findings=findings_document(findings),
+                approved_revision=change.approved_revision,
+                diff_since_approved=change.diff,
+                decisions=[d.__dict__ for d in decisions],
+            )
+            print(output.dump_json(document))
+            return EXIT_OK
+        print(output.skill_text(change.current, **details))
+        print("\nRisk findings:" if findings else "\nRisk findings: none")
+        for f in findings:
+            print(f"  [{f.severity}] {f.rule}: {f.reason}  ({f.field} {f.start}-{f.end}) {f.excerpt!r}")
+        if decisions:
+            print("\nReview decisions:")
+            for d in decisions:
+                print(f"  {d.at}  {d.state:17}  {d.reviewer}  {d.comment}")
+        if change.approved is None:
+            print("\nNever approved: the whole skill is new to review.")
+        elif change.diff:
+            print(f"\nChange since the last approval (revision {change.approved_revision}):\n{change.diff}")
+        else:
+            print("\nNo content change since the last approval.")
+        return EXIT_OK
+    state = {"approve": ReviewState.APPROVED, "reject": ReviewState.REJECTED, "request-changes": ReviewState.CHANGES_REQUESTED}[verb]
+    stored = repository.review(skill_id, state, comment=args.comment)
+    if args.json:
+        print(output.dump_json({"id": stored.id, "review_state": state.value, "reviewer": repository.actor.id, "comment": args.comment}))
+    else:
+        print(f"{stored.id}  {stored.name}: {state.value} by {repository.actor.id}")
+    return EXIT_OK
+
+
+def _severity_rank(severity: str) -> int:
+    return ("info", "low", "medium", "high").index(severity) if severity in ("info", "low", "medium", "high") else -1
+
+
+def _time(text: str | None, *, end: bool = False) -> str | None:
+    if text is None:
+        return None
+    if len(text) == 10:  # a date: the whole day
+        text += "T23:59:59.999Z" if end else "T00:00:00.000Z"
+    return normalize_timestamp(text)
+
+
+def _audit(args: argparse.Namespace, database: Database) -> int:
+    repository = SkillRepository(database)
+    skill_id = repository.resolve_id(args.skill) if args.skill else None
+    try:
+        since, until = _time(args.since), _time(args.until, end=True)
+    except ValueError as error:
+        print(f"skillstudio: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    entries = repository.audit(actor=args.actor, action=args.action, skill_id=skill_id, since=since, until=until, limit=args.limit)
+    if args.csv:
+        sys.stdout.write(audit_csv(entries))
+    elif args.json:
+        print(output.dump_json({"total": len(entries), "entries": [entry.__dict__ for entry in entries]}))
+    else:
+        for e in entries:
+            revision = f"r{e.revision}" if e.revision is not None else "-"
+            print(f"{e.at}  {e.actor} ({e.actor_kind})  {e.action:14}  {(e.skill_id or '-')[:8]}  {revision}")
+        print(f"{len(entries)} entries")
+    return EXIT_OK
+
+
+def _mcp(args: argparse.Namespace, database: Database) -> int:
+    from skillstudio.agents.mcp_server import serve_database  # noqa: PLC0415
+
+    try:
+        import mcp  # noqa: F401, PLC0415 - the official SDK, an optional dependency
+    except ImportError:
+        print('skillstudio: the MCP server needs the `mcp` package: pip install "skillstudio[agents]"', file=sys.stderr)
+        return EXIT_FAILED
+    serve_database(database, args.agent_id, rate_limit=args.rate_limit, rate_window=args.rate_window, game_module=args.game_module)
+    return EXIT_OK
+
+
+__all__ = ["AUDIT_COLUMNS", "add_commands", "audit_csv"]

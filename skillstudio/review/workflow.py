@@ -1,0 +1,120 @@
+"""The review workflow over the repository: the queue, the change to review, the decisions.
+
+Qt-free; the GUI's review queue and the ``skillstudio review`` commands are thin layers on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+
+from skillstudio.model import ReviewState, Skill, SourceKind
+from skillstudio.model.diff import unified_diff
+from skillstudio.review.linter import Linter
+from skillstudio.store import RiskFinding, SkillQuery, SkillRepository, SkillSummary, SortKey
+from skillstudio.store.orm import RevisionRow
+
+# Everything that may be served or exported: rejected skills are kept, but never handed out.
+SERVED_STATES: tuple[ReviewState | None, ...] = (
+    None, ReviewState.PENDING, ReviewState.APPROVED, ReviewState.CHANGES_REQUESTED,
+)  # fmt: skip
+
+
+def is_served(skill: Skill) -> bool:
+    return skill.review_state is not ReviewState.REJECTED
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    summary: SkillSummary
+    changed_at: str  # when its newest revision was written (the change waiting for review)
+
+
+def pending_queue(
+    repository: SkillRepository,
+    *,
+    created_by: Sequence[str] = (),
+    sources: Sequence[SourceKind] = (),
+) -> list[QueueItem]:
+    """Pending skills, newest change first, optionally only some creators and sources."""
+    query = SkillQuery(
+        review_states=(ReviewState.PENDING,),
+        created_by=tuple(created_by),
+        sources=tuple(sources),
+        sort=SortKey.CREATED_AT,
+        descending=True,
+    )
+    ids = repository.query(query).ids
+    summaries = repository.summaries(ids)
+    changed = _latest_change(repository, ids)
+    items = [QueueItem(s, changed.get(s.id) or s.created_at) for s in summaries]
+    items.sort(key=lambda item: (item.changed_at, item.summary.created_at), reverse=True)
+    return items
+
+
+def _latest_change(repository: SkillRepository, ids: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    with repository.database.read() as session:
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            rows = session.execute(
+                select(RevisionRow.skill_id, func.max(RevisionRow.created_at))
+                .where(RevisionRow.skill_id.in_(chunk), RevisionRow.action != "review")
+                .group_by(RevisionRow.skill_id)
+            )
+            out.update({skill_id: at for skill_id, at in rows})
+    return out
+
+
+@dataclass(frozen=True)
+class PendingChange:
+    """What a reviewer judges: the skill now, what was last approved (None: never approved),
+    and the unified diff between them (empty when never approved)."""
+
+    current: Skill
+    approved: Skill | None
+    approved_revision: int | None
+    diff: str
+
+
+def change_since_approved(repository: SkillRepository, skill_id: str) -> PendingChange:
+    current = repository.get(skill_id)
+    revision = repository.last_approved_revision(skill_id)
+    approved = revision.skill() if revision is not None else None
+    number = None if revision is None else revision.number
+    diff = "" if approved is None else unified_diff(approved, current, old_label=f"approved (revision {number})", new_label="now")
+    return PendingChange(current, approved, number, diff)
+
+
+def decide(repository: SkillRepository, skill_id: str, state: ReviewState, comment: str = "") -> Skill:
+    """Record a reviewer's decision (a person: the repository's actor must be human)."""
+    return repository.review(skill_id, state, comment=comment)
+
+
+def approve(repository: SkillRepository, skill_id: str, comment: str = "") -> Skill:
+    return decide(repository, skill_id, ReviewState.APPROVED, comment)
+
+
+def reject(repository: SkillRepository, skill_id: str, comment: str = "") -> Skill:
+    return decide(repository, skill_id, ReviewState.REJECTED, comment)
+
+
+def request_changes(repository: SkillRepository, skill_id: str, comment: str = "") -> Skill:
+    return decide(repository, skill_id, ReviewState.CHANGES_REQUESTED, comment)
+
+
+def findings_for(repository: SkillRepository, skill: Skill, *, relint: bool = False) -> list[RiskFinding]:
+    """Stored findings of ``skill``; lints (and stores) when none are stored, when they were
+    computed for another content version (someone edited it since), or when asked to."""
+    stored = repository.risk_findings(skill.id)
+    if stored and not relint and repository.risk_findings_version(skill.id) == skill.version:
+        return stored
+    return Linter(repository=repository).lint_and_store(skill)
+
+
+__all__ = [
+    "PendingChange", "QueueItem", "SERVED_STATES", "approve", "change_since_approved", "decide",
+    "findings_for", "is_served", "pending_queue", "reject", "request_changes",
+]  # fmt: skip

@@ -1,0 +1,129 @@
+"""The skill tool over MCP: a real stdio client session from the `mcp` SDK against
+``python -m skillstudio mcp``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillstudio.library import create_library
+from skillstudio.model import ReviewState
+from skillstudio.store import Actor, Database, SkillRepository
+from tests.agents.mcp_helpers import ToolFailed, result_data, run_session
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    path = tmp_path / "agents.db"
+    create_library(path, sample=False).close()
+    return path
+
+
+def test_only_search_create_update_are_offered(library: Path) -> None:
+    async def work(session):  # type: ignore[no-untyped-def]
+        tools = (await session.list_tools()).tools
+        return {tool.name: tool for tool in tools}
+
+    tools = run_session(library, "agent-7", work)
+    assert set(tools) == {"skill_search", "skill_create", "skill_update"}
+    assert not any("delete" in name or "delete" in (tool.description or "").split() for name, tool in tools.items())
+    assert "created_by" not in tools["skill_create"].input_schema["properties"]
+
+
+def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path) -> None:
+    async def work(session):  # type: ignore[no-untyped-def]
+        created = result_data(await session.call_tool("skill_create", {
+            "name": "Scout the ore fields", "description": "Send one scout to the nearest ore field first.",
+            "instructions": "# Scout\nSend one rifleman to the nearest ore field.", "tags": ["scouting"],
+            "created_by": "admin",  # a payload cannot choose the creator
+        }))  # fmt: skip
+        found = result_data(await session.call_tool("skill_search", {"query": "scout ore"}))
+        return created, found
+
+    created, found = run_session(library, "agent-7", work, "--rate-window", "0")
+    assert created["status"] == "created" and created["review_state"] == "pending"
+    assert found["results"][0]["id"] == created["id"] and found["results"][0]["created_by"] == "agent-7"
+    with Database(library) as database:
+        repository = SkillRepository(database, Actor("reviewer"))
+        skill = repository.get(created["id"])
+        assert skill.created_by == "agent-7" and skill.review_state is ReviewState.PENDING
+        assert repository.audit(skill_id=skill.id)[0].actor == "agent-7"
+        assert repository.audit(skill_id=skill.id)[0].actor_kind == "agent"
+        repository.review(skill.id, ReviewState.APPROVED, comment="fine")
+
+    async def update(session):  # type: ignore[no-untyped-def]
+        return result_data(await session.call_tool("skill_update", {"id": created["id"], "description": "Scout before building a refinery."}))
+
+    updated = run_session(library, "agent-8", update)
+    assert updated["status"] == "updated" and updated["changed"] == ["description"]
+    with Database(library) as database:
+        skill = SkillRepository(database).get(created["id"])
+        assert skill.review_state is ReviewState.PENDING  # an agent update to an approved skill
+        assert skill.description == "Scout before building a refinery."
+        assert skill.name == "Scout the ore fields" and skill.tags == ("scouting",)  # untouched
+        assert skill.created_by == "agent-7"
+
+
+def test_delete_cannot_be_reached(library: Path) -> None:
+    async def work(session):  # type: ignore[no-untyped-def]
+        created = result_data(await session.call_tool("skill_create", {"name": "Keep me", "description": "d", "instructions": "i"}))
+        outcomes = []
+        for name, arguments in (
+            ("skill_delete", {"id": created["id"]}),
+            ("delete", {"id": created["id"]}),
+            ("skill_update", {"id": created["id"], "delete": True}),
+            ("skill_update", {"id": created["id"], "review_state": "rejected"}),
+        ):
+            result = await session.call_tool(name, arguments)
+            outcomes.append(result.is_error or result_data(result)["status"])
+        return created, outcomes
+
+    created, outcomes = run_session(library, "agent-7", work, "--rate-window", "0")
+    # unknown tools are errors; unknown arguments are ignored and change nothing
+    assert outcomes[:2] == [True, True]
+    with Database(library) as database:
+        repository = SkillRepository(database)
+        assert repository.exists(created["id"]) and repository.trash() == []
+        assert repository.get(created["id"]).review_state is ReviewState.PENDING
+        assert not repository.audit(action="skill.delete")
+
+
+def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:
+    async def work(session):  # type: ignore[no-untyped-def]
+        payload = {"name": "Mine the chokepoint", "description": "Mines at the bridge.", "instructions": "Lay mines at the bridge."}
+        first = result_data(await session.call_tool("skill_create", payload))
+        again = result_data(await session.call_tool("skill_create", payload))  # identical: dropped, not rate limited
+        other = await session.call_tool("skill_create", {**payload, "name": "Another"})
+        return first, again, other
+
+    first, again, other = run_session(library, "agent-7", work)
+    assert again == {**again, "id": first["id"], "status": "duplicate"}
+    assert other.is_error and "rate_limited" in other.content[0].text
+    with Database(library) as database:
+        assert SkillRepository(database).count() == 1
+
+
+def test_invalid_input_is_refused(library: Path) -> None:
+    async def work(session):  # type: ignore[no-untyped-def]
+        out = []
+        for arguments in (
+            {"name": "x" * 500, "description": "d", "instructions": "i"},
+            {"name": "ok", "description": "d", "instructions": "i" * 4001},
+            {"name": "bad\x00name", "description": "d", "instructions": "i"},
+            {"name": "ok", "description": "d", "instructions": "i", "tags": ["Not A Tag"]},
+            {"name": "ok", "description": "d"},
+        ):
+            try:
+                result_data(await session.call_tool("skill_create", arguments))
+                out.append("accepted")
+            except ToolFailed as error:
+                out.append(str(error))
+        return out
+
+    outcomes = run_session(library, "agent-7", work, "--rate-window", "0")
+    assert all(outcome != "accepted" for outcome in outcomes), outcomes
+    with Database(library) as database:
+        assert SkillRepository(database).count() == 0

@@ -1,0 +1,174 @@
+"""The Python agent API: identity, pending, partial updates, rate limit, dedup, limits, no delete."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillstudio.agents import AgentSkillTool, AgentToolError
+from skillstudio.model import ReviewState
+from skillstudio.store import SkillRepository
+from tests.factories import ai_skill
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def tool(repository: SkillRepository, clock: Clock) -> AgentSkillTool:
+    return AgentSkillTool(repository, "agent-7", clock=clock)
+
+
+def create(tool: AgentSkillTool, name: str = "Scout early", **kwargs) -> dict:  # type: ignore[no-untyped-def]
+    return tool.skill_create(name, "Send a scout first.", "# Scout\nSend one scout.", **kwargs)
+
+
+def test_no_delete_in_the_api(tool: AgentSkillTool) -> None:
+    public = {name for name in dir(tool) if not name.startswith("_")}
+    assert {"skill_search", "skill_create", "skill_update"} <= public
+    assert not any("delete" in name or "trash" in name or "purge" in name for name in public)
+    assert tool.repository.actor.kind == "agent"
+
+
+def test_create_is_pending_and_created_by_the_agent(tool: AgentSkillTool, repository: SkillRepository) -> None:
+    out = create(tool, tags=["scouting"])
+    skill = repository.get(out["id"])
+    assert (skill.created_by, skill.review_state, skill.tags) == ("agent-7", ReviewState.PENDING, ("scouting",))
+    assert repository.audit(skill_id=skill.id)[0].actor == "agent-7"
+    with pytest.raises(TypeError):
+        tool.skill_create("n", "d", "i", created_by="admin")  # type: ignore[call-arg]
+
+
+def test_rate_limit_per_agent_with_injectable_clock(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
+    first = create(tool)
+    with pytest.raises(AgentToolError) as refused:
+        create(tool, name="Second")
+    assert refused.value.code == "rate_limited"
+    with pytest.raises(AgentToolError):
+        tool.skill_update(first["id"], description="changed")
+    clock.now += 29.9
+    with pytest.raises(AgentToolError):
+        create(tool, name="Second")
+    clock.now += 0.2
+    create(tool, name="Second")
+    other = AgentSkillTool(repository, "agent-8", clock=clock)  # another agent has its own budget
+    create(other, name="Third")
+    relaxed = AgentSkillTool(repository, "agent-9", clock=clock, rate_limit=3, rate_window=10)
+    for name in ("a", "b", "c"):
+        create(relaxed, name=f"Relaxed {name}")
+    with pytest.raises(AgentToolError):
+        create(relaxed, name="Relaxed d")
+
+
+def test_identical_content_is_stored_once(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
+    first = create(tool)
+    clock.now += 60
+    again = create(tool)
+    assert again["status"] == "duplicate" and again["id"] == first["id"] and again["sha256"] == first["sha256"]
+    assert repository.count() == 1
+    different = create(tool, tags=["scouting"])
+    assert different["status"] == "created" and different["sha256"] != first["sha256"]
+
+
+def test_update_is_partial_and_goes_back_to_pending(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
+    embedded: list[str] = []
+    tool.embedder = lambda text: (embedded.append(text) or b"\x00" * 8, "test-embed")
+    out = create(tool, tags=["scouting"])
+    assert embedded == ["Send a scout first."]
+    repository.review(out["id"], ReviewState.APPROVED, comment="ok")
+    clock.now += 31
+    result = tool.skill_update(out["id"], tags=["scouting", "early-game"])
+    skill = repository.get(out["id"])
+    assert result["changed"] == ["tags"] and skill.review_state is ReviewState.PENDING
+    assert skill.description == "Send a scout first." and skill.body.instructions == "# Scout\nSend one scout."
+    assert embedded == ["Send a scout first."]  # description unchanged: no new embedding
+    clock.now += 31
+    tool.skill_update(out["id"], description="Scout the ore field first.")
+    assert embedded[-1] == "Scout the ore field first."
+    assert repository.embedding(out["id"]) == (b"\x00" * 8, "test-embed")
+    decisions = repository.review_decisions(out["id"])
+    assert [d.state for d in decisions] == ["approved", "pending", "pending"]
+
+
+def test_update_validation(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
+    strategic = repository.create(ai_skill())
+    for args, kwargs, code in (
+        (("missing-id",), {"description": "x"}, "not_found"),
+        ((strategic.id,), {}, "invalid"),  # nothing to update
+    ):
+        with pytest.raises(AgentToolError) as error:
+            tool.skill_update(*args, **kwargs)
+        assert error.value.code == code
+    with pytest.raises(AgentToolError, match="only Instructions"):
+        tool.skill_update(strategic.id, instructions="text")
+    with pytest.raises(AgentToolError, match="unknown or read-only"):
+        tool.skill_update(strategic.id, created_by="admin")
+    with pytest.raises(AgentToolError, match="unknown or read-only"):
+        tool.skill_update(strategic.id, review_state="approved")
+    assert repository.get(strategic.id).version == strategic.version
+
+
+@pytest.mark.parametrize(
+    "name, description, instructions, extra",
+    [
+        ("x" * 121, "d", "i", {}),
+        ("n", "d" * 1001, "i", {}),
+        ("n", "d", "i" * 4001, {}),
+        ("", "d", "i", {}),
+        ("a\nb", "d", "i", {}),
+        ("n", "d\x07", "i", {}),
+        (3, "d", "i", {}),
+        ("n", "d", "i", {"tags": "not-a-list"}),
+        ("n", "d", "i", {"tags": ["UPPER"]}),
+        ("n", "d", "i", {"tags": [f"t{i}" for i in range(21)]}),
+        ("n", "d", "i", {"references": ["no-such-skill"]}),
+        ("n", "d", "i", {"tools": [{"x": 1}]}),
+    ],
+)
+def test_untrusted_input_is_validated(tool: AgentSkillTool, repository: SkillRepository, name, description, instructions, extra) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(AgentToolError) as error:
+        tool.skill_create(name, description, instructions, **extra)
+    assert error.value.code == "invalid"
+    assert repository.count() == 0
+
+
+def test_search_never_serves_rejected(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
+    kept = create(tool, name="Scout north")
+    clock.now += 31
+    gone = create(tool, name="Scout south")
+    repository.review(gone["id"], ReviewState.REJECTED, comment="unsafe")
+    found = tool.skill_search("scout")
+    assert [hit["id"] for hit in found] == [kept["id"]]
+    assert set(found[0]) >= {"id", "name", "score", "tags", "confidence", "instructions"}
+    with pytest.raises(AgentToolError) as error:
+        tool.skill_update(gone["id"], description="try again")
+    assert error.value.code == "not_found"
+    with pytest.raises(AgentToolError):
+        tool.skill_search("scout", limit=1000)
+    assert repository.exists(gone["id"])  # rejected is kept
+
+
+def test_agents_may_not_approve(repository: SkillRepository) -> None:
+    from skillstudio.store import Actor, ReviewNotAllowed
+
+    skill = repository.create(ai_skill())
+    agent = repository.as_actor(Actor("agent-7", "agent"))
+    for state in (ReviewState.APPROVED, ReviewState.REJECTED, ReviewState.CHANGES_REQUESTED):
+        with pytest.raises(ReviewNotAllowed):
+            agent.review(skill.id, state)
+    assert agent.review(skill.id, ReviewState.PENDING).review_state is ReviewState.PENDING
+
+
+def test_one_budget_per_agent_and_library(repository: SkillRepository, clock: Clock) -> None:
+    create(AgentSkillTool(repository, "agent-5", clock=clock), name="First")
+    with pytest.raises(AgentToolError):  # a second tool for the same agent shares the budget
+        create(AgentSkillTool(repository, "agent-5", clock=clock), name="Second")
