@@ -27,6 +27,7 @@ from skillstudio.curation import retag
 from skillstudio.library import create_library, sample_library_path
 from skillstudio.model import ValidationError
 from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
+from skillstudio.gui.dashboard import attach_dashboard
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
 from skillstudio.gui.qt_detail_pane import QtDetailPane
 from skillstudio.gui.qt_filter_panel import QtFilterPanel
@@ -83,7 +84,9 @@ class QtMainWindow(QMainWindow):
 
         self._build_actions()
         self.repository: SkillRepository | None = None
+        self.dashboard = None  # the verification dashboard dock, added once the browser exists
         self.install(repository)
+        self.dashboard = attach_dashboard(self)
         self._watch_timer.start()
 
     # ============================================================================================
@@ -139,6 +142,8 @@ class QtMainWindow(QMainWindow):
         self.setWindowFilePath(str(path))
         self._remember_recent(path)
         self.apply_filters()
+        if self.dashboard is not None:
+            self.dashboard.install(repository)  # stops a batch on the previous library first
         if previous is not None and previous.database is not repository.database:
             previous.database.close()
 
@@ -290,6 +295,8 @@ class QtMainWindow(QMainWindow):
     def _on_library_change(self, change: LibraryChange) -> None:
         """A write from this process: refresh only what it touched, unless rows come or go."""
         self._data_version = self.repository.database.data_version()  # ours, not external
+        if self.dashboard is not None and self.dashboard.takes_change(change):
+            return  # a running batch's results: the dashboard repaints those rows, throttled
         if change.action in ("skill.update", "skill.review", "skill.compose", "skill.embed"):
             self.model.refresh(change.skill_ids)
             if self.detail.skill_id in change.skill_ids or change.action == "skill.compose":
@@ -301,6 +308,8 @@ class QtMainWindow(QMainWindow):
 
     def check_external_changes(self) -> None:
         """Another process (the CLI, an engine, an agent) committed: reload what we show."""
+        if self.dashboard is not None and self.dashboard.running:
+            return  # a verification batch of ours is writing; everything reloads when it ends
         try:
             version = self.repository.database.data_version()
         except Exception:  # noqa: BLE001 - the file may be gone; keep showing what we have
@@ -377,6 +386,12 @@ class QtMainWindow(QMainWindow):
         self.clear_filters_action = action("&Clear Filters", lambda: (self.search.clear(), self.filters.clear()))
         view_menu.addActions([self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action])
 
+        review_menu = self.menuBar().addMenu("Re&view")
+        self.review_queue_action = action("Review &Queue…", self.show_review_queue, QKeySequence("Ctrl+Shift+V"),
+                                          "Pending skills: approve, reject or request changes")  # fmt: skip
+        self.audit_log_action = action("&Audit Log…", self.show_audit_log, QKeySequence("Ctrl+Shift+L"))
+        review_menu.addActions([self.review_queue_action, self.audit_log_action])
+
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         for act in (self.edit_action, self.history_action, self.add_tags_action, self.remove_tags_action, self.trash_action, self.export_action):
             if act not in self.table.actions():
@@ -440,6 +455,20 @@ class QtMainWindow(QMainWindow):
         skill_id = self.current_id()
         if skill_id is not None:
             QtHistoryDialog(self.repository, skill_id, self).show()
+
+    def show_review_queue(self) -> QDialog:
+        from skillstudio.gui.review import QtReviewQueue  # noqa: PLC0415
+
+        dialog = QtReviewQueue(self.repository, self)
+        dialog.show()
+        return dialog
+
+    def show_audit_log(self) -> QDialog:
+        from skillstudio.gui.review import QtAuditLog  # noqa: PLC0415
+
+        dialog = QtAuditLog(self.repository, self)
+        dialog.show()
+        return dialog
 
     def show_trash(self) -> None:
         QtTrashDialog(self.repository, self).exec()
@@ -507,6 +536,9 @@ class QtMainWindow(QMainWindow):
             if not editor.can_close():
                 event.ignore()
                 return
+        if self.dashboard is not None and not self.dashboard.can_close():  # asks, then cancels a batch
+            event.ignore()
+            return
         self._watch_timer.stop()
         self._unsubscribe()
         self.model.shutdown()

@@ -1,0 +1,483 @@
+"""The dashboard's plots (pyqtgraph): created once, updated in place with ``setData``/``setOpts``.
+
+Each :class:`QtPlotPanel` is a titled plot with a read-out line (the exact values of the point
+under the mouse), and PNG and CSV export of what it shows. Data comes as the plain dataclasses
+of :mod:`skillstudio.verification.dashboard_data`; nothing here reads the library.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+
+from skillstudio.verification.dashboard_data import TIERS, Histogram, OpponentRate, SkillSeries, Snapshot, TierGroup, write_csv
+
+MAX_SERIES = 6  # selected skills drawn at once
+LEGEND_CHARS = 18  # names in legends are shortened to this: three columns fit below a plot
+HINT = "Point at a value to read it"
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+TIER_COLOURS = {"tentative": "#c9c9c9", "established": "#6baed6", "proven": "#2171b5"}
+THRESHOLD_COLOURS = {"candidate": "#999999", "established": "#6baed6", "proven": "#2171b5"}
+_DOMAIN_SHORT = {"ai_strategy": "AI", "content_generation": "Content"}
+
+pg.setConfigOptions(background="w", foreground="#333333")  # antialiasing only where it is cheap (per item)
+
+
+def _short(text: str, limit: int = 28) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value * 100:.1f}%"
+
+
+class QtPlotPanel(QWidget):
+    """A titled pyqtgraph plot with hover read-out and PNG/CSV export."""
+
+    csv_headers: tuple[str, ...] = ()
+    export_name = "plot"
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # A layout of the plot and, below it, its legend: a legend inside the plot would hide data.
+        self.plot = pg.GraphicsLayoutWidget(self)
+        self.plot.setMinimumHeight(170)
+        self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.plot.ci.layout.setContentsMargins(2, 2, 2, 2)
+        self.plot.ci.layout.setSpacing(0)
+        self.item = self.plot.addPlot(row=0, col=0)
+        self.item.setMenuEnabled(False)
+        self.item.showGrid(x=False, y=True, alpha=0.25)
+        self.item.setTitle(title, size="10pt")
+        for side in ("left", "bottom"):
+            self.item.getAxis(side).enableAutoSIPrefix(False)
+        self.legend = pg.LegendItem(colCount=3, labelTextSize="8pt", frame=False, horSpacing=14, verSpacing=-10)
+        self.plot.addItem(self.legend, row=1, col=0)
+        self.readout = QLabel(HINT, self)
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout.setStyleSheet("color: #555;")
+        self.png_button = QPushButton("PNG…", self)
+        self.csv_button = QPushButton("CSV…", self)
+        for button, tip in ((self.png_button, "Save this plot as a PNG image"), (self.csv_button, "Save this plot's data as CSV")):
+            button.setToolTip(tip)
+            button.setFlat(True)
+            button.setMaximumWidth(56)
+        self.png_button.clicked.connect(lambda: self._ask_export("png"))
+        self.csv_button.clicked.connect(lambda: self._ask_export("csv"))
+        bottom = QHBoxLayout()
+        bottom.setContentsMargins(4, 0, 4, 0)
+        bottom.addWidget(self.readout, 1)
+        bottom.addWidget(self.png_button)
+        bottom.addWidget(self.csv_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.plot, 1)
+        layout.addLayout(bottom)
+        self._hover_points: list[tuple[float, float, str]] = []  # (x, y in view coordinates, text)
+        self._rows: list[Sequence[Any]] = []
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+
+    # --- what subclasses provide --------------------------------------------------------------------
+
+    def set_hover_points(self, points: list[tuple[float, float, str]]) -> None:
+        self._hover_points = points
+        self.readout.setText(HINT if points else "")
+
+    def set_rows(self, rows: list[Sequence[Any]]) -> None:
+        self._rows = rows
+
+    def rows(self) -> list[Sequence[Any]]:
+        return list(self._rows)
+
+    # --- hover --------------------------------------------------------------------------------------
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        view = self.item.getViewBox()
+        if not self._hover_points or not view.sceneBoundingRect().contains(scene_pos):
+            return
+        best, best_distance = None, 30.0  # pixels
+        for x, y, text in self._hover_points:
+            point = view.mapViewToScene(QPointF(x, y))
+            distance = math.hypot(point.x() - scene_pos.x(), point.y() - scene_pos.y())
+            if distance < best_distance:
+                best, best_distance = text, distance
+        if best is not None:
+            self.readout.setText(best)
+
+    def readout_at(self, x: float, y: float) -> str | None:
+        """The read-out the mouse at view position (x, y) would show (tests)."""
+        self._on_mouse_moved(self.item.getViewBox().mapViewToScene(QPointF(x, y)))
+        return self.readout.text()
+
+    # --- export -------------------------------------------------------------------------------------
+
+    def _ask_export(self, kind: str) -> None:
+        filters = "PNG images (*.png)" if kind == "png" else "CSV files (*.csv)"
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"{self.export_name}.{kind}", filters)
+        if path:
+            self.export_png(path) if kind == "png" else self.export_csv(path)
+
+    def export_png(self, path: str | Path) -> Path:
+        path = Path(path)
+        try:
+            from pyqtgraph.exporters import ImageExporter  # noqa: PLC0415
+
+            exporter = ImageExporter(self.plot.scene())  # the plot and its legend
+            exporter.parameters()["width"] = max(600, int(self.plot.width() * 2))
+            exporter.export(str(path))
+        except Exception:  # noqa: BLE001 - an exporter that cannot render: the widget's pixels
+            self.plot.grab().save(str(path), "PNG")
+        if not path.exists():
+            self.plot.grab().save(str(path), "PNG")
+        return path
+
+    def export_csv(self, path: str | Path) -> Path:
+        return write_csv(path, self.csv_headers, self.rows())
+
+
+def _category_axis(panel: QtPlotPanel, labels: Sequence[str]) -> None:
+    panel.item.getAxis("bottom").setTicks([[(index, label) for index, label in enumerate(labels)]])
+
+
+class QtSuccessHistoryPlot(QtPlotPanel):
+    """Cumulative success rate of the selected skills, session by session, with the Wilson 95%
+    band and the promotion thresholds."""
+
+    csv_headers = ("skill_id", "skill", "session", "recorded_at", "wins", "decided", "success_rate", "wilson_low", "wilson_high", "note")
+    export_name = "success-rate-history"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Cumulative success rate by session (Wilson 95% band)", parent)
+        self.item.setLabel("left", "Success rate", units="%")
+        self.item.setLabel("bottom", "Credited verification session", units="#")
+        self.item.setYRange(0, 100, padding=0.02)
+        self.curves, self.bands = [], []
+        for index in range(MAX_SERIES):
+            colour = pg.mkColor(PALETTE[index])
+            low = pg.PlotDataItem(pen=pg.mkPen(colour, width=0.5, style=Qt.PenStyle.DotLine))
+            high = pg.PlotDataItem(pen=pg.mkPen(colour, width=0.5, style=Qt.PenStyle.DotLine))
+            band_colour = pg.mkColor(PALETTE[index])
+            band_colour.setAlpha(45)
+            band = pg.FillBetweenItem(low, high, brush=pg.mkBrush(band_colour))
+            curve = pg.PlotDataItem(pen=pg.mkPen(colour, width=2), antialias=True, symbol="o", symbolSize=6, symbolBrush=colour, symbolPen=None)
+            for item in (band, low, high, curve):
+                self.item.addItem(item)
+            self.curves.append(curve)
+            self.bands.append((band, low, high))
+        self.thresholds: dict[str, pg.InfiniteLine] = {}
+        for name, position in (("candidate", 0.99), ("established", 0.72), ("proven", 0.99)):  # labels apart: 60% and 70% are close
+            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(THRESHOLD_COLOURS[name], width=1, style=Qt.PenStyle.DashLine),
+                                   label=name, labelOpts={"position": position, "color": THRESHOLD_COLOURS[name], "anchors": [(1, 1), (1, 1)]})  # fmt: skip
+            self.item.addItem(line)
+            self.thresholds[name] = line
+
+    def update_data(self, skills: Sequence[SkillSeries], thresholds: dict[str, float]) -> None:
+        for name, line in self.thresholds.items():
+            if name in thresholds:
+                line.setValue(thresholds[name] * 100)
+                line.label.setFormat(f"{name} >{thresholds[name]:.0%}")
+        self.legend.clear()
+        hover, rows = [], []
+        shown = [s for s in skills if s.history][:MAX_SERIES]
+        for index, curve in enumerate(self.curves):
+            band, low, high = self.bands[index]
+            if index < len(shown):
+                series = shown[index]
+                x = np.array([p.session for p in series.history], dtype=float)
+                curve.setData(x, np.array([p.rate * 100 for p in series.history]))
+                low.setData(x, np.array([p.low * 100 for p in series.history]))
+                high.setData(x, np.array([p.high * 100 for p in series.history]))
+                self.legend.addItem(curve, _short(series.name, LEGEND_CHARS))
+                for p in series.history:
+                    hover.append((p.session, p.rate * 100, f"{_short(series.name, 40)} · session {p.session} ({p.recorded_at[:10]}): "
+                                  f"{p.wins}/{p.decided} = {_pct(p.rate)}, Wilson 95% [{_pct(p.low)}, {_pct(p.high)}]"))  # fmt: skip
+                    rows.append((series.skill_id, series.name, p.session, p.recorded_at, p.wins, p.decided,
+                                 round(p.rate, 6), round(p.low, 6), round(p.high, 6), p.note))  # fmt: skip
+            else:
+                for item in (curve, low, high):
+                    item.setData([], [])
+            for item in (curve, band, low, high):
+                item.setVisible(index < len(shown))
+        if shown:
+            self.item.setXRange(0.5, max(max(p.session for p in s.history) for s in shown) + 0.5, padding=0)
+        self.set_hover_points(hover)
+        self.set_rows(rows)
+        if not skills:
+            self.readout.setText("Select skills in the browser to see how their success rate moved")
+        elif not shown:
+            self.readout.setText("No credited evidence for the selected skills yet")
+
+
+class QtTierPlot(QtPlotPanel):
+    """Skills per tier, stacked, for each domain and game module of the filtered skills."""
+
+    csv_headers = ("domain", "game_module", *TIERS, "total")
+    export_name = "tier-distribution"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Tiers by domain and module (filtered skills)", parent)
+        self.item.setLabel("left", "Skills", units="count")
+        self.item.setLabel("bottom", "Domain · game module")
+        self.bars = {}
+        for tier in TIERS:
+            bar = pg.BarGraphItem(x=[], height=[], width=0.6, y0=[], brush=TIER_COLOURS[tier], pen=pg.mkPen("w"))
+            self.item.addItem(bar)
+            self.legend.addItem(bar, tier)
+            self.bars[tier] = bar
+
+    def update_data(self, groups: Sequence[TierGroup]) -> None:
+        x = np.arange(len(groups), dtype=float)
+        base = np.zeros(len(groups))
+        hover, rows = [], []
+        for tier in TIERS:
+            heights = np.array([g.counts.get(tier, 0) for g in groups], dtype=float)
+            self.bars[tier].setOpts(x=x, height=heights, y0=base.copy(), width=0.6)
+            for index, group in enumerate(groups):
+                if heights[index]:
+                    hover.append((index, base[index] + heights[index] / 2,
+                                  f"{_DOMAIN_SHORT.get(group.domain, group.domain)} · {group.game_module}: {int(heights[index])} {tier}"
+                                  f" of {group.total} skills ({heights[index] / group.total:.0%})"))  # fmt: skip
+            base = base + heights
+        for group in groups:
+            rows.append((group.domain, group.game_module, *(group.counts.get(t, 0) for t in TIERS), group.total))
+        _category_axis(self, [f"{_DOMAIN_SHORT.get(g.domain, g.domain)} · {g.game_module}" for g in groups])
+        if groups:
+            self.item.setXRange(-0.6, len(groups) - 0.4, padding=0)
+            self.item.setYRange(0, max(base.max(), 1) * 1.25, padding=0)
+        self.set_hover_points(hover)
+        self.set_rows(rows)
+
+
+class QtHistogramPlot(QtPlotPanel):
+    """How the filtered skills with decided games spread over success rates."""
+
+    csv_headers = ("bin_low", "bin_high", "skills")
+    export_name = "success-rate-histogram"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Success rates of the filtered skills", parent)
+        self.item.setLabel("left", "Skills", units="count")
+        self.item.setLabel("bottom", "Success rate", units="%")
+        self.bars = pg.BarGraphItem(x=[], height=[], width=9, brush="#6baed6", pen=pg.mkPen("#2171b5"))
+        self.item.addItem(self.bars)
+        self.legend.addItem(self.bars, "verified skills")
+        self.item.setXRange(0, 100, padding=0.02)
+
+    def update_data(self, histogram: Histogram) -> None:
+        edges = np.array(histogram.edges) * 100
+        centres = (edges[:-1] + edges[1:]) / 2
+        heights = np.array(histogram.counts, dtype=float)
+        self.bars.setOpts(x=centres, height=heights, width=(edges[1] - edges[0]) * 0.9)
+        self.item.setYRange(0, max(heights.max() if len(heights) else 0, 1) * 1.15, padding=0)
+        last = len(centres) - 1
+        self.set_hover_points([
+            (c, h / 2 if h else 0, f"{edges[i]:.0f}–{edges[i + 1]:.0f}%{']' if i == last else ')'}: {int(h)} skills "
+             f"({histogram.verified} verified, {histogram.unverified} without decided games)")
+            for i, (c, h) in enumerate(zip(centres, heights))
+        ])  # fmt: skip
+        self.set_rows([(histogram.edges[i], histogram.edges[i + 1], histogram.counts[i]) for i in range(len(histogram.counts))])
+        self.item.setTitle(f"Success rates of the filtered skills ({histogram.verified} verified)", size="10pt")
+
+
+class QtOpponentPlot(QtPlotPanel):
+    """Headless evidence of the selected skills per opponent: rate and Wilson 95% interval.
+    Horizontal bars, so opponents' names read in full on the left axis."""
+
+    csv_headers = ("opponent", "wins", "losses", "draws", "errors", "win_rate", "wilson_low", "wilson_high")
+    export_name = "win-rate-by-opponent"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Win rate by opponent (selected skills)", parent)
+        self.item.setLabel("bottom", "Win rate", units="%")
+        self.item.showGrid(x=True, y=False, alpha=0.25)
+        self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6, brush="#9ecae1", pen=pg.mkPen("#3182bd"))
+        self.errors = pg.ErrorBarItem(x=np.array([]), y=np.array([]), left=np.array([]), right=np.array([]), beam=0.2,
+                                      pen=pg.mkPen("#333333", width=1.5))  # fmt: skip
+        self.item.addItem(self.bars)
+        self.item.addItem(self.errors)
+        self.legend.addItem(self.bars, "win rate")
+        self.legend.addItem(self.errors, "Wilson 95% interval")
+        self.item.setXRange(0, 100, padding=0.02)
+        self.item.invertY(True)  # the most played opponent on top
+
+    def update_data(self, opponents: Sequence[OpponentRate]) -> None:
+        y = np.arange(len(opponents), dtype=float)
+        rates = np.array([o.rate * 100 for o in opponents], dtype=float)
+        self.bars.setOpts(x0=np.zeros(len(opponents)), y=y, width=rates, height=0.6)
+        self.errors.setData(x=rates, y=y, right=np.array([o.high * 100 for o in opponents]) - rates,
+                            left=rates - np.array([o.low * 100 for o in opponents]), beam=0.2)  # fmt: skip
+        self.item.getAxis("left").setTicks([[(i, _short(o.opponent, 20)) for i, o in enumerate(opponents)]])
+        if opponents:
+            self.item.setYRange(-0.6, len(opponents) - 0.4, padding=0)
+        self.set_hover_points([
+            (o.rate * 100, i, f"{o.opponent}: {o.wins} W / {o.losses} L / {o.draws} D ({o.errors} errors) = {_pct(o.rate)}, "
+             f"Wilson 95% [{_pct(o.low)}, {_pct(o.high)}]")
+            for i, o in enumerate(opponents)
+        ])  # fmt: skip
+        self.set_rows([(o.opponent, o.wins, o.losses, o.draws, o.errors, round(o.rate, 6), round(o.low, 6), round(o.high, 6))
+                       for o in opponents])  # fmt: skip
+
+
+class QtContentPlot(QtPlotPanel):
+    """Completion rate (left axis) and average rating (right axis) over plays of the first
+    selected content skill."""
+
+    csv_headers = ("skill_id", "skill", "plays", "recorded_at", "completed", "completion_rate", "average_rating", "rated")
+    export_name = "content-plays"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Plays of a content skill", parent)
+        self.item.setLabel("left", "Completion rate", units="%")
+        self.item.setLabel("bottom", "Plays (cumulative)", units="#")
+        self.item.setYRange(0, 100, padding=0.02)
+        self.item.showAxis("right")
+        self.item.setLabel("right", "Average rating", units="★ 1–5")
+        self.item.getAxis("right").enableAutoSIPrefix(False)
+        self.rating_view = pg.ViewBox()
+        self.item.scene().addItem(self.rating_view)
+        self.item.getAxis("right").linkToView(self.rating_view)
+        self.rating_view.setXLink(self.item)
+        self.rating_view.setYRange(1, 5, padding=0.02)
+        self.rating_view.setMouseEnabled(x=False, y=False)
+        self.item.getViewBox().sigResized.connect(self._sync_views)
+        self.completion = pg.PlotDataItem(pen=pg.mkPen("#2ca02c", width=2), antialias=True, symbol="o", symbolSize=6, symbolBrush="#2ca02c", symbolPen=None)
+        self.rating = pg.PlotDataItem(pen=pg.mkPen("#ff7f0e", width=2, style=Qt.PenStyle.DashLine), antialias=True, symbol="s", symbolSize=6,
+                                      symbolBrush="#ff7f0e", symbolPen=None)  # fmt: skip
+        self.item.addItem(self.completion)
+        self.rating_view.addItem(self.rating)
+        self.legend.addItem(self.completion, "completion rate")
+        self.legend.addItem(self.rating, "average rating")
+
+    def _sync_views(self) -> None:
+        self.rating_view.setGeometry(self.item.getViewBox().sceneBoundingRect())
+        self.rating_view.linkedViewChanged(self.item.getViewBox(), self.rating_view.XAxis)
+
+    def update_data(self, skills: Sequence[SkillSeries]) -> None:
+        series = next((s for s in skills if s.plays), None)
+        if series is None:
+            self.completion.setData([], [])
+            self.rating.setData([], [])
+            self.set_hover_points([])
+            self.set_rows([])
+            self.readout.setText("Select a content skill with recorded plays")
+            self.item.setTitle("Plays of a content skill", size="10pt")
+            return
+        x = np.array([p.plays for p in series.plays], dtype=float)
+        self.completion.setData(x, np.array([p.completion_rate * 100 for p in series.plays]))
+        rated = [p for p in series.plays if p.average_rating is not None]
+        self.rating.setData(np.array([p.plays for p in rated], dtype=float), np.array([p.average_rating for p in rated]))
+        self.item.setXRange(0, x.max() * 1.05 + 1, padding=0)
+        self.item.setTitle(f"Plays of {_short(series.name, 40)}", size="10pt")
+        self.set_hover_points([
+            (p.plays, p.completion_rate * 100, f"after {p.plays} plays ({p.recorded_at[:10]}): {p.completed} completed = "
+             f"{_pct(p.completion_rate)}; average rating {p.average_rating:.2f} over {p.rated} rated" if p.average_rating is not None
+             else f"after {p.plays} plays: {p.completed} completed = {_pct(p.completion_rate)}; no ratings")
+            for p in series.plays
+        ])  # fmt: skip
+        self.set_rows([(series.skill_id, series.name, p.plays, p.recorded_at, p.completed, round(p.completion_rate, 6),
+                        None if p.average_rating is None else round(p.average_rating, 6), p.rated) for p in series.plays])  # fmt: skip
+
+
+class QtLiveRatePlot(QtPlotPanel):
+    """The running success rate of the batch in progress, per skill (the first few) and overall."""
+
+    csv_headers = ("games_done", "series", "success_rate")
+    export_name = "batch-running-rate"
+    MAX_LIVE = 5
+    MAX_POINTS = 2_000  # older points are thinned out: a long batch never grows the curves unbounded
+    REDRAW_MS = 250  # the curves repaint at most 4 times a second, whatever the progress rate
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Running success rate of the batch", parent)
+        self.item.setLabel("left", "Success rate", units="%")
+        self.item.setLabel("bottom", "Games played in this batch", units="games")
+        self.item.setYRange(0, 100, padding=0.02)
+        self.item.disableAutoRange()  # fixed axes (0..games, 0..100%): a new point repaints curves only
+        self.item.setXRange(0, 1, padding=0)
+        from PySide6.QtCore import QTimer  # noqa: PLC0415
+
+        self._redraw_timer = QTimer(self, singleShot=True, interval=self.REDRAW_MS)
+        self._redraw_timer.timeout.connect(self._redraw)
+        self.overall = pg.PlotDataItem(pen=pg.mkPen("#000000", width=2.5))
+        self.item.addItem(self.overall)
+        self.curves = []
+        for index in range(self.MAX_LIVE):
+            curve = pg.PlotDataItem(pen=pg.mkPen(PALETTE[index % len(PALETTE)], width=1.2))
+            self.item.addItem(curve)
+            self.curves.append(curve)
+        self.reset([], {})
+
+    def reset(self, skill_ids: Sequence[str], names: dict[str, str]) -> None:
+        self.skill_ids = list(skill_ids)[: self.MAX_LIVE]
+        self.names = names
+        self.x: list[float] = []
+        self.ys: dict[str, list[float]] = {skill_id: [] for skill_id in self.skill_ids}
+        self.overall_y: list[float] = []
+        self._last: dict[str, tuple[int, int]] = {}
+        self.legend.clear()
+        self.legend.addItem(self.overall, "all skills")
+        for index, curve in enumerate(self.curves):
+            curve.setData([], [])
+            curve.setVisible(index < len(self.skill_ids))
+            if index < len(self.skill_ids):
+                self.legend.addItem(curve, _short(names.get(self.skill_ids[index], self.skill_ids[index][:8]), LEGEND_CHARS))
+        self.overall.setData([], [])
+        self.set_hover_points([])
+        self.set_rows([])
+
+    def add_progress(self, progress: Any) -> None:  # a runner Progress event
+        wins = sum(c.wins for c in progress.per_skill.values())
+        decided = sum(c.decided for c in progress.per_skill.values())
+        self.x.append(float(progress.games_done))
+        self.overall_y.append(wins / decided * 100 if decided else math.nan)
+        self._last = {"all skills": (wins, decided)}
+        for skill_id in self.skill_ids:
+            counts = progress.per_skill.get(skill_id)
+            rate = counts.wins / counts.decided * 100 if counts is not None and counts.decided else math.nan
+            self.ys[skill_id].append(rate)
+            if counts is not None:
+                self._last[self.names.get(skill_id, skill_id)] = (counts.wins, counts.decided)
+        if len(self.x) > self.MAX_POINTS:  # keep every other point of the older half
+            half = len(self.x) // 2
+            thin = lambda values: values[:half:2] + values[half:]  # noqa: E731
+            self.x, self.overall_y = thin(self.x), thin(self.overall_y)
+            self.ys = {k: thin(v) for k, v in self.ys.items()}
+        if not self._redraw_timer.isActive():
+            self._redraw_timer.start()
+
+    def set_total(self, games: int) -> None:
+        self.item.setXRange(0, max(1, games), padding=0.01)
+
+    def flush(self) -> None:
+        """Draw what arrived since the last repaint now (a batch ended; tests)."""
+        self._redraw_timer.stop()
+        self._redraw()
+
+    def _redraw(self) -> None:
+        x = np.array(self.x)
+        self.overall.setData(x, np.array(self.overall_y), connect="finite", skipFiniteCheck=True)
+        for index, skill_id in enumerate(self.skill_ids):
+            self.curves[index].setData(x, np.array(self.ys[skill_id]), connect="finite", skipFiniteCheck=True)
+        if len(x):
+            last_x = x[-1]
+            self.set_hover_points([(last_x, self.overall_y[-1] if not math.isnan(self.overall_y[-1]) else 0,
+                                    f"after {int(last_x)} games: " + "; ".join(
+                                        f"{_short(name, 24)} {w}/{d} = {_pct(w / d if d else None)}" for name, (w, d) in self._last.items()))])  # fmt: skip
+
+    def rows(self) -> list[Sequence[Any]]:
+        """Every point of every curve, as plotted (rates 0..1; empty before a series' first decided game)."""
+        out: list[Sequence[Any]] = []
+        series = [("all skills", self.overall_y)] + [(self.names.get(i, i), self.ys[i]) for i in self.skill_ids]
+        for index, games in enumerate(self.x):
+            for name, values in series:
+                value = values[index]
+                out.append((int(games), name, None if math.isnan(value) else round(value / 100, 6)))
+        return out

@@ -1,0 +1,89 @@
+"""The small dialog a batch starts from: opponent, games per skill, seed, executor, engine."""
+
+from __future__ import annotations
+
+import shlex
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from skillstudio.gui.dashboard.verify_worker import BatchOptions
+
+OPPONENTS = ("IC Default Hard", "IC Default Normal", "IC Default Easy", "mirror")
+EXECUTORS = ("inprocess", "processes:2", "dask-local:2")
+
+
+class QtVerifyDialog(QDialog):
+    def __init__(self, count: int, skipped: int = 0, parent: QWidget | None = None, options: BatchOptions | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Verify skills")
+        options = options or BatchOptions()
+        self.opponent = QComboBox(self)
+        self.opponent.setEditable(True)
+        self.opponent.addItems(OPPONENTS)
+        self.opponent.setCurrentText(options.opponent)
+        self.opponent.setToolTip("Only games against the reference opponent (IC Default Hard) count for promotion")
+        self.games = QSpinBox(self)
+        self.games.setRange(1, 100_000)
+        self.games.setValue(options.games)
+        self.games.setSuffix(" games")
+        self.seed = QSpinBox(self)
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setValue(options.seed)
+        self.executor = QComboBox(self)
+        self.executor.setEditable(True)
+        self.executor.addItems(EXECUTORS)
+        self.executor.setCurrentText(options.executor)
+        self.engine = QLineEdit(shlex.join(options.engine), self)
+        self.engine.setPlaceholderText("the built-in reference engine")
+        self.engine.setToolTip("An engine command speaking the SkillStudio engine protocol (docs/engine-protocol.md)")
+        form = QFormLayout()
+        form.addRow("Opponent:", self.opponent)
+        form.addRow("Games per skill:", self.games)
+        form.addRow("Seed:", self.seed)
+        form.addRow("Executor:", self.executor)
+        form.addRow("Engine command:", self.engine)
+        noun = "skill" if count == 1 else "skills"
+        text = f"Play {count:,} AI {noun} headless and apply the promotion policy."
+        if skipped:
+            text += f"\n{skipped:,} content skill{'s' if skipped != 1 else ''} left out: plays verify them (skillstudio record)."
+        self.summary = QLabel(text, self)
+        self.summary.setWordWrap(True)
+        self.error = QLabel(self)
+        self.error.setStyleSheet("color: #b00020;")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Verify")
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(count > 0)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(buttons)
+
+    def accept(self) -> None:
+        try:
+            self.options()
+        except ValueError as error:
+            self.error.setText(f"Engine command: {error}")
+            return
+        super().accept()
+
+    def options(self) -> BatchOptions:
+        return BatchOptions(
+            opponent=self.opponent.currentText().strip() or OPPONENTS[0],
+            games=self.games.value(),
+            seed=self.seed.value(),
+            executor=self.executor.currentText().strip() or "inprocess",
+            engine=tuple(shlex.split(self.engine.text())),
+        )

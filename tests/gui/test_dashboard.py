@@ -1,0 +1,239 @@
+"""The verification dashboard, driven through its widgets (pytest-qt, offscreen): batches from the
+GUI on a worker thread, cancel, engine errors, the runs list, closing mid-batch, plot export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pyqtgraph")
+pytestmark = pytest.mark.gui
+
+from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
+
+from skillstudio.gui.dashboard.qt_verify_dialog import QtVerifyDialog  # noqa: E402
+from skillstudio.gui.dashboard.verify_worker import BatchOptions  # noqa: E402
+from skillstudio.gui.qt_main_window import QtMainWindow  # noqa: E402
+from skillstudio.library import create_library  # noqa: E402
+from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
+from skillstudio.store.runs import RunStore  # noqa: E402
+from tests.verification.helpers import make_library, playable_skills  # noqa: E402
+
+WAIT = 20_000
+
+
+def open_window(qtbot, path: Path, tmp_path: Path) -> QtMainWindow:
+    window = QtMainWindow(SkillRepository(Database(path), Actor("mira")),
+                          QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))  # fmt: skip
+    qtbot.addWidget(window)
+    window.show()
+    window.model.wait()
+    window.filters.wait()
+    return window
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    window = open_window(qtbot, make_library(tmp_path / "lib.db", 3), tmp_path)
+    yield window
+    window.close()
+    window.repository.database.close()
+
+
+def select_all(window: QtMainWindow) -> None:
+    window.table.selectAll()
+    assert len(window.selected_ids()) == window.model.rowCount()
+
+
+def wait_for_batch(qtbot, window: QtMainWindow) -> None:
+    qtbot.waitUntil(lambda: not window.dashboard.running, timeout=WAIT)
+    window.model.wait()
+    window.dashboard.wait()
+
+
+def test_a_batch_from_the_verify_action_completes_and_updates_table_plots_and_runs(qtbot, window, monkeypatch) -> None:
+    dashboard = window.dashboard
+    select_all(window)
+
+    def fill_in(dialog: QtVerifyDialog) -> int:  # what a user types into the dialog
+        dialog.games.setValue(6)
+        dialog.seed.setValue(4)
+        dialog.opponent.setCurrentText("IC Default Hard")
+        dialog.executor.setCurrentText("inprocess")
+        return QtVerifyDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(QtVerifyDialog, "exec", fill_in)
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
+        dashboard.verify_action.trigger()
+        assert dashboard.running and not dashboard.verify_action.isEnabled()
+    outcome = finished.args[0]
+    assert outcome.finished.status == "finished" and outcome.finished.games_done == 18
+    wait_for_batch(qtbot, window)
+
+    # the run is recorded
+    [run] = RunStore(window.repository.database).runs()
+    assert (run.status, run.games_recorded, run.skills, run.seed) == ("finished", 18, 3, 4)
+    # the browser's rows show the new evidence
+    rows = [window.model.summary_at(r) for r in range(window.model.rowCount())]
+    assert all(row.verification_count == sum(r.counts.decided for r in outcome.finished.results if r.skill_id == row.id) for row in rows)
+    assert any(row.verification_count for row in rows)
+    # the progress panel and the plots
+    assert dashboard.panel.bar.value() == 18 and "Promoted:" in dashboard.panel.summary.text()
+    assert dashboard.live_plot.x[-1] == 18
+    assert {name for _, name, _ in dashboard.live_plot.rows()} >= {"all skills", "Playable plan 0"}
+    history = dashboard.history_plot.rows()
+    assert {row[0] for row in history} == {s.id for s in playable_skills(3) if any(
+        r.skill_id == s.id and r.counts.decided for r in outcome.finished.results)}  # fmt: skip
+    opponents = dashboard.opponent_plot.rows()
+    assert opponents[0][0] == "IC Default Hard" and sum(opponents[0][1:5]) == 18
+    tiers = dashboard.tier_plot.rows()
+    assert sum(row[-1] for row in tiers) == 3
+    assert sum(row[2] for row in dashboard.histogram_plot.rows()) == dashboard.snapshot.histogram.verified
+    # hover read-out of an exact value
+    session, rate = history[0][2], history[0][6]
+    assert f"{rate * 100:.1f}%" in dashboard.history_plot.readout_at(session, rate * 100)
+    # the detail pane shows the selected skill's new figures
+    assert window.detail.skill_id is not None
+
+
+def test_cancel_stops_the_batch_keeps_finished_games_and_the_run_resumes(qtbot, window) -> None:
+    dashboard = window.dashboard
+    ids = [s.id for s in playable_skills(3)]
+    first = []
+    dashboard.live_plot  # noqa: B018
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
+        thread = dashboard.start_batch(ids, BatchOptions(games=200, seed=1, chunk_games=20))
+        thread.progress.connect(lambda progress, _results: first.append(progress) or dashboard.cancel_batch())
+    outcome = finished.args[0]
+    assert outcome.finished.status == "cancelled"
+    wait_for_batch(qtbot, window)
+    store = RunStore(window.repository.database)
+    [run] = store.runs()
+    assert run.status == "cancelled"
+    assert 0 < run.games_recorded < 600  # the games played before Cancel are kept
+    assert run.games_recorded == sum(c.played for c in store.counts(run.id).values())
+    assert "cancelled" in dashboard.panel.title.text()
+
+    # the runs list offers to resume it; resuming plays only what is missing
+    dialog = dashboard.show_runs()
+    dialog.select_run(run.id)
+    assert dialog.resume_button.isEnabled()
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=60_000) as resumed:
+        dialog.resume_button.click()
+    assert resumed.args[0].finished.status == "finished"
+    wait_for_batch(qtbot, window)
+    assert store.run(run.id).status == "finished" and store.run(run.id).games_recorded == 600
+
+
+def test_engine_errors_are_shown_readably_and_the_app_stays_usable(qtbot, window) -> None:
+    dashboard = window.dashboard
+    ids = [s.id for s in playable_skills(3)]
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT):
+        dashboard.start_batch(ids[:1], BatchOptions(games=4, engine=("/nonexistent/engine",), chunk_games=2))
+    wait_for_batch(qtbot, window)
+    box = dashboard.last_message
+    assert box is not None and box.isVisible()  # shown with open(): the event loop keeps running
+    assert "engine error" in box.text() and "Traceback" not in box.text()
+    assert box.detailedText()  # what the engine said, on demand
+    box.close()
+
+    # a batch that cannot start at all (an unknown opponent): a message, details on demand
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as failed:
+        dashboard.start_batch(ids[:1], BatchOptions(games=4, opponent="Nobody Strong"))
+    assert failed.args[0] is None
+    wait_for_batch(qtbot, window)
+    box = dashboard.last_message
+    assert "Nobody Strong" in box.text() and "Traceback" not in box.text() and "Traceback" in box.detailedText()
+    box.close()
+
+    # still usable: filtering and another batch work
+    window.search.setText("plan 1")
+    window.apply_filters()
+    window.model.wait()
+    assert window.model.rowCount() == 1
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as again:
+        dashboard.start_batch(ids[1:2], BatchOptions(games=3))
+    assert again.args[0].finished.status == "finished"
+    wait_for_batch(qtbot, window)
+
+
+def test_a_crashing_engine_script_is_an_error_message_too(qtbot, window) -> None:
+    import sys
+
+    crash = Path(__file__).resolve().parent.parent / "engine" / "broken_engines" / "crash.py"
+    with qtbot.waitSignal(window.dashboard.batch_finished, timeout=WAIT) as finished:
+        window.dashboard.start_batch([playable_skills(1)[0].id], BatchOptions(games=6, engine=(sys.executable, str(crash), "2"), chunk_games=6))
+    wait_for_batch(qtbot, window)
+    outcome = finished.args[0]
+    assert outcome.finished.status == "finished" and outcome.errors == 1  # game 2 crashed the engine
+    box = window.dashboard.last_message
+    assert "1 of 6 games" in box.text() and "Traceback" not in box.text()
+    assert "exited (code 3)" in box.detailedText()
+    box.close()
+
+
+def test_closing_during_a_batch_asks_then_cancels_and_keeps_games(qtbot, tmp_path, monkeypatch) -> None:
+    window = open_window(qtbot, make_library(tmp_path / "lib.db", 3), tmp_path)
+    answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or answers.pop(0))
+    dashboard = window.dashboard
+    seen = []
+    thread = dashboard.start_batch([s.id for s in playable_skills(3)], BatchOptions(games=3000, chunk_games=10))
+    thread.progress.connect(lambda *_: seen.append(1))
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+    assert not window.close()  # "No": the window stays and the batch goes on
+    assert window.isVisible() and dashboard.running
+    assert window.close()  # "Yes": cancelled, then closed
+    assert len(asked) == 2 and not dashboard.running
+    database = window.repository.database
+    [run] = RunStore(database).runs()
+    assert run.status == "cancelled" and 0 < run.games_recorded < 9000
+    database.close()
+
+
+def test_plot_export_writes_png_and_csv_files(qtbot, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    path = tmp_path / "sample.db"
+    create_library(path, sample=True).close()
+    window = open_window(qtbot, path, tmp_path)
+    try:
+        window.table.selectRow(0)
+        window.dashboard.refresh()
+        window.dashboard.wait()
+        assert window.dashboard.loads >= 1
+        for plot in window.dashboard.plots():
+            png = plot.export_png(tmp_path / f"{plot.export_name}.png")
+            csv = plot.export_csv(tmp_path / f"{plot.export_name}.csv")
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
+            assert csv.read_text(encoding="utf-8").splitlines()[0] == ",".join(plot.csv_headers)
+        assert len((tmp_path / "tier-distribution.csv").read_text().splitlines()) > 1
+        assert len((tmp_path / "success-rate-histogram.csv").read_text().splitlines()) == 11
+    finally:
+        window.close()
+        window.repository.database.close()
+
+
+def test_verify_menu_shortcuts_collide_with_no_other_action(window) -> None:
+    from PySide6.QtGui import QAction
+
+    dashboard = window.dashboard
+    ours = {dashboard.verify_action, dashboard.cancel_action, dashboard.runs_action, dashboard.dock.toggleViewAction()}
+    others = {a.shortcut().toString() for a in window.findChildren(QAction) if a not in ours and not a.shortcut().isEmpty()}
+    for action in ours:
+        assert action.shortcut().isEmpty() or action.shortcut().toString() not in others, action.text()
+    assert not dashboard.cancel_action.isEnabled() and dashboard.verify_action.isEnabled()
+
+
+def test_the_dashboard_benchmark_runs(tmp_path) -> None:
+    import json
+
+    from benchmarks import bench_dashboard
+
+    assert bench_dashboard.main(["--skills", "2", "--games", "5", "--chunks", "5", "--out", str(tmp_path)]) == 0
+    [run] = json.loads((tmp_path / "dashboard.json").read_text())["runs"]
+    assert run["status"] == "finished" and run["games"] == 10 and run["ticks"] > 0
