@@ -158,12 +158,21 @@ class QtDetailPane(QTextBrowser):
             parts += ["<h3>Composes with</h3>", f"<ul>{items}</ul>"]
         parts += ["<h3>" + _e(skill.body_kind.label) + "</h3>", self._body(skill, names)]
         parts.append(self._import_extras(skill.id))
-        parts.append(self._risk_findings(skill.id))
+        parts.append(self._risk_findings(skill))
         return "".join(parts)
 
-    def _risk_findings(self, skill_id: str) -> str:
-        """What the risk linter found (stored with the skill; docs/review.md), if anything."""
-        findings = self.repository.risk_findings(skill_id)
+    def _risk_findings(self, skill: Skill) -> str:
+        """What the risk linter finds (stored with the skill; docs/review.md), if anything.
+
+        A skill that was never linted, or changed since (an import, an engine), is linted now,
+        so the pane never shows a clean bill for text nobody checked.
+        """
+        from skillstudio.review.workflow import findings_for  # noqa: PLC0415
+
+        try:
+            findings = findings_for(self.repository, skill)
+        except LibraryError:
+            findings = self.repository.risk_findings(skill.id)
         if not findings:
             return ""
         from skillstudio.gui.review.qt_review_queue import findings_html  # noqa: PLC0415
