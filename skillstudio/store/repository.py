@@ -593,18 +593,32 @@ class SkillRepository:
         return stored
 
     def _update_one(self, session: Session, skill: Skill, now: str, message: str) -> Skill:
+        # Quality, use count and review state stay as stored: an edit never rolls them back.
+        meta = _meta_columns(skill)
+        meta.pop("review_state")
+        return self._rewrite(session, skill, CONTENT_COLUMNS, meta, now, message, "update", "skill.update")
+
+    def _rewrite(
+        self,
+        session: Session,
+        skill: Skill,
+        columns: Sequence[str],
+        meta: dict[str, Any],
+        now: str,
+        message: str,
+        revision_action: str,
+        audit_action: str,
+    ) -> Skill:
+        """Overwrite a stored skill's ``columns`` and metadata if ``skill.version`` is current,
+        with a revision and an audit entry; ConflictError otherwise."""
         current = self._load(session, skill.id, tolerate_invalid=True)
         if current is None or skill.version != current.version:
             theirs = current or self._load(session, skill.id)
             raise ConflictError(yours=skill, theirs=theirs)
         self._record_untracked(session, skill.id, current, now)
         _check_partners(session, [skill])
-        columns = _skill_columns(skill)
-        session.execute(
-            update(SkillRow).where(SkillRow.id == skill.id).values({column: columns[column] for column in CONTENT_COLUMNS})
-        )
-        meta = _meta_columns(skill)
-        meta.pop("review_state")
+        values = _skill_columns(skill)
+        session.execute(update(SkillRow).where(SkillRow.id == skill.id).values({c: values[c] for c in columns}))
         existing = session.get(SkillMetaRow, skill.id)
         if existing is None:  # a skill an engine wrote has no metadata row yet
             session.add(SkillMetaRow(**meta))
@@ -614,8 +628,8 @@ class SkillRepository:
         session.flush()
         _sync_compositions(session, skill)
         stored = self._load(session, skill.id)
-        number = self._write_revision(session, stored, "update", now, message)
-        self._audit(session, "skill.update", skill.id, number, now, {"changed": _changed_fields(current, stored)})
+        number = self._write_revision(session, stored, revision_action, now, message)
+        self._audit(session, audit_action, skill.id, number, now, {"changed": _changed_fields(current, stored)})
         return stored
 
     def import_skills(
@@ -653,28 +667,11 @@ class SkillRepository:
                 session.execute(insert(SkillExtrasRow).prefix_with("OR REPLACE"), extras_rows)
 
     def _replace_one(self, session: Session, skill: Skill, now: str, message: str, action: str) -> None:
-        current = self._load(session, skill.id, tolerate_invalid=True)
-        if current is None or skill.version != current.version:
-            theirs = current or self._load(session, skill.id)
-            raise ConflictError(yours=skill, theirs=theirs)
-        self._record_untracked(session, skill.id, current, now)
-        _check_partners(session, [skill])
-        columns = _skill_columns(skill)
-        columns.pop("id")
-        session.execute(update(SkillRow).where(SkillRow.id == skill.id).values(columns))
+        # An import overwrites everything, quality included; new content is reviewed again.
         meta = _meta_columns(skill)
-        meta["review_state"] = None  # new content from outside: to be reviewed again
-        existing = session.get(SkillMetaRow, skill.id)
-        if existing is None:
-            session.add(SkillMetaRow(**meta))
-        else:
-            for column, value in meta.items():
-                setattr(existing, column, value)
-        session.flush()
-        _sync_compositions(session, skill)
-        stored = self._load(session, skill.id)
-        number = self._write_revision(session, stored, "import", now, message)
-        self._audit(session, action, skill.id, number, now, {"changed": _changed_fields(current, stored)})
+        meta["review_state"] = None
+        columns = [c for c in D057_SKILL_COLUMNS if c != "id"]
+        self._rewrite(session, skill, columns, meta, now, message, "import", action)
 
     def set_review_state(self, skill_id: str, state: Any, *, message: str = "") -> Skill:
         """Record a review decision (``ReviewState`` or None); not a content change."""
