@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtGui import QAction, QGuiApplication, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QUndoCommand, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -39,6 +39,15 @@ WATCH_INTERVAL_MS = 1000
 RECENT_LIMIT = 8
 
 
+def _fitting_size(width: int, height: int) -> tuple[int, int]:
+    """The preferred size, shrunk to 90% of the screen on small displays (laptops, 1280x800)."""
+    screen = QGuiApplication.primaryScreen()
+    if screen is None:
+        return width, height
+    available = screen.availableGeometry()
+    return min(width, int(available.width() * 0.9)), min(height, int(available.height() * 0.9))
+
+
 class _ChangeBridge(QObject):
     """Carries the store's change callbacks (any thread) onto the GUI thread as a signal."""
 
@@ -50,7 +59,7 @@ class QtMainWindow(QMainWindow):
         super().__init__()
         self.settings = settings or QSettings()
         self.setAcceptDrops(True)
-        self.resize(1400, 820)
+        self.resize(*_fitting_size(1400, 820))
         self.undo_stack = QUndoStack(self)
         self._editors: list = []  # open skill editors, asked before the window closes
         self._bridge = _ChangeBridge(self)

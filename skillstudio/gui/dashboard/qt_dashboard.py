@@ -19,12 +19,14 @@ from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -564,9 +566,16 @@ def attach_dashboard(window: Any) -> QtDashboard:
     dashboard = QtDashboard(window)
     dock = QDockWidget("Verification dashboard", window)
     dock.setObjectName("dashboard_dock")
-    dock.setWidget(dashboard)
+    # Scrollable, so the plots' minimum sizes never squeeze the browser on a small screen.
+    scroller = QScrollArea(dock)
+    scroller.setWidgetResizable(True)
+    scroller.setFrameShape(QFrame.Shape.NoFrame)
+    scroller.setWidget(dashboard)
+    dock.setWidget(scroller)
     dock.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    # The browser is the main view: the dock starts at about a third of the window's height.
+    window.resizeDocks([dock], [max(240, window.height() // 3)], Qt.Orientation.Vertical)
     dashboard.dock = dock
     menu = window.menuBar().addMenu("Ve&rify")
     dashboard.verify_action = QAction("&Verify Selection…", window)
