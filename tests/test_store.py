@@ -271,7 +271,8 @@ def test_delete_moves_to_trash_and_restore_brings_everything_back(repository: Sk
     assert repository.get(partner.id).composable_with == (skill.id,)
     assert set(ids(repository, text="rocket")) == {partner.id, skill.id}
     assert repository.trash() == []
-    assert [r.action for r in repository.revisions(skill.id)] == ["create", "embedding", "delete", "restore"]
+    # A vector is derived data: it is audited but writes no revision of the skill.
+    assert [r.action for r in repository.revisions(skill.id)] == ["create", "delete", "restore"]
 
 
 def test_empty_trash_deletes_for_good_but_audit_remembers(repository: SkillRepository) -> None:
@@ -403,7 +404,6 @@ def test_every_mutation_writes_a_revision_and_an_audit_entry(repository: SkillRe
         lambda: repository.update(replace(repository.get(a.id), name="edited")),
         lambda: repository.set_review_state(a.id, ReviewState.APPROVED),
         lambda: repository.record_composition(a.id, b.id),
-        lambda: repository.set_embedding(a.id, b"\x00" * 8, "embed-1"),
         lambda: repository.delete(a.id),
         lambda: repository.restore(a.id),
     ]
@@ -412,6 +412,10 @@ def test_every_mutation_writes_a_revision_and_an_audit_entry(repository: SkillRe
         mutate()
         after = counts()
         assert after[0] == before[0] + 1 and after[1] == before[1] + 1
+    # A vector is derived from the description, not content: audited, with no revision.
+    before = counts()
+    repository.set_embedding(a.id, b"\x00" * 8, "embed-1")
+    assert counts() == (before[0], before[1] + 1)
     assert repository.audit(skill_id=b.id, action="skill.compose")[0].revision == 2
 
 

@@ -9,7 +9,9 @@ from skillstudio.model.document import (
     parse_body,
     parse_body_json,
     parse_skill,
+    parse_situation,
     parse_skill_with_notes,
+    situation_to_serde,
     skill_to_document,
 )
 from skillstudio.model.enums import (
@@ -55,5 +57,5 @@ __all__ = [
     "StrategicPlan", "StrategicTarget", "TargetType", "ThreatLevel", "TimePressure",
     "ValidationError", "VerifiedExample", "WorldPos", "body_to_json", "body_to_serde",
     "new_skill_id", "normalize_timestamp", "parse_body", "parse_body_json", "parse_skill",
-    "parse_skill_with_notes", "skill_to_document", "utc_now",
+    "parse_skill_with_notes", "parse_situation", "situation_to_serde", "skill_to_document", "utc_now",
 ]  # fmt: skip

@@ -251,6 +251,20 @@ def parse_body(data: object, *, path: str = "body") -> SkillBody:
     return body
 
 
+def parse_situation(data: object, *, path: str = "situation") -> SituationSignature:
+    """A SituationSignature from untrusted data (a retrieval query's situation, say)."""
+    check = Checker()
+    situation = _read_situation(check, data, path)
+    check.raise_if_failed()
+    assert situation is not None
+    return situation
+
+
+def situation_to_serde(situation: SituationSignature) -> dict[str, Any]:
+    """The situation as it is written inside a StrategicPattern body."""
+    return _situation_to_serde(situation)
+
+
 def parse_body_json(text: str, *, path: str = "body_json") -> SkillBody:
     try:
         data = json.loads(text)

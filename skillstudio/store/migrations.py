@@ -349,6 +349,64 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    Migration(
+        6,
+        "Embedding freshness and a change log for in-memory vector indexes",
+        """
+        -- What each vector in D057's skill_embeddings was computed from (docs/retrieval.md): a
+        -- vector is stale when the description's hash no longer matches. A vector without a row
+        -- here was written by someone else (an engine) and is taken as current.
+        CREATE TABLE studio_embedding_meta (
+            skill_id           TEXT PRIMARY KEY,
+            model_id           TEXT NOT NULL,
+            description_sha256 TEXT NOT NULL,   -- '' once the description changed
+            embedded_at        TEXT NOT NULL
+        );
+        -- A description changed by any writer makes its vector stale, ours or an engine's.
+        CREATE TRIGGER studio_embedding_stale AFTER UPDATE OF description ON skills
+        WHEN old.description IS NOT new.description BEGIN
+            INSERT OR REPLACE INTO studio_embedding_meta(skill_id, model_id, description_sha256, embedded_at)
+            SELECT new.id, e.model_id, '', COALESCE(
+                (SELECT embedded_at FROM studio_embedding_meta WHERE skill_id = new.id), '')
+            FROM skill_embeddings e WHERE e.skill_id = new.id;
+        END;
+        CREATE TRIGGER studio_embedding_meta_gone AFTER DELETE ON skill_embeddings BEGIN
+            DELETE FROM studio_embedding_meta WHERE skill_id = old.skill_id;
+        END;
+
+        -- Skills whose vector or retrieval filters changed, by any writer: an in-memory vector
+        -- index replays this log instead of reloading 100k vectors after every write.
+        CREATE TABLE studio_retrieval_changes (
+            seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+            skill_id TEXT NOT NULL
+        );
+        CREATE TRIGGER studio_retrieval_embedding_insert AFTER INSERT ON skill_embeddings BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (new.skill_id);
+        END;
+        CREATE TRIGGER studio_retrieval_embedding_update AFTER UPDATE ON skill_embeddings BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (new.skill_id);
+        END;
+        CREATE TRIGGER studio_retrieval_embedding_delete AFTER DELETE ON skill_embeddings BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (old.skill_id);
+        END;
+        CREATE TRIGGER studio_retrieval_skill_update AFTER UPDATE OF domain, game_module, confidence ON skills
+        BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (new.id);
+        END;
+        CREATE TRIGGER studio_retrieval_skill_delete AFTER DELETE ON skills BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (old.id);
+        END;
+        CREATE TRIGGER studio_retrieval_review_insert AFTER INSERT ON studio_skill_meta BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (new.skill_id);
+        END;
+        CREATE TRIGGER studio_retrieval_review_update AFTER UPDATE OF review_state ON studio_skill_meta BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (new.skill_id);
+        END;
+        """,
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

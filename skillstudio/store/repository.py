@@ -30,6 +30,7 @@ from skillstudio.model import (
 )
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
 from skillstudio.store.database import Database
+from skillstudio.store.embeddings import EmbeddingStore, description_hash
 from skillstudio.store.events import LibraryChange
 from skillstudio.store.errors import (
     ConflictError,
@@ -224,6 +225,7 @@ class SkillRepository:
     def __init__(self, database: Database, actor: Actor | None = None) -> None:
         self.database = database
         self.actor = actor or Actor.current_user()
+        self.embeddings = EmbeddingStore(database, self.actor.id, self.actor.kind)
 
     def as_actor(self, actor: Actor) -> SkillRepository:
         return SkillRepository(self.database, actor)
@@ -410,6 +412,20 @@ class SkillRepository:
             for chunk in _chunks(ids):
                 for row in session.scalars(select(SkillExtrasRow).where(SkillExtrasRow.skill_id.in_(chunk))):
                     out[row.skill_id] = _extras(row)
+        return out
+
+    def body_json_many(self, ids: Sequence[str]) -> dict[str, str]:
+        """The raw ``body_json`` text of these skills, by id, unparsed (the caller parses it
+        defensively: an engine may have written anything there)."""
+        out: dict[str, str] = {}
+        with self.database.read() as session:
+            connection = session.connection()
+            for chunk in _chunks(ids):
+                for skill_id, body in connection.execute(
+                    select(SkillRow.id, SkillRow.body_json).where(SkillRow.id.in_(chunk))
+                ):
+                    if isinstance(body, str):
+                        out[skill_id] = body
         return out
 
     def ids_with_origin(self, prefix: str) -> list[str]:
@@ -969,15 +985,12 @@ class SkillRepository:
         return stored
 
     def set_embedding(self, skill_id: str, embedding: bytes, model_id: str) -> None:
-        """Store the description's embedding (f32 array) as D057's skill_embeddings holds it."""
-        now = utc_now()
-        with self._write("skill.embed") as (session, touched):
-            touched.append(skill_id)
-            current = self._load(session, skill_id)
-            self._record_untracked(session, skill_id, current, now)
-            session.merge(SkillEmbeddingRow(skill_id=skill_id, embedding=embedding, model_id=model_id))
-            number = self._write_revision(session, current, "embedding", now, f"embedded with {model_id}")
-            self._audit(session, "skill.embed", skill_id, number, now, {"model_id": model_id, "bytes": len(embedding)})
+        """Store the description's embedding (f32 array) as D057's skill_embeddings holds it.
+
+        A vector is derived data: it writes an audit entry but no revision (docs/retrieval.md).
+        Batches go through :attr:`embeddings` directly."""
+        skill = self.get(skill_id)
+        self.embeddings.put_many(model_id, [(skill_id, embedding, description_hash(skill.description))])
 
     # ============================================================================================
     # Internals

@@ -1,0 +1,391 @@
+"""D057's ``SkillRetriever.retrieve``: which skills a situation pulls into a prompt, and why.
+
+Steps, as D057 has them: candidates by embedding similarity when a provider is configured, by
+FTS5 otherwise (and whenever the provider fails); served skills only (tentative or better,
+never rejected by review, never trashed); ranked; the top K. The ranking is
+:mod:`skillstudio.retrieval.ranking`'s, and every hit carries its score breakdown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from skillstudio.model import Domain, SituationSignature, Skill, StrategicPattern, ValidationError, parse_body_json
+from skillstudio.retrieval import ranking
+from skillstudio.retrieval.providers import MAX_EMBED_CHARS, EmbeddingProvider, ProviderError
+from skillstudio.retrieval.vectors import VectorIndex
+from skillstudio.store import InvalidStoredSkill, SkillNotFound, SkillRepository, SkillSummary
+from skillstudio.store.embeddings import EmbeddingStatus
+from skillstudio.store.keyword_search import keyword_candidates, query_words
+
+MAX_K = 100
+CANDIDATES = 200  # from each of keyword and semantic search, before ranking
+
+
+class Mode(StrEnum):
+    HYBRID = "hybrid"  # keyword + semantic + situation, tilted by evidence (the default)
+    FTS = "fts"  # FTS5 keyword relevance, tilted by evidence
+    SEMANTIC = "semantic"  # embedding cosine, tilted by evidence
+    TAGS = "tags"  # seed 004: tag overlap with the query's words, tilted by evidence
+    RRF = "rrf"  # the baseline: reciprocal-rank fusion of FTS and cosine, no evidence
+
+    @classmethod
+    def parse(cls, raw: str) -> Mode:
+        try:
+            return cls(raw.strip().lower())
+        except ValueError:
+            raise ValueError(f"unknown mode {raw!r}; choose one of {', '.join(m.value for m in cls)}") from None
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    """Every number that went into a hit's place; None where a signal did not apply."""
+
+    fts: float | None  # keyword relevance, bm25 / best bm25
+    bm25: float | None  # FTS5's bm25, negated (higher is better)
+    semantic: float | None  # semantic relevance, cosine placed between typical and best
+    cosine: float | None
+    situation: float | None  # similarity of the skill's SituationSignature to the query's
+    tags: float | None  # matched tags / best match count (tags mode)
+    relevance: float
+    quality: float  # posterior mean success (Beta(2, 2) prior)
+    evidence: float  # the factor quality applies to relevance
+    final: float
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {key: (None if value is None else round(value, 6)) for key, value in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Hit:
+    skill_id: str
+    name: str
+    domain: str
+    game_module: str
+    confidence: str
+    verification_count: int
+    success_rate: float
+    score: ScoreBreakdown
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    query: str
+    mode: Mode  # what was asked for
+    used: Mode  # what ran: FTS when embeddings were unavailable (D057's fallback)
+    model_id: str | None  # the embedding model compared against, if any
+    hits: list[Hit]
+    notes: tuple[str, ...] = ()  # fallbacks, dropped words, skipped vectors: for the user
+    invalid_vectors: dict[str, str] = field(default_factory=dict)  # skill id -> why skipped
+
+    @property
+    def ids(self) -> list[str]:
+        return [hit.skill_id for hit in self.hits]
+
+
+class Retriever:
+    """Retrieval over one library with one (optional) embedding provider.
+
+    Holds the in-memory vector index of the provider's model, loaded at the first semantic
+    search and kept current from the library's change log; keep one Retriever per open
+    library (the GUI and the MCP server do) so the vectors load once.
+    """
+
+    def __init__(self, repository: SkillRepository, provider: EmbeddingProvider | None, *, candidates: int = CANDIDATES):
+        self.repository, self.provider, self.candidates = repository, provider, candidates
+        self._index: VectorIndex | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str | None:
+        return self.provider.model_id if self.provider is not None else None
+
+    def embedding_status(self) -> EmbeddingStatus | None:
+        """How many skills lack a current vector for this provider's model."""
+        if self.provider is None:
+            return None
+        return self.repository.embeddings.status(self.provider.model_id)
+
+    def index(self) -> VectorIndex | None:
+        if self.provider is None:
+            return None
+        with self._lock:
+            if self._index is None or self._index.model_id != self.provider.model_id:
+                self._index = VectorIndex(self.repository.embeddings, self.provider.model_id, self.provider.dimensions)
+            return self._index
+
+    # --- retrieve ------------------------------------------------------------------------------
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        domain: Domain | str | None = None,
+        game_module: str | None = None,
+        k: int = 5,
+        mode: Mode | str = Mode.HYBRID,
+        role: str | None = None,
+        situation: SituationSignature | None = None,
+    ) -> RetrievalResult:
+        mode = mode if isinstance(mode, Mode) else Mode.parse(mode)
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be an integer in 1..{MAX_K}")
+        domain_value = _domain_value(domain)
+        query = query if isinstance(query, str) else ""
+        notes: list[str] = []
+        if not query_words(query):
+            notes.append("the query has no words to match")
+            return RetrievalResult(query, mode, mode, self.model_id, [], tuple(notes))
+
+        keyword: dict[str, float] = {}
+        if mode in (Mode.HYBRID, Mode.FTS, Mode.RRF):
+            found = keyword_candidates(
+                self.repository.database, query, domain=domain_value, game_module=game_module, limit=self.candidates
+            )
+            keyword = {hit.skill_id: hit.bm25 for hit in found.hits}
+            if found.dropped:
+                notes.append(f"words in most skills were not matched on: {', '.join(found.dropped)}")
+
+        cosines: dict[str, float] = {}
+        typical = best = 0.0
+        used = mode
+        invalid: dict[str, str] = {}
+        if mode in (Mode.HYBRID, Mode.SEMANTIC, Mode.RRF):
+            semantic = self._semantic(query, domain_value, game_module, notes)
+            if semantic is None:
+                if mode is Mode.SEMANTIC:  # D057: fall back to FTS5 keyword search
+                    found = keyword_candidates(
+                        self.repository.database, query, domain=domain_value, game_module=game_module,
+                        limit=self.candidates,
+                    )  # fmt: skip
+                    keyword = {hit.skill_id: hit.bm25 for hit in found.hits}
+                used = Mode.FTS
+            else:
+                cosines, typical, best, invalid = semantic
+
+        tag_matches: dict[str, int] = {}
+        if mode is Mode.TAGS:
+            found = keyword_candidates(
+                self.repository.database, query, domain=domain_value, game_module=game_module,
+                limit=self.candidates * 5, tags_only=True,
+            )  # fmt: skip
+            tag_matches = {hit.skill_id: 0 for hit in found.hits}
+
+        candidate_ids = list(dict.fromkeys([*keyword, *cosines, *tag_matches]))
+        summaries = {s.id: s for s in self.repository.summaries(candidate_ids)}
+        if role:
+            summaries = self._with_role(summaries, role)
+        if mode is Mode.TAGS:
+            words = set(query_words(query))
+            tag_matches = {sid: _tag_overlap(summaries[sid].tags, words) for sid in tag_matches if sid in summaries}
+            tag_matches = {sid: count for sid, count in tag_matches.items() if count > 0}
+        situations = self._situations(list(summaries)) if situation is not None else {}
+
+        hits = self._rank(
+            mode if used is mode else Mode.FTS, summaries, keyword, cosines, typical, best, tag_matches,
+            situation, situations,
+        )  # fmt: skip
+        if invalid:
+            notes.append(f"{len(invalid)} stored vectors were malformed and skipped")
+        return RetrievalResult(query, mode, used, self.model_id if used is not Mode.FTS else None, hits[:k], tuple(notes), invalid)
+
+    def load(self, result: RetrievalResult) -> list[Skill]:
+        """The hits' skills, in rank order; a row that no longer parses or exists is left out."""
+        skills = []
+        for skill_id in result.ids:
+            try:
+                skills.append(self.repository.get(skill_id))
+            except (SkillNotFound, InvalidStoredSkill):
+                continue
+        return skills
+
+    # --- the parts -----------------------------------------------------------------------------
+
+    def _semantic(
+        self, query: str, domain: str | None, game_module: str | None, notes: list[str]
+    ) -> tuple[dict[str, float], float, float, dict[str, str]] | None:
+        """(top cosines by id, typical cosine, best cosine, malformed vectors), or None to fall back."""
+        if self.provider is None:
+            notes.append("no embedding provider is configured; ranked by FTS5 keyword search (D057's fallback)")
+            return None
+        try:
+            vector = self.provider.embed([query[:MAX_EMBED_CHARS]])[0]
+        except ProviderError as error:
+            notes.append(f"the embedding provider failed ({error}); ranked by FTS5 keyword search (D057's fallback)")
+            return None
+        index = self.index()
+        assert index is not None
+        if vector.shape != (index.dimensions,) or not np.all(np.isfinite(vector)):
+            notes.append(
+                f"the embedding provider answered a vector of shape {vector.shape}, not ({index.dimensions},);"
+                " ranked by FTS5 keyword search (D057's fallback)"
+            )
+            return None
+        similarities = index.similarities(vector, domain=domain, game_module=game_module)
+        if not similarities.ids:
+            notes.append(f"no skill in this filter has a vector for {index.model_id}; ranked by FTS5 keyword search")
+            return None
+        typical = float(similarities.cosines.mean())
+        best = float(similarities.cosines.max())
+        top = dict(similarities.top(self.candidates))
+        return top, typical, best, dict(index.invalid)
+
+    def _rank(
+        self,
+        mode: Mode,
+        summaries: dict[str, SkillSummary],
+        keyword: dict[str, float],
+        cosines: dict[str, float],
+        typical: float,
+        best_cosine: float,
+        tag_matches: dict[str, int],
+        situation: SituationSignature | None,
+        situations: dict[str, SituationSignature],
+    ) -> list[Hit]:
+        best_bm25 = max(keyword.values(), default=0.0)
+        best_tags = max(tag_matches.values(), default=0)
+        rrf = ranking.reciprocal_rank_fusion(
+            sorted(keyword, key=lambda i: -keyword[i]), sorted(cosines, key=lambda i: -cosines[i])
+        ) if mode is Mode.RRF else {}  # fmt: skip
+        hits = []
+        for skill_id, summary in summaries.items():
+            if mode is Mode.TAGS and skill_id not in tag_matches:
+                continue
+            bm25 = keyword.get(skill_id)
+            cosine = cosines.get(skill_id)
+            fts = ranking.keyword_relevance(bm25, best_bm25) if mode in (Mode.HYBRID, Mode.FTS, Mode.RRF) else None
+            semantic = (
+                ranking.semantic_relevance(cosine, typical, best_cosine)
+                if cosine is not None and mode in (Mode.HYBRID, Mode.SEMANTIC, Mode.RRF)
+                else None
+            )
+            tags = tag_matches[skill_id] / best_tags if mode is Mode.TAGS and best_tags else None
+            fit = None
+            if situation is not None:
+                own = situations.get(skill_id)
+                fit = ranking.situation_similarity(situation, own) if own is not None else ranking.NEUTRAL_SITUATION
+            if mode is Mode.HYBRID:
+                relevance = ranking.with_situation(ranking.fuse(fts, semantic), fit)
+            elif mode is Mode.FTS:
+                relevance = ranking.with_situation(fts or 0.0, fit)
+            elif mode is Mode.SEMANTIC:
+                relevance = ranking.with_situation(semantic or 0.0, fit)
+            elif mode is Mode.TAGS:
+                relevance = ranking.with_situation(tags or 0.0, fit)
+            else:
+                relevance = rrf.get(skill_id, 0.0)
+            evidence = _evidence(summary)
+            quality = ranking.evidence_quality(evidence)
+            factor = ranking.evidence_factor(quality) if mode is not Mode.RRF else 1.0
+            final = relevance * factor
+            if relevance <= 0.0:
+                continue  # matched nothing that counts in this mode
+            hits.append(
+                Hit(
+                    skill_id, summary.name, summary.domain, summary.game_module, summary.confidence,
+                    evidence.games, evidence.success_rate,
+                    ScoreBreakdown(fts, bm25, semantic, cosine, fit, tags, relevance, quality, factor, final),
+                )
+            )  # fmt: skip
+        hits.sort(key=lambda h: (-h.score.final, h.name.casefold(), h.skill_id))
+        return hits
+
+    def _with_role(self, summaries: dict[str, SkillSummary], role: str) -> dict[str, SkillSummary]:
+        """Seed 004's role filter: keep skills whose SKILL.md ``roles`` include the role; a skill that
+        declares no roles serves every role."""
+        wanted = role.strip().casefold()
+        extras = self.repository.extras_many(list(summaries))
+        kept = {}
+        for skill_id, summary in summaries.items():
+            roles = skill_roles(extras[skill_id].frontmatter if skill_id in extras else {})
+            if not roles or wanted in roles:
+                kept[skill_id] = summary
+        return kept
+
+    def _situations(self, ids: list[str]) -> dict[str, SituationSignature]:
+        out = {}
+        for skill_id, body_json in self.repository.body_json_many(ids).items():
+            try:
+                body = parse_body_json(body_json)
+            except (ValidationError, RecursionError):
+                continue  # a malformed engine row: no situation signal, not a failure
+            if isinstance(body, StrategicPattern):
+                out[skill_id] = body.situation
+        return out
+
+
+def skill_roles(frontmatter: object) -> set[str]:
+    """The roles a SKILL.md frontmatter declares (seed 004), case-folded; a text or a list."""
+    if not isinstance(frontmatter, dict):
+        return set()
+    raw = frontmatter.get("roles")
+    if isinstance(raw, str):
+        raw = re.split(r"[,\s]+", raw)
+    if not isinstance(raw, list):
+        return set()
+    return {item.strip().casefold() for item in raw if isinstance(item, str) and item.strip()}
+
+
+def _tag_overlap(tags: Sequence[str], words: set[str]) -> int:
+    """How many of a skill's tags the query names: a tag counts when all its words are in the
+    query (``anti-air`` needs "anti" and "air"), a plural matching its singular."""
+    stems = {_stem(word) for word in words}
+    count = 0
+    for tag in tags:
+        parts = [_stem(part) for part in re.findall(r"\w+", tag.lower())]
+        if parts and all(part in stems for part in parts):
+            count += 1
+    return count
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _evidence(summary: SkillSummary) -> ranking.Evidence:
+    """Quality figures from a row an engine may have written badly: unusable values count as none."""
+    games = summary.verification_count if isinstance(summary.verification_count, int) else 0
+    rate = summary.success_rate if isinstance(summary.success_rate, int | float) else 0.0
+    rating = summary.average_rating if isinstance(summary.average_rating, int | float) else None
+    if not math.isfinite(float(rate)):
+        rate = 0.0
+    return ranking.Evidence(max(0, games), float(rate), None if rating is None else float(rating))
+
+
+def _domain_value(domain: Domain | str | None) -> str | None:
+    if domain is None or domain == "":
+        return None
+    if isinstance(domain, Domain):
+        return domain.value
+    return Domain.parse(domain).value
+
+
+def result_to_json(result: RetrievalResult) -> dict[str, object]:
+    """The stable JSON form (docs/cli.md), without the context (the CLI adds it)."""
+    return {
+        "query": result.query,
+        "mode": result.mode.value,
+        "used_mode": result.used.value,
+        "model_id": result.model_id,
+        "notes": list(result.notes),
+        "results": [
+            {
+                "id": hit.skill_id, "name": hit.name, "rank": rank, "domain": hit.domain,
+                "game_module": hit.game_module, "confidence": hit.confidence,
+                "verification_count": hit.verification_count, "success_rate": round(hit.success_rate, 6),
+                "score": round(hit.score.final, 6), "breakdown": hit.score.as_dict(),
+            }
+            for rank, hit in enumerate(result.hits, start=1)
+        ],  # fmt: skip
+        "invalid_vectors": [{"id": key, "reason": value} for key, value in sorted(result.invalid_vectors.items())],
+    }
+
+
+__all__ = ["CANDIDATES", "MAX_K", "Hit", "Mode", "RetrievalResult", "Retriever", "ScoreBreakdown", "result_to_json", "skill_roles"]

@@ -1,0 +1,196 @@
+"""Vectors as D057 stores them (f32 BLOBs), and an in-memory index of one model's vectors.
+
+The index holds every vector of one ``model_id`` as one normalised float32 matrix, loaded
+once, plus the fields retrieval filters on. Before each search it replays the library's
+change log (``studio_retrieval_changes``, written by triggers for any writer), so it stays
+current after edits, imports, trash and engine writes without reloading 100k vectors.
+Malformed vectors (wrong length, NaN, infinity, all zeros) are skipped and reported.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from skillstudio.store.embeddings import EmbeddingStore, VectorRow
+
+Vector = npt.NDArray[np.float32]
+_SERVED_CONFIDENCE = {None, "tentative", "established", "proven"}
+# Past this many changed skills a full reload is cheaper than patching rows one by one.
+_PATCH_LIMIT = 2_000
+
+
+def encode_vector(vector: npt.ArrayLike) -> bytes:
+    """An f32 little-endian BLOB, D057's serialization."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def decode_vector(blob: bytes, dimensions: int) -> Vector | str:
+    """The vector in ``blob``, or why it cannot be used."""
+    if len(blob) % 4:
+        return f"{len(blob)} bytes is not a whole number of f32 values"
+    if len(blob) // 4 != dimensions:
+        return f"{len(blob) // 4} dimensions, the model has {dimensions}"
+    vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+    if not np.all(np.isfinite(vector)):
+        return "contains NaN or infinity"
+    if not np.any(vector):
+        return "is all zeros"
+    return vector
+
+
+def normalise(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True)
+class Similarities:
+    """Cosines of a query against every served vector that passes the filters."""
+
+    ids: list[str]
+    cosines: npt.NDArray[np.float32]
+
+    def top(self, k: int) -> list[tuple[str, float]]:
+        if k <= 0 or not self.ids:
+            return []
+        k = min(k, len(self.ids))
+        part = np.argpartition(-self.cosines, k - 1)[:k]
+        order = part[np.lexsort((np.array([self.ids[i] for i in part]), -self.cosines[part]))]
+        return [(self.ids[i], float(self.cosines[i])) for i in order]
+
+
+class VectorIndex:
+    """Every stored vector of one model, normalised, with domain/module/served flags."""
+
+    def __init__(self, store: EmbeddingStore, model_id: str, dimensions: int) -> None:
+        self.store, self.model_id, self.dimensions = store, model_id, dimensions
+        self._lock = threading.Lock()
+        self._loaded = False
+        self._cursor = 0
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._matrix = np.zeros((0, dimensions), dtype=np.float32)
+        self._codes: dict[str, int] = {}  # domain and module names as small integers
+        self._domain = np.zeros(0, dtype=np.int32)
+        self._module = np.zeros(0, dtype=np.int32)
+        self._live = np.zeros(0, dtype=bool)  # present, valid and served
+        self.invalid: dict[str, str] = {}  # skill id -> why its vector was skipped
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._refresh()
+            return int(self._live.sum())
+
+    def similarities(self, query: Vector, *, domain: str | None = None, game_module: str | None = None) -> Similarities:
+        """Cosine of ``query`` with every live vector in the domain and module."""
+        if query.shape != (self.dimensions,):
+            raise ValueError(f"query has shape {query.shape}, the index holds {self.dimensions} dimensions")
+        with self._lock:
+            self._refresh()
+            mask = self._live.copy()
+            if domain is not None:
+                mask &= self._domain == self._codes.get(domain, -1)
+            if game_module is not None:
+                mask &= self._module == self._codes.get(game_module, -1)
+            rows = np.flatnonzero(mask)
+            unit = (query / (np.linalg.norm(query) or 1.0)).astype(np.float32)
+            # One product over the whole matrix, then the rows wanted: slicing the matrix first
+            # would copy it (100 MB at 100k skills).
+            cosines = (self._matrix @ unit)[rows] if len(rows) else np.zeros(0, np.float32)
+            ids = [self._ids[i] for i in rows]
+        return Similarities(ids, cosines.astype(np.float32, copy=False))
+
+    def has(self, skill_id: str) -> bool:
+        with self._lock:
+            self._refresh()
+            row = self._row.get(skill_id)
+            return row is not None and bool(self._live[row])
+
+    # --- keeping current -----------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        if not self._loaded:
+            self._full_load()
+            return
+        cursor, changed = self.store.changed_since(self._cursor)
+        if changed is None or len(changed) > _PATCH_LIMIT:
+            self._full_load()
+        elif changed:
+            self._patch(changed)
+            self._cursor = cursor
+
+    def _full_load(self) -> None:
+        cursor = self.store.change_cursor()  # first: a write racing the load is replayed later
+        rows = self.store.vector_rows(self.model_id)
+        self.invalid = {}
+        vectors, ids, domains, modules, live = [], [], [], [], []
+        for row in rows:
+            vector = self._valid(row)
+            if vector is None:
+                continue
+            ids.append(row.skill_id)
+            vectors.append(vector)
+            domains.append(self._code(row.domain))
+            modules.append(self._code(row.game_module))
+            live.append(_served(row))
+        self._ids = ids
+        self._row = {skill_id: n for n, skill_id in enumerate(ids)}
+        matrix = np.vstack(vectors) if vectors else np.zeros((0, self.dimensions), np.float32)
+        self._matrix = normalise(matrix)
+        self._domain = np.array(domains, dtype=np.int32)
+        self._module = np.array(modules, dtype=np.int32)
+        self._live = np.array(live, dtype=bool)
+        self._cursor, self._loaded = cursor, True
+
+    def _patch(self, changed: list[str]) -> None:
+        fresh = {row.skill_id: row for row in self.store.vector_rows(self.model_id, changed)}
+        appended: list[tuple[VectorRow, Vector]] = []
+        for skill_id in changed:
+            self.invalid.pop(skill_id, None)
+            row = fresh.get(skill_id)
+            vector = None if row is None else self._valid(row)
+            at = self._row.get(skill_id)
+            if row is None or vector is None:  # gone, another model's now, or malformed
+                if at is not None:
+                    self._live[at] = False
+                continue
+            if at is None:
+                appended.append((row, vector))
+                continue
+            self._matrix[at] = normalise(vector[None, :])[0]
+            self._domain[at], self._module[at] = self._code(row.domain), self._code(row.game_module)
+            self._live[at] = _served(row)
+        if appended:
+            start = len(self._ids)
+            for n, (row, _vector) in enumerate(appended):
+                self._ids.append(row.skill_id)
+                self._row[row.skill_id] = start + n
+            block = normalise(np.vstack([vector for _row, vector in appended]))
+            self._matrix = np.vstack([self._matrix, block])
+            domains = np.array([self._code(r.domain) for r, _ in appended], dtype=np.int32)
+            modules = np.array([self._code(r.game_module) for r, _ in appended], dtype=np.int32)
+            self._domain = np.concatenate([self._domain, domains])
+            self._module = np.concatenate([self._module, modules])
+            self._live = np.concatenate([self._live, np.array([_served(r) for r, _ in appended], dtype=bool)])
+
+    def _code(self, name: str) -> int:
+        return self._codes.setdefault(name, len(self._codes))
+
+    def _valid(self, row: VectorRow) -> Vector | None:
+        decoded = decode_vector(row.blob, self.dimensions)
+        if isinstance(decoded, str):
+            self.invalid[row.skill_id] = decoded
+            return None
+        return decoded
+
+
+def _served(row: VectorRow) -> bool:
+    return row.review_state != "rejected" and row.confidence in _SERVED_CONFIDENCE
+
+
+__all__ = ["Similarities", "Vector", "VectorIndex", "decode_vector", "encode_vector", "normalise"]

@@ -1,0 +1,296 @@
+"""D057's ``skill_embeddings``, read and written for retrieval (docs/retrieval.md).
+
+Vectors are derived data: storing one writes no revision, and a whole batch writes one audit
+entry. Freshness lives in ``studio_embedding_meta`` (the hash of the description a vector was
+computed from; a trigger blanks it whenever any writer changes the description), and every
+change that matters to an in-memory vector index is logged in ``studio_retrieval_changes`` by
+triggers, so an index can catch up with writes from any process by reading a few rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import text
+
+from skillstudio.model import utc_now
+from skillstudio.store.database import Database
+from skillstudio.store.events import LibraryChange
+
+_CHUNK = 500
+# The change log is pruned past this many rows; an index further behind reloads in full.
+CHANGE_LOG_KEEP = 20_000
+
+
+def description_hash(description: str) -> str:
+    return hashlib.sha256(description.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class EmbeddingInfo:
+    """What is known of one skill's vector."""
+
+    model_id: str
+    dimensions: int | None  # None when the blob is not a whole number of f32 values
+    current: bool  # False when the description changed since the vector was computed
+    embedded_at: str | None  # None for a vector another program wrote
+
+
+@dataclass(frozen=True)
+class EmbeddingStatus:
+    """How much of the library has a current vector for one model."""
+
+    model_id: str
+    total: int
+    current: int
+    stale: int  # a vector for this model, computed from an older description
+    missing: int  # no vector for this model (none at all, or another model's)
+    other_models: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def lacking(self) -> int:
+        return self.stale + self.missing
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    """One stored vector with the fields retrieval filters on."""
+
+    skill_id: str
+    blob: bytes
+    domain: str
+    game_module: str
+    confidence: str | None
+    review_state: str | None
+
+
+@dataclass(frozen=True)
+class PendingText:
+    skill_id: str
+    description: str
+
+
+class EmbeddingStore:
+    """Reads and batch writes of vectors; one instance per open library."""
+
+    def __init__(self, database: Database, actor_id: str = "system", actor_kind: str = "system") -> None:
+        self.database = database
+        self.actor_id, self.actor_kind = actor_id, actor_kind
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def info(self, skill_id: str) -> EmbeddingInfo | None:
+        with self.database.read() as session:
+            row = session.execute(
+                text(
+                    "SELECT e.model_id, length(e.embedding), s.description, m.model_id, m.description_sha256,"
+                    " m.embedded_at FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
+                    " LEFT JOIN studio_embedding_meta m ON m.skill_id = e.skill_id WHERE e.skill_id = :id"
+                ),
+                {"id": skill_id},
+            ).first()
+        if row is None:
+            return None
+        model_id, size, description, meta_model, digest, embedded_at = row
+        size = int(size or 0)
+        current = _is_current(str(model_id), description, meta_model, digest)
+        return EmbeddingInfo(str(model_id), size // 4 if size % 4 == 0 else None, current, embedded_at or None)
+
+    def status(self, model_id: str) -> EmbeddingStatus:
+        total = current = stale = 0
+        others: dict[str, int] = {}
+        for _skill_id, _description, state, other in self._freshness(model_id):
+            total += 1
+            if state == "current":
+                current += 1
+            elif state == "stale":
+                stale += 1
+            elif other is not None:
+                others[other] = others.get(other, 0) + 1
+        return EmbeddingStatus(model_id, total, current, stale, total - current - stale, dict(sorted(others.items())))
+
+    def pending(self, model_id: str, *, everything: bool = False, ids: Sequence[str] | None = None) -> list[PendingText]:
+        """Descriptions that need a vector for ``model_id`` (all of them with ``everything``), by id,
+        so an interrupted run resumes where it stopped simply by asking again."""
+        return [
+            PendingText(skill_id, description if isinstance(description, str) else "")
+            for skill_id, description, state, _other in self._freshness(model_id, ids)
+            if everything or state != "current"
+        ]
+
+    def _freshness(self, model_id: str, ids: Sequence[str] | None = None) -> Iterator[tuple[str, object, str, str | None]]:
+        """(id, description, current|stale|missing, the other model's id) for every skill (or these)."""
+        sql = (
+            "SELECT s.id, s.description, e.model_id, m.model_id, m.description_sha256 FROM skills s"
+            " LEFT JOIN skill_embeddings e ON e.skill_id = s.id"
+            " LEFT JOIN studio_embedding_meta m ON m.skill_id = s.id"
+        )
+        rows: list[tuple[object, ...]] = []
+        with self.database.read() as session:
+            connection = session.connection()
+            if ids is None:
+                rows.extend(tuple(row) for row in connection.execute(text(sql + " ORDER BY s.id")))
+            else:
+                unique = sorted(set(ids))
+                for start in range(0, len(unique), _CHUNK):
+                    chunk = unique[start : start + _CHUNK]
+                    marks = ", ".join(f":i{n}" for n in range(len(chunk)))
+                    params = {f"i{n}": value for n, value in enumerate(chunk)}
+                    rows.extend(tuple(row) for row in connection.execute(text(f"{sql} WHERE s.id IN ({marks})"), params))
+        for skill_id, description, vector_model, meta_model, digest in rows:
+            skill_id = str(skill_id)
+            if vector_model is None:
+                yield skill_id, description, "missing", None
+            elif vector_model != model_id:
+                yield skill_id, description, "missing", str(vector_model)
+            elif _is_current(model_id, description, meta_model, digest):
+                yield skill_id, description, "current", None
+            else:
+                yield skill_id, description, "stale", None
+
+    def vector_rows(self, model_id: str, ids: Sequence[str] | None = None) -> list[VectorRow]:
+        """The stored vectors of ``model_id`` (of these skills only, if given), with filter fields."""
+        sql = (
+            "SELECT e.skill_id, e.embedding, s.domain, s.game_module, s.confidence, m.review_state"
+            " FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
+            " LEFT JOIN studio_skill_meta m ON m.skill_id = e.skill_id WHERE e.model_id = :model"
+        )
+        out: list[VectorRow] = []
+        with self.database.read() as session:
+            connection = session.connection()
+            if ids is None:
+                result = connection.execute(text(sql), {"model": model_id})
+                out.extend(_vector_row(row) for row in result)
+            else:
+                for start in range(0, len(ids), _CHUNK):
+                    chunk = list(ids[start : start + _CHUNK])
+                    marks = ", ".join(f":i{n}" for n in range(len(chunk)))
+                    params: dict[str, object] = {f"i{n}": value for n, value in enumerate(chunk)}
+                    params["model"] = model_id
+                    result = connection.execute(text(f"{sql} AND e.skill_id IN ({marks})"), params)
+                    out.extend(_vector_row(row) for row in result)
+        return out
+
+    def change_cursor(self) -> int:
+        """The newest entry of the change log (0 when empty): where an index starts listening."""
+        with self.database.read() as session:
+            return int(session.execute(text("SELECT COALESCE(MAX(seq), 0) FROM studio_retrieval_changes")).scalar_one())
+
+    def changed_since(self, cursor: int) -> tuple[int, list[str] | None]:
+        """(new cursor, skills changed after ``cursor``), or None for the list when the log no longer
+        reaches back that far (pruned), so the caller must reload everything."""
+        with self.database.read() as session:
+            lowest, highest = session.execute(
+                text("SELECT MIN(seq), MAX(seq) FROM studio_retrieval_changes")
+            ).one()
+            if highest is None or highest <= cursor:
+                return cursor, []
+            if lowest is not None and lowest > cursor + 1:
+                return int(highest), None
+            ids = session.execute(
+                text("SELECT DISTINCT skill_id FROM studio_retrieval_changes WHERE seq > :c AND seq <= :h"),
+                {"c": cursor, "h": highest},
+            ).scalars().all()
+        return int(highest), list(ids)
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def put_many(self, model_id: str, items: Sequence[tuple[str, bytes, str]]) -> int:
+        """Store (skill id, f32 blob, description hash) triples in one transaction.
+
+        Skills deleted meanwhile are skipped (the vector would point at nothing); the count of
+        vectors stored is returned. One audit entry names the model and the count.
+        """
+        if not items:
+            return 0
+        now = utc_now()
+        stored: list[str] = []
+        with self.database.write() as session:
+            connection = session.connection()
+            present: set[str] = set()
+            ids = [item[0] for item in items]
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                marks = ", ".join(f":i{n}" for n in range(len(chunk)))
+                found = connection.execute(
+                    text(f"SELECT id FROM skills WHERE id IN ({marks})"), {f"i{n}": v for n, v in enumerate(chunk)}
+                ).scalars()
+                present.update(found)
+            rows = [
+                {"id": skill_id, "blob": blob, "model": model_id, "hash": digest, "at": now}
+                for skill_id, blob, digest in items
+                if skill_id in present
+            ]
+            if rows:
+                connection.execute(
+                    text("INSERT OR REPLACE INTO skill_embeddings(skill_id, embedding, model_id) VALUES (:id, :blob, :model)"),
+                    rows,
+                )
+                connection.execute(
+                    text(
+                        "INSERT OR REPLACE INTO studio_embedding_meta(skill_id, model_id, description_sha256, embedded_at)"
+                        " VALUES (:id, :model, :hash, :at)"
+                    ),
+                    rows,
+                )
+                stored = [row["id"] for row in rows]  # type: ignore[misc]
+                details = {"model_id": model_id, "count": len(stored)}
+                connection.execute(
+                    text(
+                        "INSERT INTO studio_audit_log(at, actor, actor_kind, action, skill_id, revision, details)"
+                        " VALUES (:at, :actor, :kind, 'skill.embed', :skill, NULL, :details)"
+                    ),
+                    {
+                        "at": now, "actor": self.actor_id, "kind": self.actor_kind,
+                        "skill": stored[0] if len(stored) == 1 else None,
+                        "details": json.dumps(details, sort_keys=True),
+                    },
+                )  # fmt: skip
+            _prune_change_log(connection)
+        if stored:
+            self.database.changes.emit(LibraryChange("skill.embed", tuple(stored), self.actor_id))
+        return len(stored)
+
+
+def _is_current(model_id: str, description: object, meta_model: object, digest: object) -> bool:
+    if meta_model is None:  # written by another program along with its description: trusted
+        return True
+    if meta_model != model_id or not isinstance(description, str):
+        return False
+    return digest == description_hash(description)
+
+
+def _vector_row(row: object) -> VectorRow:
+    skill_id, blob, domain, module, confidence, review = row  # type: ignore[misc]
+    return VectorRow(
+        str(skill_id),
+        bytes(blob) if isinstance(blob, bytes | bytearray | memoryview) else b"",
+        str(domain),
+        str(module),
+        confidence if isinstance(confidence, str) else None,
+        review if isinstance(review, str) else None,
+    )
+
+
+def _prune_change_log(connection: object) -> None:
+    connection.execute(  # type: ignore[attr-defined]
+        text(
+            "DELETE FROM studio_retrieval_changes WHERE seq <="
+            " (SELECT MAX(seq) FROM studio_retrieval_changes) - :keep"
+        ),
+        {"keep": CHANGE_LOG_KEEP},
+    )
+
+
+__all__ = [
+    "CHANGE_LOG_KEEP",
+    "EmbeddingInfo",
+    "EmbeddingStatus",
+    "EmbeddingStore",
+    "PendingText",
+    "VectorRow",
+    "description_hash",
+]

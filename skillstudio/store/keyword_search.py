@@ -1,0 +1,113 @@
+"""FTS5 keyword candidates for retrieval: any word may match, ranked by bm25 (docs/retrieval.md).
+
+The browser's search requires every word (a filter); retrieval asks "which skills share the
+most telling words with this situation", so words are OR-ed. Words that occur in more than
+half of the library say little (bm25 gives them almost no weight) yet make FTS5 score most of
+the library; they are dropped when rarer words remain. Document frequencies come from an
+``fts5vocab`` table in the connection's TEMP schema, so the library file is not changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, text
+
+from skillstudio.store.database import Database
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_WORDS = 64  # of a pasted 100 kB text, only the first words are looked at
+MAX_MATCH_TERMS = 16  # the rarest ones, when a query has more
+COMMON_SHARE = 0.5  # a word in more than this share of skills is dropped if rarer ones remain
+# bm25 column weights for (name, description, tags): a word in the name or a tag says more
+# about what a skill is for than the same word somewhere in its description.
+COLUMN_WEIGHTS = (4.0, 1.0, 2.0)
+SERVED_CONFIDENCES = ("tentative", "established", "proven")
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    skill_id: str
+    bm25: float  # FTS5's bm25 negated: higher is better, > 0
+
+
+@dataclass(frozen=True)
+class KeywordResult:
+    hits: list[KeywordHit]
+    terms: tuple[str, ...]  # the words actually matched on
+    dropped: tuple[str, ...]  # words left out as too common
+
+
+def query_words(user_text: str) -> list[str]:
+    """The words of a query, lower-cased, each once, in order; never FTS5 syntax."""
+    words = [word.lower() for word in _WORD.findall(user_text[: MAX_QUERY_WORDS * 64])]
+    return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
+
+
+def keyword_candidates(
+    database: Database,
+    user_text: str,
+    *,
+    domain: str | None = None,
+    game_module: str | None = None,
+    limit: int = 200,
+    tags_only: bool = False,
+) -> KeywordResult:
+    """The best ``limit`` served skills sharing a word (as a prefix) with ``user_text``.
+
+    Served: not rejected by review, with a D057 confidence (tentative or better; NULL is D057's
+    default, tentative). Trashed skills are not in ``skills`` at all.
+    """
+    words = query_words(user_text)
+    if not words:
+        return KeywordResult([], (), ())
+    with database.read() as session:
+        connection = session.connection()
+        terms, dropped = _telling_terms(connection, words)
+        if not terms:
+            return KeywordResult([], (), tuple(dropped))
+        alternatives = " OR ".join(f'"{term}"*' for term in terms)
+        match = f"{{tags}}: ({alternatives})" if tags_only else alternatives
+        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+        rows = connection.execute(
+            text(
+                f"SELECT s.id, -bm25(skills_fts, {weights}) AS score"
+                " FROM skills_fts JOIN skills s ON s.rowid = skills_fts.rowid"
+                " LEFT JOIN studio_skill_meta m ON m.skill_id = s.id"
+                " WHERE skills_fts MATCH :match"
+                " AND (:domain IS NULL OR s.domain = :domain)"
+                " AND (:module IS NULL OR s.game_module = :module)"
+                " AND (m.review_state IS NULL OR m.review_state <> 'rejected')"
+                " AND (s.confidence IS NULL OR s.confidence IN ('tentative', 'established', 'proven'))"
+                " ORDER BY score DESC, s.id LIMIT :limit"
+            ),
+            {"match": match, "domain": domain, "module": game_module, "limit": int(limit)},
+        ).all()
+    hits = [KeywordHit(str(skill_id), float(score)) for skill_id, score in rows if score is not None]
+    return KeywordResult(hits, tuple(terms), tuple(dropped))
+
+
+def _telling_terms(connection: Connection, words: list[str]) -> tuple[list[str], list[str]]:
+    """The words worth matching on, rarest first, and the common ones dropped."""
+    connection.exec_driver_sql(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.studio_fts_vocab USING fts5vocab(main, skills_fts, 'row')"
+    )
+    total = int(connection.execute(text("SELECT COUNT(*) FROM skills")).scalar_one() or 0)
+    frequencies: dict[str, int] = {}
+    for word in words:
+        upper = word[:-1] + chr(min(ord(word[-1]) + 1, 0x10FFFF))
+        count = connection.execute(
+            text("SELECT COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :low AND term < :high"),
+            {"low": word, "high": upper},
+        ).scalar_one()
+        if count:
+            frequencies[word] = int(count)
+    ranked = sorted(frequencies, key=lambda w: (frequencies[w], w))
+    rare = [w for w in ranked if frequencies[w] <= COMMON_SHARE * max(total, 1)]
+    kept = (rare or ranked[:3])[:MAX_MATCH_TERMS]
+    dropped = [w for w in ranked if w not in kept]
+    return kept, dropped
+
+
+__all__ = ["COLUMN_WEIGHTS", "KeywordHit", "KeywordResult", "keyword_candidates", "query_words"]
