@@ -18,6 +18,8 @@ def _isolated_user_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     """No test may touch the real user's library: point the default location into tmp."""
     home = tmp_path_factory.mktemp("data-home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    # ... nor read the developer's settings (engines.yaml, retrieval.yaml).
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
     monkeypatch.delenv("SKILLSTUDIO_DB", raising=False)
 
 

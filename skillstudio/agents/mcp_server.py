@@ -38,8 +38,9 @@ def build_server(tool: AgentSkillTool) -> Any:
         except AgentToolError as error:
             raise ToolError(f"{error.code}: {error}") from None
 
-    @server.tool(description="Search skills (every word a prefix). Returns up to `limit` skills, best first, "
-                 "with id, name, score, tags, confidence, creator and instructions (or body).")  # fmt: skip
+    @server.tool(description="Search skills by meaning and keywords (docs/retrieval.md). Returns up to `limit` "
+                 "skills, best first, with id, name, score and its breakdown, tags, confidence, creator and "
+                 "instructions (or body).")  # fmt: skip
     def skill_search(
         query: str,
         domain: str | None = None,

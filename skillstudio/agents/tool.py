@@ -6,6 +6,10 @@ Everything an agent sends is untrusted: types, sizes and characters are checked 
 model's own validation, ``created_by`` always comes from the tool's ``agent_id`` (never from the
 payload), and every write lands ``pending`` for a person to review (docs/review.md).
 
+``skill_search`` ranks with the retriever (docs/retrieval.md): keyword and embedding relevance,
+tilted by evidence, each result with its real score and breakdown. ``skill_create`` and a
+``skill_update`` that changes the description compute the new vector in the same call.
+
 Guard rails (RFC 004): one create or update per agent per 30 seconds by default (configurable,
 with an injectable clock), SHA-256 dedup of identical content (a duplicate create returns the
 existing skill and writes nothing), and size limits, the instructions within the 4000-character
@@ -39,9 +43,20 @@ from skillstudio.model import (
     skill_to_document,
     utc_now,
 )
+from skillstudio.retrieval import EmbeddingProvider, Retriever, embed_now, make_provider
+from skillstudio.retrieval.retriever import MAX_K
+from skillstudio.retrieval.settings import load_provider_config
 from skillstudio.review.linter import Linter
 from skillstudio.review.workflow import SERVED_STATES
-from skillstudio.store import Actor, ConflictError, SkillNotFound, SkillQuery, SkillRepository, SortKey
+from skillstudio.store import (
+    Actor,
+    ConflictError,
+    InvalidStoredSkill,
+    SkillNotFound,
+    SkillQuery,
+    SkillRepository,
+    SortKey,
+)
 from skillstudio.store.orm import SkillRow
 
 DEFAULT_RATE_LIMIT = 1  # writes ...
@@ -96,7 +111,7 @@ class AgentSkillTool:
         limits: Limits = Limits(),
         game_module: str = "ra1",
         domain: Domain = Domain.AI_STRATEGY,
-        embedder: Callable[[str], tuple[bytes, str]] | None = None,
+        provider: EmbeddingProvider | None | str = "configured",
     ) -> None:
         if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
             raise ValueError(f"agent id {agent_id!r}: 1-64 characters of letters, digits and _.:@/-")
@@ -104,7 +119,11 @@ class AgentSkillTool:
         self.repository = repository.as_actor(Actor(agent_id, "agent"))
         self.rate_limit, self.rate_window, self.clock = rate_limit, rate_window, clock
         self.limits, self.game_module, self.domain = limits, game_module, domain
-        self.embedder = embedder  # refreshes the description's embedding when it changes
+        if isinstance(provider, str):  # the provider the user configured (retrieval.yaml), else local
+            provider = make_provider(load_provider_config())
+        # Searches rank with the retriever (FTS5 + embeddings + evidence); the vector index it holds
+        # loads once per tool, so a long-lived MCP server pays for it once.
+        self.retriever = Retriever(self.repository, provider)
         # One budget per agent and library in this process, however many tools are made for it.
         with _BUDGETS_LOCK:
             self._writes = _BUDGETS.setdefault((str(repository.database.path), agent_id), [])
@@ -120,29 +139,42 @@ class AgentSkillTool:
         tags: list[str] | None = None,
         limit: int = 5,
     ) -> list[dict[str, Any]]:
-        """Skills matching ``query`` (every word a prefix), best first; never rejected ones."""
+        """Skills for ``query``, best first, ranked by the retriever (docs/retrieval.md) with their real
+        scores; never rejected ones. ``tags`` keeps only skills carrying all of them."""
         query = _text(query, "query", self.limits.query, required=False)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= self.limits.results:
             raise AgentToolError("invalid", f"limit: an integer in 1..{self.limits.results}")
-        domains = (_domain(domain),) if domain is not None else ()
-        modules = (_text(game_module, "game_module", 32),) if game_module is not None else ()
-        tag_filter = tuple(_tags(tags, self.limits)) if tags else ()
-        result = self.repository.query(
-            SkillQuery(
-                domains=domains, game_modules=modules, tags=tag_filter, text=query,
-                review_states=SERVED_STATES, sort=SortKey.RELEVANCE, limit=limit,
+        domain_value = _domain(domain) if domain is not None else None
+        module = _text(game_module, "game_module", 32) if game_module is not None else None
+        tag_filter = set(_tags(tags, self.limits)) if tags else set()
+        if not query.strip():  # nothing to rank on: the served skills by name, as a listing
+            listed = self.repository.query(
+                SkillQuery(
+                    domains=(domain_value,) if domain_value else (), game_modules=(module,) if module else (),
+                    tags=tuple(sorted(tag_filter)), review_states=SERVED_STATES, sort=SortKey.NAME, limit=limit,
+                )
+            )  # fmt: skip
+            scored: list[tuple[str, float | None, dict[str, float | None] | None]] = [(i, None, None) for i in listed.ids]
+        else:
+            result = self.retriever.retrieve(
+                query, domain=domain_value, game_module=module, k=limit if not tag_filter else MAX_K
             )
-        )  # fmt: skip
-        skills = self.repository.get_many(result.ids)
-        out = []
-        for rank, skill in enumerate(skills):
+            scored = [(hit.skill_id, hit.score.final, hit.score.as_dict()) for hit in result.hits]
+        out: list[dict[str, Any]] = []
+        for skill_id, score, breakdown in scored:
+            try:
+                skill = self.repository.get(skill_id)
+            except (SkillNotFound, InvalidStoredSkill):
+                continue  # removed meanwhile, or a malformed engine row: never served
+            if tag_filter and not tag_filter <= set(skill.tags):
+                continue
             body = skill.body
             out.append(
                 {
                     "id": skill.id,
                     "name": skill.name,
-                    # relevance by rank among the matches: 1.0 for the best, falling towards 0
-                    "score": round(1.0 / (1 + rank), 4),
+                    "score": None if score is None else round(score, 4),
+                    "score_breakdown": breakdown,
                     "tags": list(skill.tags),
                     "confidence": skill.confidence.value,
                     "created_by": skill.created_by,
@@ -155,6 +187,8 @@ class AgentSkillTool:
                     ),
                 }
             )
+            if len(out) >= limit:
+                break
         return out
 
     # --- create --------------------------------------------------------------------------------
@@ -201,8 +235,8 @@ class AgentSkillTool:
         skill = _validated(skill)
         stored = self.repository.create(skill, message=f"created by agent {self.agent_id}")
         findings = Linter(repository=self.repository).lint_and_store(stored)
-        self._embed(stored)
-        return {"id": stored.id, "status": "created", "review_state": "pending", "sha256": digest, "risk_findings": len(findings)}
+        answer = {"id": stored.id, "status": "created", "review_state": "pending", "sha256": digest, "risk_findings": len(findings)}
+        return self._embedded(answer, stored)
 
     # --- update --------------------------------------------------------------------------------
 
@@ -252,9 +286,10 @@ class AgentSkillTool:
             raise AgentToolError("conflict", "the skill changed meanwhile; search it again and retry") from None
         changed = [key for key in _UPDATABLE if key in changes]
         findings = Linter(repository=self.repository).lint_and_store(stored)
-        if stored.description != current.description:  # only then is the embedding stale
-            self._embed(stored)
-        return {"id": stored.id, "status": "updated", "review_state": "pending", "changed": changed, "risk_findings": len(findings)}
+        answer = {"id": stored.id, "status": "updated", "review_state": "pending", "changed": changed, "risk_findings": len(findings)}
+        # Only the vectors whose text changed are recomputed: the description's only when the
+        # description changed (seed 001), the label's when the name or tags did.
+        return self._embedded(answer, stored)
 
     # --- guard rails ---------------------------------------------------------------------------
 
@@ -296,10 +331,13 @@ class AgentSkillTool:
         state = self.repository.get(skill_id).review_state
         return state.value if state else None
 
-    def _embed(self, skill: Skill) -> None:
-        if self.embedder is not None:
-            vector, model_id = self.embedder(skill.description)
-            self.repository.set_embedding(skill.id, vector, model_id)
+    def _embedded(self, answer: dict[str, Any], skill: Skill) -> dict[str, Any]:
+        """The answer, after computing the new description's vector. The write already stands, so a
+        provider failure is reported in the answer, not raised as if nothing had been stored."""
+        problem = embed_now(self.repository, self.retriever.provider, [skill.id])
+        if self.retriever.provider is not None:
+            answer["embedding"] = problem or f"stored ({self.retriever.provider.model_id})"
+        return answer
 
 
 def content_hash(domain: Domain, game_module: str, fields: Mapping[str, Any]) -> str:

@@ -11,9 +11,11 @@ from collections.abc import Callable, Sequence
 
 from skillstudio import __version__
 from skillstudio.cli import output, verification
+from skillstudio.cli import retrieval as retrieval_cli
 from skillstudio.cli import review as review_cli
 from skillstudio.cli import packages as packages_cli
 from skillstudio.library import ENV_VAR, create_library, open_library
+from skillstudio.retrieval import ProviderError
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
 from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
 
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("gui", parents=[common], help="open the app (the default without a command)")
     COMMANDS.update(verification.add_commands(commands, common, as_json))
     COMMANDS.update(review_cli.add_commands(commands, common, as_json))
+    COMMANDS.update(retrieval_cli.add_commands(commands, common, as_json))
     return parser
 
 
@@ -113,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
             return packages_cli.run_without_library(args)
         with open_library(getattr(args, "db", None)) as database:
             return COMMANDS[args.command](args, database)
-    except (LibraryError, ValidationError, verification.VerificationError, verification.ExecutorError) as error:
+    except (
+        LibraryError, ValidationError, ProviderError, verification.VerificationError, verification.ExecutorError
+    ) as error:
         print(f"skillstudio: {error}", file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:  # `skillstudio list | head`

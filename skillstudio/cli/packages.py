@@ -139,8 +139,13 @@ def _import(args: argparse.Namespace, database: Database) -> int:
     source = read_source(args.path, fmt=args.format, strict=args.strict, domain=domain, game_module=args.game_module)
     repository = SkillRepository(database)
     plan = plan_import(repository, source.incoming, origin=source.origin, source=source.label, mode=args.mode)
+    embedding_problem = None
     if not args.dry_run:
         apply_plan(repository, plan)
+        # New and changed skills get their vectors now, in batches (docs/retrieval.md).
+        from skillstudio.cli.retrieval import embed_written
+
+        embedding_problem = embed_written(repository, [s.skill_id for s in plan.steps if s.action in ("add", "update")])
     if args.json:
         print(json.dumps({
             "format": "skillstudio.import", "version": 1, "source": source.label, "detected": source.format,
@@ -148,6 +153,7 @@ def _import(args: argparse.Namespace, database: Database) -> int:
             "counts": {a: plan.count(a) for a in ("add", "update", "skip", "conflict", "trash")},
             "steps": [{"action": s.action, "id": s.skill_id, "name": s.name, "entry": s.entry, "reason": s.reason} for s in plan.steps],
             "warnings": source.warnings + plan.warnings,
+            "embedding": embedding_problem or "ok",
         }, ensure_ascii=False, indent=2))  # fmt: skip
         return EXIT_OK
     verb = "would import" if args.dry_run else "imported"
@@ -160,6 +166,8 @@ def _import(args: argparse.Namespace, database: Database) -> int:
         print(f"  warning: {warning}")
     if len(warnings) > 50:
         print(f"  ... and {len(warnings) - 50} more warnings (kept with each skill)")
+    if embedding_problem:
+        print(f"  warning: {embedding_problem}")
     return EXIT_OK
 
 

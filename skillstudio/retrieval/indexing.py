@@ -55,17 +55,35 @@ def embed_library(
         if cancelled():
             return
         chunk = pending[start : start + batch]
-        vectors = provider.embed([item.description for item in chunk])
-        if vectors.shape[0] != len(chunk):
-            raise ProviderError(provider.model_id, f"answered {vectors.shape[0]} vectors for {len(chunk)} texts")
-        items = []
-        for item, vector in zip(chunk, vectors, strict=True):
-            if not np.all(np.isfinite(vector)) or not np.any(vector):
-                skipped.append((item.skill_id, "the provider answered an unusable vector (NaN, infinity or zeros)"))
-                continue
-            items.append((item.skill_id, encode_vector(vector), description_hash(item.description)))
-        done += store.put_many(provider.model_id, items)
+        # One embed call per batch for both texts a skill may need: its description (D057's
+        # vector) and its label (name and tags).
+        texts = [item.description for item in chunk if item.needs_description]
+        texts += [item.label for item in chunk if item.needs_label]
+        vectors = provider.embed(texts)
+        if vectors.shape[0] != len(texts):
+            raise ProviderError(provider.model_id, f"answered {vectors.shape[0]} vectors for {len(texts)} texts")
+        rows = iter(vectors)
+        described = [(item, next(rows)) for item in chunk if item.needs_description]
+        labelled = [(item, next(rows)) for item in chunk if item.needs_label]
+        unusable = {item.skill_id for item, vector in [*described, *labelled] if not _usable(vector)}
+        for skill_id in sorted(unusable):
+            skipped.append((skill_id, "the provider answered an unusable vector (NaN, infinity or zeros)"))
+        items = [
+            (item.skill_id, encode_vector(vector), description_hash(item.description))
+            for item, vector in described
+            if item.skill_id not in unusable
+        ]
+        labels = [
+            (item.skill_id, encode_vector(vector), description_hash(item.label))
+            for item, vector in labelled
+            if item.skill_id not in unusable
+        ]
+        done += store.put_many(provider.model_id, items, labels)
         yield EmbedProgress(provider.model_id, done, total, tuple(skipped))
+
+
+def _usable(vector: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(vector)) and np.any(vector))
 
 
 def embed_now(repository: SkillRepository, provider: EmbeddingProvider | None, ids: Sequence[str]) -> str | None:

@@ -3,9 +3,10 @@
 D057 ranks by ``relevance * success_rate``, which puts every never-verified skill at zero, so a
 new, exactly relevant skill is never retrieved. SkillStudio instead (docs/retrieval.md):
 
-1. **Keyword relevance** ``fts``: FTS5's bm25 divided by the best bm25 of the query, in [0, 1].
-2. **Semantic relevance** ``semantic``: the cosine between the query's and the description's
-   embeddings, placed between the library's typical cosine for this query (the mean over every
+1. **Keyword relevance** ``fts``: FTS5's bm25 divided by the best bm25 of the query, times the
+   share of the query's terms (weighted by idf) the skill contains, in [0, 1].
+2. **Semantic relevance** ``semantic``: the cosine between the query's embedding and the skill's
+   (its description's direction plus its label's, name and tags), placed between the library's typical cosine for this query (the mean over every
    candidate in the filter, which is what "unrelated" looks like for this model and query) and
    the best one: ``(cos - mean) / (best - mean)``, clipped to [0, 1].
 3. **Fusion**: ``relevance = W_SEMANTIC * semantic + (1 - W_SEMANTIC) * fts``, a convex
@@ -62,10 +63,11 @@ def evidence_factor(quality: float) -> float:
     return 1.0 + EVIDENCE_WEIGHT * (2.0 * quality - 1.0)
 
 
-def keyword_relevance(bm25: float | None, best: float) -> float:
+def keyword_relevance(bm25: float | None, best: float, coverage: float = 1.0) -> float:
+    """bm25 over the query's best, times the share of the query's terms (idf-weighted) matched."""
     if bm25 is None or best <= 0:
         return 0.0
-    return max(0.0, min(1.0, bm25 / best))
+    return max(0.0, min(1.0, bm25 / best)) * max(0.0, min(1.0, coverage))
 
 
 def semantic_relevance(cosine: float | None, typical: float, best: float) -> float:

@@ -23,7 +23,7 @@ from skillstudio.retrieval.providers import MAX_EMBED_CHARS, EmbeddingProvider, 
 from skillstudio.retrieval.vectors import VectorIndex
 from skillstudio.store import InvalidStoredSkill, SkillNotFound, SkillRepository, SkillSummary
 from skillstudio.store.embeddings import EmbeddingStatus
-from skillstudio.store.keyword_search import keyword_candidates, query_words
+from skillstudio.store.keyword_search import keyword_candidates, query_words, term_coverage
 
 MAX_K = 100
 CANDIDATES = 200  # from each of keyword and semantic search, before ranking
@@ -145,11 +145,13 @@ class Retriever:
             return RetrievalResult(query, mode, mode, self.model_id, [], tuple(notes))
 
         keyword: dict[str, float] = {}
+        term_weights: dict[str, float] = {}
         if mode in (Mode.HYBRID, Mode.FTS, Mode.RRF):
             found = keyword_candidates(
                 self.repository.database, query, domain=domain_value, game_module=game_module, limit=self.candidates
             )
             keyword = {hit.skill_id: hit.bm25 for hit in found.hits}
+            term_weights = found.weights
             if found.dropped:
                 notes.append(f"words in most skills were not matched on: {', '.join(found.dropped)}")
 
@@ -166,6 +168,7 @@ class Retriever:
                         limit=self.candidates,
                     )  # fmt: skip
                     keyword = {hit.skill_id: hit.bm25 for hit in found.hits}
+                    term_weights = found.weights
                 used = Mode.FTS
             else:
                 cosines, typical, best, invalid = semantic
@@ -187,9 +190,14 @@ class Retriever:
             tag_matches = {sid: _tag_overlap(summaries[sid].tags, words) for sid in tag_matches if sid in summaries}
             tag_matches = {sid: count for sid, count in tag_matches.items() if count > 0}
         situations = self._situations(list(summaries)) if situation is not None else {}
+        coverage = (
+            term_coverage(self.repository.database, [i for i in summaries if i in keyword], term_weights)
+            if keyword and term_weights
+            else {}
+        )
 
         hits = self._rank(
-            mode if used is mode else Mode.FTS, summaries, keyword, cosines, typical, best, tag_matches,
+            mode if used is mode else Mode.FTS, summaries, keyword, coverage, cosines, typical, best, tag_matches,
             situation, situations,
         )  # fmt: skip
         if invalid:
@@ -242,6 +250,7 @@ class Retriever:
         mode: Mode,
         summaries: dict[str, SkillSummary],
         keyword: dict[str, float],
+        coverage: dict[str, float],
         cosines: dict[str, float],
         typical: float,
         best_cosine: float,
@@ -260,7 +269,11 @@ class Retriever:
                 continue
             bm25 = keyword.get(skill_id)
             cosine = cosines.get(skill_id)
-            fts = ranking.keyword_relevance(bm25, best_bm25) if mode in (Mode.HYBRID, Mode.FTS, Mode.RRF) else None
+            fts = (
+                ranking.keyword_relevance(bm25, best_bm25, coverage.get(skill_id, 1.0 if bm25 else 0.0))
+                if mode in (Mode.HYBRID, Mode.FTS, Mode.RRF)
+                else None
+            )
             semantic = (
                 ranking.semantic_relevance(cosine, typical, best_cosine)
                 if cosine is not None and mode in (Mode.HYBRID, Mode.SEMANTIC, Mode.RRF)

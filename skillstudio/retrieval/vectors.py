@@ -1,6 +1,7 @@
 """Vectors as D057 stores them (f32 BLOBs), and an in-memory index of one model's vectors.
 
-The index holds every vector of one ``model_id`` as one normalised float32 matrix, loaded
+The index holds every skill's search vector for one ``model_id`` (the normalised sum of its
+description's and its label's directions, docs/retrieval.md) as one float32 matrix, loaded
 once, plus the fields retrieval filters on. Before each search it replays the library's
 change log (``studio_retrieval_changes``, written by triggers for any writer), so it stays
 current after edits, imports, trash and engine writes without reloading 100k vectors.
@@ -182,11 +183,17 @@ class VectorIndex:
         return self._codes.setdefault(name, len(self._codes))
 
     def _valid(self, row: VectorRow) -> Vector | None:
+        """The skill's search vector: its description's direction plus its label's (name and tags),
+        when that one is usable too; None (and the reason noted) for a malformed description vector."""
         decoded = decode_vector(row.blob, self.dimensions)
         if isinstance(decoded, str):
             self.invalid[row.skill_id] = decoded
             return None
-        return decoded
+        vector = normalise(decoded[None, :])[0]
+        label = decode_vector(row.label_blob, self.dimensions) if row.label_blob is not None else None
+        if label is not None and not isinstance(label, str):
+            vector = vector + normalise(label[None, :])[0]
+        return vector
 
 
 def _served(row: VectorRow) -> bool:

@@ -1,6 +1,8 @@
 """D057's ``skill_embeddings``, read and written for retrieval (docs/retrieval.md).
 
-Vectors are derived data: storing one writes no revision, and a whole batch writes one audit
+Each skill has up to two vectors of one model: its description's, in D057's table exactly as
+the engine reads it, and its label's (name and tags) in ``studio_label_embeddings``; retrieval
+combines the two. Vectors are derived data: storing one writes no revision, and a whole batch writes one audit
 entry. Freshness lives in ``studio_embedding_meta`` (the hash of the description a vector was
 computed from; a trigger blanks it whenever any writer changes the description), and every
 change that matters to an in-memory vector index is logged in ``studio_retrieval_changes`` by
@@ -14,7 +16,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
@@ -29,6 +31,20 @@ def description_hash(description: str) -> str:
     return hashlib.sha256(description.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def label_text(name: object, tags_json: object) -> str:
+    """What a label vector is computed from: the name, then the tags (read defensively)."""
+    tags: list[str] = []
+    if isinstance(tags_json, str):
+        try:
+            value = json.loads(tags_json)
+        except ValueError:
+            value = []
+        if isinstance(value, list):
+            tags = [tag for tag in value if isinstance(tag, str)]
+    name_text = name if isinstance(name, str) else ""
+    return f"{name_text}. {' '.join(tags)}".strip() if tags else name_text
+
+
 @dataclass(frozen=True)
 class EmbeddingInfo:
     """What is known of one skill's vector."""
@@ -37,6 +53,7 @@ class EmbeddingInfo:
     dimensions: int | None  # None when the blob is not a whole number of f32 values
     current: bool  # False when the description changed since the vector was computed
     embedded_at: str | None  # None for a vector another program wrote
+    label_current: bool = False  # a label vector of the same model exists, for the current name and tags
 
 
 @dataclass(frozen=True)
@@ -46,8 +63,8 @@ class EmbeddingStatus:
     model_id: str
     total: int
     current: int
-    stale: int  # a vector for this model, computed from an older description
-    missing: int  # no vector for this model (none at all, or another model's)
+    stale: int  # a description vector for this model, but from an older text (or no current label vector)
+    missing: int  # no description vector for this model (none at all, or another model's)
     other_models: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -65,12 +82,28 @@ class VectorRow:
     game_module: str
     confidence: str | None
     review_state: str | None
+    label_blob: bytes | None = None  # the label vector of the same model, if any
+
+
+@dataclass(frozen=True)
+class _Freshness:
+    skill_id: str
+    description: object  # as stored: an engine may have written anything
+    label: str
+    description_state: str  # current | stale | missing
+    label_current: bool
+    other_model: str | None  # the model of a description vector that is not this one
 
 
 @dataclass(frozen=True)
 class PendingText:
+    """A skill that needs one or both of its vectors computed."""
+
     skill_id: str
     description: str
+    label: str = ""
+    needs_description: bool = True
+    needs_label: bool = True
 
 
 class EmbeddingStore:
@@ -87,46 +120,56 @@ class EmbeddingStore:
             row = session.execute(
                 text(
                     "SELECT e.model_id, length(e.embedding), s.description, m.model_id, m.description_sha256,"
-                    " m.embedded_at FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
-                    " LEFT JOIN studio_embedding_meta m ON m.skill_id = e.skill_id WHERE e.skill_id = :id"
+                    " m.embedded_at, s.name, s.tags, l.model_id, l.text_sha256"
+                    " FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
+                    " LEFT JOIN studio_embedding_meta m ON m.skill_id = e.skill_id"
+                    " LEFT JOIN studio_label_embeddings l ON l.skill_id = e.skill_id WHERE e.skill_id = :id"
                 ),
                 {"id": skill_id},
             ).first()
         if row is None:
             return None
-        model_id, size, description, meta_model, digest, embedded_at = row
+        model_id, size, description, meta_model, digest, embedded_at, name, tags, label_model, label_digest = row
         size = int(size or 0)
         current = _is_current(str(model_id), description, meta_model, digest)
-        return EmbeddingInfo(str(model_id), size // 4 if size % 4 == 0 else None, current, embedded_at or None)
+        label_current = label_model == model_id and label_digest == description_hash(label_text(name, tags))
+        return EmbeddingInfo(
+            str(model_id), size // 4 if size % 4 == 0 else None, current, embedded_at or None, label_current
+        )
 
     def status(self, model_id: str) -> EmbeddingStatus:
         total = current = stale = 0
         others: dict[str, int] = {}
-        for _skill_id, _description, state, other in self._freshness(model_id):
+        for item in self._freshness(model_id):
             total += 1
-            if state == "current":
+            if item.description_state == "current" and item.label_current:
                 current += 1
-            elif state == "stale":
+            elif item.description_state != "missing":
                 stale += 1
-            elif other is not None:
-                others[other] = others.get(other, 0) + 1
+            elif item.other_model is not None:
+                others[item.other_model] = others.get(item.other_model, 0) + 1
         return EmbeddingStatus(model_id, total, current, stale, total - current - stale, dict(sorted(others.items())))
 
     def pending(self, model_id: str, *, everything: bool = False, ids: Sequence[str] | None = None) -> list[PendingText]:
-        """Descriptions that need a vector for ``model_id`` (all of them with ``everything``), by id,
-        so an interrupted run resumes where it stopped simply by asking again."""
-        return [
-            PendingText(skill_id, description if isinstance(description, str) else "")
-            for skill_id, description, state, _other in self._freshness(model_id, ids)
-            if everything or state != "current"
-        ]
+        """Skills whose vectors for ``model_id`` are missing or stale (all of them with
+        ``everything``), by id, so an interrupted run resumes simply by asking again."""
+        out = []
+        for item in self._freshness(model_id, ids):
+            needs_description = everything or item.description_state != "current"
+            needs_label = everything or not item.label_current
+            if needs_description or needs_label:
+                description = item.description if isinstance(item.description, str) else ""
+                out.append(PendingText(item.skill_id, description, item.label, needs_description, needs_label))
+        return out
 
-    def _freshness(self, model_id: str, ids: Sequence[str] | None = None) -> Iterator[tuple[str, object, str, str | None]]:
-        """(id, description, current|stale|missing, the other model's id) for every skill (or these)."""
+    def _freshness(self, model_id: str, ids: Sequence[str] | None = None) -> Iterator[_Freshness]:
+        """How current each skill's vectors are for ``model_id`` (every skill, or these)."""
         sql = (
-            "SELECT s.id, s.description, e.model_id, m.model_id, m.description_sha256 FROM skills s"
+            "SELECT s.id, s.description, e.model_id, m.model_id, m.description_sha256, s.name, s.tags,"
+            " l.model_id, l.text_sha256 FROM skills s"
             " LEFT JOIN skill_embeddings e ON e.skill_id = s.id"
             " LEFT JOIN studio_embedding_meta m ON m.skill_id = s.id"
+            " LEFT JOIN studio_label_embeddings l ON l.skill_id = s.id"
         )
         rows: list[tuple[object, ...]] = []
         with self.database.read() as session:
@@ -140,23 +183,28 @@ class EmbeddingStore:
                     marks = ", ".join(f":i{n}" for n in range(len(chunk)))
                     params = {f"i{n}": value for n, value in enumerate(chunk)}
                     rows.extend(tuple(row) for row in connection.execute(text(f"{sql} WHERE s.id IN ({marks})"), params))
-        for skill_id, description, vector_model, meta_model, digest in rows:
-            skill_id = str(skill_id)
+        for skill_id, description, vector_model, meta_model, digest, name, tags, label_model, label_digest in rows:
+            label = label_text(name, tags)
+            label_current = label_model == model_id and label_digest == description_hash(label)
+            other = None
             if vector_model is None:
-                yield skill_id, description, "missing", None
+                state = "missing"
             elif vector_model != model_id:
-                yield skill_id, description, "missing", str(vector_model)
+                state, other = "missing", str(vector_model)
             elif _is_current(model_id, description, meta_model, digest):
-                yield skill_id, description, "current", None
+                state = "current"
             else:
-                yield skill_id, description, "stale", None
+                state = "stale"
+            yield _Freshness(str(skill_id), description, label, state, label_current, other)
 
     def vector_rows(self, model_id: str, ids: Sequence[str] | None = None) -> list[VectorRow]:
         """The stored vectors of ``model_id`` (of these skills only, if given), with filter fields."""
         sql = (
-            "SELECT e.skill_id, e.embedding, s.domain, s.game_module, s.confidence, m.review_state"
+            "SELECT e.skill_id, e.embedding, s.domain, s.game_module, s.confidence, m.review_state,"
+            " CASE WHEN l.model_id = e.model_id THEN l.embedding END"
             " FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
-            " LEFT JOIN studio_skill_meta m ON m.skill_id = e.skill_id WHERE e.model_id = :model"
+            " LEFT JOIN studio_skill_meta m ON m.skill_id = e.skill_id"
+            " LEFT JOIN studio_label_embeddings l ON l.skill_id = e.skill_id WHERE e.model_id = :model"
         )
         out: list[VectorRow] = []
         with self.database.read() as session:
@@ -198,30 +246,33 @@ class EmbeddingStore:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def put_many(self, model_id: str, items: Sequence[tuple[str, bytes, str]]) -> int:
-        """Store (skill id, f32 blob, description hash) triples in one transaction.
+    def put_many(
+        self,
+        model_id: str,
+        items: Sequence[tuple[str, bytes, str]],
+        labels: Sequence[tuple[str, bytes, str]] = (),
+    ) -> int:
+        """Store description vectors (skill id, f32 blob, description hash) and label vectors (skill
+        id, f32 blob, label-text hash) in one transaction.
 
-        Skills deleted meanwhile are skipped (the vector would point at nothing); the count of
-        vectors stored is returned. One audit entry names the model and the count.
+        Skills deleted meanwhile are skipped (the vector would point at nothing); the number of
+        skills that got a vector is returned. One audit entry names the model and the count.
         """
-        if not items:
+        if not items and not labels:
             return 0
         now = utc_now()
         stored: list[str] = []
         with self.database.write() as session:
             connection = session.connection()
-            present: set[str] = set()
-            ids = [item[0] for item in items]
-            for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start : start + _CHUNK]
-                marks = ", ".join(f":i{n}" for n in range(len(chunk)))
-                found = connection.execute(
-                    text(f"SELECT id FROM skills WHERE id IN ({marks})"), {f"i{n}": v for n, v in enumerate(chunk)}
-                ).scalars()
-                present.update(found)
+            present = _present(connection, [item[0] for item in items] + [item[0] for item in labels])
             rows = [
                 {"id": skill_id, "blob": blob, "model": model_id, "hash": digest, "at": now}
                 for skill_id, blob, digest in items
+                if skill_id in present
+            ]
+            label_rows = [
+                {"id": skill_id, "blob": blob, "model": model_id, "hash": digest, "at": now}
+                for skill_id, blob, digest in labels
                 if skill_id in present
             ]
             if rows:
@@ -236,7 +287,16 @@ class EmbeddingStore:
                     ),
                     rows,
                 )
-                stored = [row["id"] for row in rows]  # type: ignore[misc]
+            if label_rows:
+                connection.execute(
+                    text(
+                        "INSERT OR REPLACE INTO studio_label_embeddings(skill_id, model_id, embedding, text_sha256,"
+                        " embedded_at) VALUES (:id, :model, :blob, :hash, :at)"
+                    ),
+                    label_rows,
+                )
+            stored = list(dict.fromkeys([str(row["id"]) for row in rows] + [str(row["id"]) for row in label_rows]))
+            if stored:
                 details = {"model_id": model_id, "count": len(stored)}
                 connection.execute(
                     text(
@@ -255,6 +315,19 @@ class EmbeddingStore:
         return len(stored)
 
 
+def _present(connection: Connection, ids: Sequence[str]) -> set[str]:
+    present: set[str] = set()
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), _CHUNK):
+        chunk = unique[start : start + _CHUNK]
+        marks = ", ".join(f":i{n}" for n in range(len(chunk)))
+        found = connection.execute(
+            text(f"SELECT id FROM skills WHERE id IN ({marks})"), {f"i{n}": v for n, v in enumerate(chunk)}
+        ).scalars()
+        present.update(found)
+    return present
+
+
 def _is_current(model_id: str, description: object, meta_model: object, digest: object) -> bool:
     if meta_model is None:  # written by another program along with its description: trusted
         return True
@@ -264,7 +337,7 @@ def _is_current(model_id: str, description: object, meta_model: object, digest: 
 
 
 def _vector_row(row: object) -> VectorRow:
-    skill_id, blob, domain, module, confidence, review = row  # type: ignore[misc]
+    skill_id, blob, domain, module, confidence, review, label = row  # type: ignore[misc]
     return VectorRow(
         str(skill_id),
         bytes(blob) if isinstance(blob, bytes | bytearray | memoryview) else b"",
@@ -272,11 +345,12 @@ def _vector_row(row: object) -> VectorRow:
         str(module),
         confidence if isinstance(confidence, str) else None,
         review if isinstance(review, str) else None,
+        bytes(label) if isinstance(label, bytes | bytearray | memoryview) else None,
     )
 
 
-def _prune_change_log(connection: object) -> None:
-    connection.execute(  # type: ignore[attr-defined]
+def _prune_change_log(connection: Connection) -> None:
+    connection.execute(
         text(
             "DELETE FROM studio_retrieval_changes WHERE seq <="
             " (SELECT MAX(seq) FROM studio_retrieval_changes) - :keep"
@@ -293,4 +367,5 @@ __all__ = [
     "PendingText",
     "VectorRow",
     "description_hash",
+    "label_text",
 ]

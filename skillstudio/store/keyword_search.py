@@ -9,8 +9,9 @@ the library; they are dropped when rarer words remain. Document frequencies come
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, text
 
@@ -37,6 +38,31 @@ class KeywordResult:
     hits: list[KeywordHit]
     terms: tuple[str, ...]  # the words actually matched on
     dropped: tuple[str, ...]  # words left out as too common
+    weights: dict[str, float] = field(default_factory=dict)  # term -> inverse document frequency
+
+
+def term_coverage(database: Database, ids: list[str], weights: dict[str, float]) -> dict[str, float]:
+    """For each skill, the share of the query's terms (weighted by idf) that its name, description
+    or tags contain as a word prefix, as FTS5 matches them: a skill that shares one of five
+    telling words is weaker keyword evidence than one that shares all five, whatever bm25 says."""
+    total = sum(weights.values())
+    if not ids or total <= 0:
+        return {}
+    out: dict[str, float] = {}
+    with database.read() as session:
+        connection = session.connection()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join(f":i{n}" for n in range(len(chunk)))
+            rows = connection.execute(
+                text(f"SELECT id, name, description, tags FROM skills WHERE id IN ({marks})"),
+                {f"i{n}": value for n, value in enumerate(chunk)},
+            )
+            for skill_id, *fields in rows:
+                words = {w.lower() for field_text in fields if isinstance(field_text, str) for w in _WORD.findall(field_text)}
+                matched = sum(weight for term, weight in weights.items() if any(w.startswith(term) for w in words))
+                out[str(skill_id)] = matched / total
+    return out
 
 
 def query_words(user_text: str) -> list[str]:
@@ -64,15 +90,16 @@ def keyword_candidates(
         return KeywordResult([], (), ())
     with database.read() as session:
         connection = session.connection()
-        terms, dropped = _telling_terms(connection, words)
+        terms, dropped, frequencies, total = _telling_terms(connection, words)
         if not terms:
             return KeywordResult([], (), tuple(dropped))
+        weights = {term: math.log(1 + total / frequencies[term]) for term in terms}
         alternatives = " OR ".join(f'"{term}"*' for term in terms)
         match = f"{{tags}}: ({alternatives})" if tags_only else alternatives
-        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+        column_weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
         rows = connection.execute(
             text(
-                f"SELECT s.id, -bm25(skills_fts, {weights}) AS score"
+                f"SELECT s.id, -bm25(skills_fts, {column_weights}) AS score"
                 " FROM skills_fts JOIN skills s ON s.rowid = skills_fts.rowid"
                 " LEFT JOIN studio_skill_meta m ON m.skill_id = s.id"
                 " WHERE skills_fts MATCH :match"
@@ -85,10 +112,10 @@ def keyword_candidates(
             {"match": match, "domain": domain, "module": game_module, "limit": int(limit)},
         ).all()
     hits = [KeywordHit(str(skill_id), float(score)) for skill_id, score in rows if score is not None]
-    return KeywordResult(hits, tuple(terms), tuple(dropped))
+    return KeywordResult(hits, tuple(terms), tuple(dropped), weights)
 
 
-def _telling_terms(connection: Connection, words: list[str]) -> tuple[list[str], list[str]]:
+def _telling_terms(connection: Connection, words: list[str]) -> tuple[list[str], list[str], dict[str, int], int]:
     """The words worth matching on, rarest first, and the common ones dropped."""
     connection.exec_driver_sql(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.studio_fts_vocab USING fts5vocab(main, skills_fts, 'row')"
@@ -107,7 +134,7 @@ def _telling_terms(connection: Connection, words: list[str]) -> tuple[list[str],
     rare = [w for w in ranked if frequencies[w] <= COMMON_SHARE * max(total, 1)]
     kept = (rare or ranked[:3])[:MAX_MATCH_TERMS]
     dropped = [w for w in ranked if w not in kept]
-    return kept, dropped
+    return kept, dropped, frequencies, total
 
 
-__all__ = ["COLUMN_WEIGHTS", "KeywordHit", "KeywordResult", "keyword_candidates", "query_words"]
+__all__ = ["COLUMN_WEIGHTS", "KeywordHit", "KeywordResult", "keyword_candidates", "query_words", "term_coverage"]

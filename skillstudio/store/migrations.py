@@ -374,6 +374,19 @@ MIGRATIONS += (
         CREATE TRIGGER studio_embedding_meta_gone AFTER DELETE ON skill_embeddings BEGIN
             DELETE FROM studio_embedding_meta WHERE skill_id = old.skill_id;
         END;
+        -- A second vector per skill, of its label (name and tags), in the same model's space:
+        -- descriptions alone leave out the words a skill is best known by. Retrieval combines
+        -- both; D057's skill_embeddings keeps the description's vector, as the engine expects.
+        CREATE TABLE studio_label_embeddings (
+            skill_id     TEXT PRIMARY KEY,
+            model_id     TEXT NOT NULL,
+            embedding    BLOB NOT NULL,     -- f32 little-endian, like skill_embeddings
+            text_sha256  TEXT NOT NULL,     -- of the label text it was computed from
+            embedded_at  TEXT NOT NULL
+        );
+        CREATE TRIGGER studio_label_embedding_gone AFTER DELETE ON skills BEGIN
+            DELETE FROM studio_label_embeddings WHERE skill_id = old.id;
+        END;
 
         -- Skills whose vector or retrieval filters changed, by any writer: an in-memory vector
         -- index replays this log instead of reloading 100k vectors after every write.
@@ -389,6 +402,12 @@ MIGRATIONS += (
         END;
         CREATE TRIGGER studio_retrieval_embedding_delete AFTER DELETE ON skill_embeddings BEGIN
             INSERT INTO studio_retrieval_changes(skill_id) VALUES (old.skill_id);
+        END;
+        CREATE TRIGGER studio_retrieval_label_insert AFTER INSERT ON studio_label_embeddings BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (new.skill_id);
+        END;
+        CREATE TRIGGER studio_retrieval_label_update AFTER UPDATE ON studio_label_embeddings BEGIN
+            INSERT INTO studio_retrieval_changes(skill_id) VALUES (new.skill_id);
         END;
         CREATE TRIGGER studio_retrieval_skill_update AFTER UPDATE OF domain, game_module, confidence ON skills
         BEGIN

@@ -79,22 +79,38 @@ def test_identical_content_is_stored_once(tool: AgentSkillTool, repository: Skil
     assert different["status"] == "created" and different["sha256"] != first["sha256"]
 
 
-def test_update_is_partial_and_goes_back_to_pending(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
-    embedded: list[str] = []
-    tool.embedder = lambda text: (embedded.append(text) or b"\x00" * 8, "test-embed")
+class RecordingEmbeddings:
+    """A stand-in for a remote embedding model that records what it was asked to embed."""
+
+    model_id, dimensions = "test-embed", 2
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        self.texts.extend(texts)
+        return np.ones((len(texts), 2), dtype=np.float32)
+
+
+def test_update_is_partial_and_goes_back_to_pending(repository: SkillRepository, clock: Clock) -> None:
+    provider = RecordingEmbeddings()
+    tool = AgentSkillTool(repository, "agent-7", clock=clock, provider=provider)
     out = create(tool, tags=["scouting"])
-    assert embedded == ["Send a scout first."]
+    assert provider.texts == ["Send a scout first.", "Scout early. scouting"]  # description, then label
     repository.review(out["id"], ReviewState.APPROVED, comment="ok")
     clock.now += 31
     result = tool.skill_update(out["id"], tags=["scouting", "early-game"])
     skill = repository.get(out["id"])
     assert result["changed"] == ["tags"] and skill.review_state is ReviewState.PENDING
     assert skill.description == "Send a scout first." and skill.body.instructions == "# Scout\nSend one scout."
-    assert embedded == ["Send a scout first."]  # description unchanged: no new embedding
+    # The description did not change: its vector is not recomputed (seed 001); the label's is.
+    assert provider.texts[2:] == ["Scout early. scouting early-game"]
     clock.now += 31
     tool.skill_update(out["id"], description="Scout the ore field first.")
-    assert embedded[-1] == "Scout the ore field first."
-    assert repository.embedding(out["id"]) == (b"\x00" * 8, "test-embed")
+    assert provider.texts[3:] == ["Scout the ore field first."]
+    assert repository.embedding(out["id"]) == (b"\x00\x00\x80\x3f" * 2, "test-embed")
     decisions = repository.review_decisions(out["id"])
     assert [d.state for d in decisions] == ["approved", "pending", "pending"]
 
@@ -172,3 +188,59 @@ def test_one_budget_per_agent_and_library(repository: SkillRepository, clock: Cl
     create(AgentSkillTool(repository, "agent-5", clock=clock), name="First")
     with pytest.raises(AgentToolError):  # a second tool for the same agent shares the budget
         create(AgentSkillTool(repository, "agent-5", clock=clock), name="Second")
+
+
+# --- retrieval (docs/retrieval.md) ---------------------------------------------------------------
+
+
+def test_search_ranks_with_real_scores_and_keeps_vectors_current(
+    tool: AgentSkillTool, repository: SkillRepository, clock: Clock
+) -> None:
+    from skillstudio.retrieval import LOCAL_MODEL_ID
+
+    air = tool.skill_create(
+        "Flak screen", "Anti-aircraft guns around the refinery stop bomber raids on harvesters.", "# Flak\nBuild flak.",
+    )  # fmt: skip
+    clock.now += 31
+    naval = tool.skill_create("Sub hunt", "Destroyers with depth charges clear submarines from the shore.", "# Subs\nHunt.")
+    assert air["embedding"] == naval["embedding"] == f"stored ({LOCAL_MODEL_ID})"
+    assert repository.embeddings.info(air["id"]).current  # type: ignore[union-attr]
+    found = tool.skill_search("planes keep bombing my ore collectors")  # paraphrase: no shared word with "Flak screen"
+    assert found[0]["id"] == air["id"]
+    scores = [hit["score"] for hit in found]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)  # real scores, not rank-made
+    breakdown = found[0]["score_breakdown"]
+    assert breakdown["semantic"] is not None and breakdown["final"] == pytest.approx(found[0]["score"], abs=1e-4)
+
+    before = repository.embeddings.info(naval["id"])
+    clock.now += 31
+    tool.skill_update(naval["id"], tags=["naval"])  # not the description: the vector stays (seed 001)
+    assert repository.embeddings.info(naval["id"]) == before
+    clock.now += 31
+    updated = tool.skill_update(naval["id"], description="Aircraft carriers launch bombers at enemy harvesters.")
+    assert updated["embedding"].startswith("stored")
+    info = repository.embeddings.info(naval["id"])
+    assert info is not None and info.current and info.embedded_at != before.embedded_at  # type: ignore[union-attr]
+
+
+def test_search_tags_filter_and_empty_query(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
+    tagged = create(tool, name="Scout tagged", tags=["scouting"])
+    clock.now += 31
+    create(tool, name="Scout plain")
+    assert [hit["id"] for hit in tool.skill_search("scout", tags=["scouting"])] == [tagged["id"]]
+    listed = tool.skill_search("", limit=5)
+    assert {hit["name"] for hit in listed} == {"Scout tagged", "Scout plain"} and listed[0]["score"] is None
+
+
+def test_a_failing_provider_does_not_turn_a_stored_create_into_an_error(repository: SkillRepository, clock: Clock) -> None:
+    from skillstudio.retrieval import ProviderConfig, make_provider
+
+    with __import__("socket").socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    provider = make_provider(ProviderConfig(kind="ollama", base_url=f"http://127.0.0.1:{port}", timeout=1))
+    tool = AgentSkillTool(repository, "agent-7", clock=clock, provider=provider)
+    out = create(tool)
+    assert out["status"] == "created" and repository.exists(out["id"])
+    assert "no vectors were computed" in out["embedding"] and f"127.0.0.1:{port}" in out["embedding"]
+    assert tool.skill_search("scout")[0]["id"] == out["id"]  # searched by FTS5 meanwhile (D057's fallback)
