@@ -97,7 +97,9 @@ class LocalEmbeddings:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         model = self._load()
-        vectors = model.embed([text[:MAX_EMBED_CHARS] for text in texts], norm=False)  # type: ignore[attr-defined]
+        # Lone surrogates (undecodable bytes) would make the tokenizer raise; replace them.
+        clean = [text[:MAX_EMBED_CHARS].encode("utf-8", "replace").decode("utf-8") for text in texts]
+        vectors = model.embed(clean, norm=False)  # type: ignore[attr-defined]
         return np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), self.dimensions)
 
     @classmethod

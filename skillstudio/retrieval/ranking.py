@@ -47,7 +47,9 @@ class Evidence:
 def evidence_quality(evidence: Evidence) -> float:
     """Posterior mean success under the Beta prior; a content skill's rating counts as much."""
     games = max(0, evidence.games)
-    rate = min(1.0, max(0.0, evidence.success_rate)) if math.isfinite(evidence.success_rate) else 0.0
+    if not math.isfinite(evidence.success_rate):  # an unreadable rate says nothing about its games
+        games = 0
+    rate = min(1.0, max(0.0, evidence.success_rate)) if games else 0.0
     wins = rate * games
     quality = (wins + PRIOR_WINS) / (games + PRIOR_WINS + PRIOR_LOSSES)
     rating = evidence.average_rating
@@ -71,8 +73,10 @@ def keyword_relevance(bm25: float | None, best: float, coverage: float = 1.0) ->
 
 
 def semantic_relevance(cosine: float | None, typical: float, best: float) -> float:
-    if cosine is None or best <= typical:
+    if cosine is None:
         return 0.0
+    if best - typical <= 1e-9:  # one candidate, or all alike: none stands out from the others
+        return 1.0
     return max(0.0, min(1.0, (cosine - typical) / (best - typical)))
 
 
@@ -135,8 +139,10 @@ def situation_similarity(a: SituationSignature, b: SituationSignature) -> float:
 
 
 def _composition_similarity(a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...]) -> float:
-    """Cosine of the unit-share vectors; two empty compositions say nothing (0.5)."""
+    """Cosine of the unit-share vectors; two empty compositions agree (1), one empty says little (0.5)."""
     if not a and not b:
+        return 1.0
+    if not a or not b:
         return NEUTRAL_SITUATION
     shares_a, shares_b = _shares(a), _shares(b)
     dot = sum(share * shares_b.get(unit, 0.0) for unit, share in shares_a.items())
@@ -155,6 +161,8 @@ def _shares(pairs: tuple[tuple[str, int], ...]) -> dict[str, float]:
 def _jaccard(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     left, right = {t.lower() for t in a}, {t.lower() for t in b}
     if not left and not right:
+        return 1.0
+    if not left or not right:
         return NEUTRAL_SITUATION
     return len(left & right) / len(left | right)
 

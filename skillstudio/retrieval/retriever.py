@@ -224,10 +224,17 @@ class Retriever:
             notes.append("no embedding provider is configured; ranked by FTS5 keyword search (D057's fallback)")
             return None
         try:
-            vector = self.provider.embed([query[:MAX_EMBED_CHARS]])[0]
+            answer = self.provider.embed([_embeddable(query[:MAX_EMBED_CHARS])])
         except ProviderError as error:
             notes.append(f"the embedding provider failed ({error}); ranked by FTS5 keyword search (D057's fallback)")
             return None
+        if answer.ndim != 2 or answer.shape[0] != 1:
+            notes.append(
+                f"the embedding provider answered {answer.shape[0] if answer.ndim else 0} vectors for one query;"
+                " ranked by FTS5 keyword search (D057's fallback)"
+            )
+            return None
+        vector = answer[0]
         index = self.index()
         assert index is not None
         if vector.shape != (index.dimensions,) or not np.all(np.isfinite(vector)):
@@ -363,13 +370,23 @@ def _stem(word: str) -> str:
 
 
 def _evidence(summary: SkillSummary) -> ranking.Evidence:
-    """Quality figures from a row an engine may have written badly: unusable values count as none."""
-    games = summary.verification_count if isinstance(summary.verification_count, int) else 0
-    rate = summary.success_rate if isinstance(summary.success_rate, int | float) else 0.0
-    rating = summary.average_rating if isinstance(summary.average_rating, int | float) else None
-    if not math.isfinite(float(rate)):
-        rate = 0.0
-    return ranking.Evidence(max(0, games), float(rate), None if rating is None else float(rating))
+    """Quality figures from a row an engine may have written badly: unusable values count as no
+    evidence at all (a rate that cannot be read says nothing about the games it claims)."""
+    games = summary.verification_count
+    rate = summary.success_rate
+    if isinstance(games, bool) or not isinstance(games, int) or games <= 0:
+        return ranking.Evidence(0, 0.0)
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or not 0 <= rate <= 1:
+        return ranking.Evidence(0, 0.0)
+    rating = summary.average_rating
+    usable_rating = isinstance(rating, int | float) and not isinstance(rating, bool) and math.isfinite(rating)
+    return ranking.Evidence(games, float(rate), float(rating) if usable_rating else None)  # type: ignore[arg-type]
+
+
+def _embeddable(text: str) -> str:
+    """The text with anything a tokenizer cannot encode (lone surrogates from undecodable argv
+    bytes) replaced, so odd input is embedded rather than crashing the provider."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _domain_value(domain: Domain | str | None) -> str | None:
@@ -396,7 +413,7 @@ def result_to_json(result: RetrievalResult) -> dict[str, object]:
                 "score": round(hit.score.final, 6), "breakdown": hit.score.as_dict(),
             }
             for rank, hit in enumerate(result.hits, start=1)
-        ],  # fmt: skip
+        ],
         "invalid_vectors": [{"id": key, "reason": value} for key, value in sorted(result.invalid_vectors.items())],
     }
 

@@ -336,8 +336,8 @@ def _is_current(model_id: str, description: object, meta_model: object, digest: 
     return digest == description_hash(description)
 
 
-def _vector_row(row: object) -> VectorRow:
-    skill_id, blob, domain, module, confidence, review, label = row  # type: ignore[misc]
+def _vector_row(row: Sequence[object]) -> VectorRow:
+    skill_id, blob, domain, module, confidence, review, label = tuple(row)
     return VectorRow(
         str(skill_id),
         bytes(blob) if isinstance(blob, bytes | bytearray | memoryview) else b"",

@@ -90,7 +90,7 @@ def keyword_candidates(
         return KeywordResult([], (), ())
     with database.read() as session:
         connection = session.connection()
-        terms, dropped, frequencies, total = _telling_terms(connection, words)
+        terms, dropped, frequencies, total = _telling_terms(connection, words, keep_common=tags_only)
         if not terms:
             return KeywordResult([], (), tuple(dropped))
         weights = {term: math.log(1 + total / frequencies[term]) for term in terms}
@@ -115,8 +115,11 @@ def keyword_candidates(
     return KeywordResult(hits, tuple(terms), tuple(dropped), weights)
 
 
-def _telling_terms(connection: Connection, words: list[str]) -> tuple[list[str], list[str], dict[str, int], int]:
-    """The words worth matching on, rarest first, and the common ones dropped."""
+def _telling_terms(
+    connection: Connection, words: list[str], *, keep_common: bool = False
+) -> tuple[list[str], list[str], dict[str, int], int]:
+    """The words worth matching on, rarest first, and the common ones dropped (unless
+    ``keep_common``: a tag match counts whole tags, however common their words are)."""
     connection.exec_driver_sql(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.studio_fts_vocab USING fts5vocab(main, skills_fts, 'row')"
     )
@@ -131,7 +134,7 @@ def _telling_terms(connection: Connection, words: list[str]) -> tuple[list[str],
         if count:
             frequencies[word] = int(count)
     ranked = sorted(frequencies, key=lambda w: (frequencies[w], w))
-    rare = [w for w in ranked if frequencies[w] <= COMMON_SHARE * max(total, 1)]
+    rare = ranked if keep_common else [w for w in ranked if frequencies[w] <= COMMON_SHARE * max(total, 1)]
     kept = (rare or ranked[:3])[:MAX_MATCH_TERMS]
     dropped = [w for w in ranked if w not in kept]
     return kept, dropped, frequencies, total

@@ -116,7 +116,8 @@ def test_cli_review_and_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert document["decisions"][-1]["comment"] == "injection" and document["risk_findings"][0]["rule"] == "prompt-injection"
     assert cli(["audit", "--db", str(db), "--actor", "agent-3", "--csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
-    assert rows[1][2] == "agent-3" and rows[1][4] == "skill.create"
+    # Newest first: the create, then the vector the tool computed for it (docs/retrieval.md).
+    assert [(row[2], row[4]) for row in rows[1:]] == [("agent-3", "skill.embed"), ("agent-3", "skill.create")]
     assert cli(["audit", "--db", str(db), "--since", "2000-01-01", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"][0]["action"] == "skill.review"
     assert cli(["audit", "--db", str(db), "--since", "not a time"]) == 2
