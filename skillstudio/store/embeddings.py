@@ -21,8 +21,8 @@ from sqlalchemy import Connection, text
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.events import LibraryChange
+from skillstudio.store.query import id_lists
 
-_CHUNK = 500
 # The change log is pruned past this many rows; an index further behind reloads in full.
 CHANGE_LOG_KEEP = 20_000
 
@@ -177,11 +177,7 @@ class EmbeddingStore:
             if ids is None:
                 rows.extend(tuple(row) for row in connection.execute(text(sql + " ORDER BY s.id")))
             else:
-                unique = sorted(set(ids))
-                for start in range(0, len(unique), _CHUNK):
-                    chunk = unique[start : start + _CHUNK]
-                    marks = ", ".join(f":i{n}" for n in range(len(chunk)))
-                    params = {f"i{n}": value for n, value in enumerate(chunk)}
+                for marks, params in id_lists(sorted(set(ids))):
                     rows.extend(tuple(row) for row in connection.execute(text(f"{sql} WHERE s.id IN ({marks})"), params))
         for skill_id, description, vector_model, meta_model, digest, name, tags, label_model, label_digest in rows:
             label = label_text(name, tags)
@@ -213,12 +209,8 @@ class EmbeddingStore:
                 result = connection.execute(text(sql), {"model": model_id})
                 out.extend(_vector_row(row) for row in result)
             else:
-                for start in range(0, len(ids), _CHUNK):
-                    chunk = list(ids[start : start + _CHUNK])
-                    marks = ", ".join(f":i{n}" for n in range(len(chunk)))
-                    params: dict[str, object] = {f"i{n}": value for n, value in enumerate(chunk)}
-                    params["model"] = model_id
-                    result = connection.execute(text(f"{sql} AND e.skill_id IN ({marks})"), params)
+                for marks, params in id_lists(list(ids)):
+                    result = connection.execute(text(f"{sql} AND e.skill_id IN ({marks})"), {**params, "model": model_id})
                     out.extend(_vector_row(row) for row in result)
         return out
 
@@ -317,14 +309,8 @@ class EmbeddingStore:
 
 def _present(connection: Connection, ids: Sequence[str]) -> set[str]:
     present: set[str] = set()
-    unique = list(dict.fromkeys(ids))
-    for start in range(0, len(unique), _CHUNK):
-        chunk = unique[start : start + _CHUNK]
-        marks = ", ".join(f":i{n}" for n in range(len(chunk)))
-        found = connection.execute(
-            text(f"SELECT id FROM skills WHERE id IN ({marks})"), {f"i{n}": v for n, v in enumerate(chunk)}
-        ).scalars()
-        present.update(found)
+    for marks, params in id_lists(list(dict.fromkeys(ids))):
+        present.update(connection.execute(text(f"SELECT id FROM skills WHERE id IN ({marks})"), params).scalars())
     return present
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, text
 
 from skillstudio.store.database import Database
+from skillstudio.store.query import id_lists
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 64  # of a pasted 100 kB text, only the first words are looked at
@@ -51,13 +52,8 @@ def term_coverage(database: Database, ids: list[str], weights: dict[str, float])
     out: dict[str, float] = {}
     with database.read() as session:
         connection = session.connection()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ", ".join(f":i{n}" for n in range(len(chunk)))
-            rows = connection.execute(
-                text(f"SELECT id, name, description, tags FROM skills WHERE id IN ({marks})"),
-                {f"i{n}": value for n, value in enumerate(chunk)},
-            )
+        for marks, params in id_lists(ids):
+            rows = connection.execute(text(f"SELECT id, name, description, tags FROM skills WHERE id IN ({marks})"), params)
             for skill_id, *fields in rows:
                 words = {w.lower() for field_text in fields if isinstance(field_text, str) for w in _WORD.findall(field_text)}
                 matched = sum(weight for term, weight in weights.items() if any(w.startswith(term) for w in words))

@@ -8,6 +8,7 @@ metadata and the FTS5 index.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -190,4 +191,12 @@ def _ordering(query: SkillQuery, rank):  # type: ignore[no-untyped-def]
     return [key.is_(None), primary, *tail]
 
 
-__all__ = ["QueryResult", "SkillQuery", "SortKey", "build_select", "fts_expression"]
+def id_lists(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, dict[str, str]]]:
+    """``:i0, :i1, ...`` placeholders and their values for each chunk of ``ids``, for text SQL's
+    ``IN (...)``: chunks keep each statement under SQLite's variable limit."""
+    for start in range(0, len(ids), size):
+        chunk = ids[start : start + size]
+        yield ", ".join(f":i{n}" for n in range(len(chunk))), {f"i{n}": value for n, value in enumerate(chunk)}
+
+
+__all__ = ["QueryResult", "SkillQuery", "SortKey", "build_select", "fts_expression", "id_lists"]
