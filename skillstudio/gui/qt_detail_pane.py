@@ -128,6 +128,7 @@ class QtDetailPane(QTextBrowser):
         provenance += [
             ("Created", f"{_e(skill.created_at[:16].replace('T', ' '))} by {_e(skill.created_by)}"),
             ("LLM model", _e(skill.provenance.model_id or "—")),
+            ("Embedding", self._embedding(skill.id)),
             ("Engine", _e(skill.provenance.engine_version or "—")),
             ("Review", _e(skill.review_state.label if skill.review_state else "not reviewed")),
             ("Revisions", str(len(repository.revisions(skill.id)))),
@@ -160,6 +161,21 @@ class QtDetailPane(QTextBrowser):
         parts.append(self._import_extras(skill.id))
         parts.append(self._risk_findings(skill))
         return "".join(parts)
+
+    def _embedding(self, skill_id: str) -> str:
+        """Whether retrieval has a vector for the skill, and from which model (escaped HTML)."""
+        try:
+            info = self.repository.embeddings.info(skill_id)
+        except Exception:  # noqa: BLE001 - derived data: never let it break the pane
+            return '<span class="muted">unknown (the vectors cannot be read)</span>'
+        if info is None:
+            return '<span class="muted">none</span>'
+        size = f"{info.dimensions} dimensions" if info.dimensions is not None else "malformed vector"
+        if not info.current:
+            return f'<span class="problem">stale (description changed)</span> — {_e(info.model_id)}, {size}'
+        if not info.label_current:
+            return f'{_e(info.model_id)}, {size}; <span class="problem">name/tags vector missing or stale</span>'
+        return f"{_e(info.model_id)}, {size}"
 
     def _risk_findings(self, skill: Skill) -> str:
         """What the risk linter finds (stored with the skill; docs/review.md), if anything.

@@ -7,9 +7,19 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QUndoCommand, QUndoStack
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+    QUndoCommand,
+    QUndoStack,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QFileDialog,
     QHeaderView,
     QInputDialog,
@@ -24,15 +34,16 @@ from PySide6.QtWidgets import (
 )
 
 from skillstudio.curation import retag
-from skillstudio.library import create_library, sample_library_path
-from skillstudio.model import ValidationError
-from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
 from skillstudio.gui.dashboard import attach_dashboard
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
 from skillstudio.gui.qt_detail_pane import QtDetailPane
 from skillstudio.gui.qt_filter_panel import QtFilterPanel
+from skillstudio.gui.qt_retrieval_preview import QtEmbedJob, QtRetrievalPreview
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog
-from skillstudio.gui.skill_table_model import CONFIDENCE_COLUMN, COLUMNS, SkillTableModel
+from skillstudio.gui.skill_table_model import COLUMNS, CONFIDENCE_COLUMN, SkillTableModel
+from skillstudio.library import create_library, sample_library_path
+from skillstudio.model import ValidationError
+from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
 
 SEARCH_DEBOUNCE_MS = 200
 WATCH_INTERVAL_MS = 1000
@@ -94,8 +105,12 @@ class QtMainWindow(QMainWindow):
         self._build_actions()
         self.repository: SkillRepository | None = None
         self.dashboard = None  # the verification dashboard dock, added once the browser exists
+        self.retrieval_preview: QtRetrievalPreview | None = None  # likewise
+        self.embed_job: QtEmbedJob | None = None  # the running (or last) Compute Embeddings
         self.install(repository)
         self.dashboard = attach_dashboard(self)
+        self.retrieval_preview = QtRetrievalPreview(self)
+        self.view_menu.insertAction(self.embed_action, self.retrieval_preview.toggle_action)
         self._watch_timer.start()
 
     # ============================================================================================
@@ -105,6 +120,8 @@ class QtMainWindow(QMainWindow):
     def install(self, repository: SkillRepository) -> None:
         """Show ``repository``'s library (on start, and whenever another library is opened)."""
         previous = self.repository
+        if self.embed_job is not None and self.embed_job.running:
+            self.embed_job.cancel(wait=True)  # it writes to the library about to close
         self._unsubscribe()
         if previous is not None:
             self.model.shutdown()
@@ -153,6 +170,8 @@ class QtMainWindow(QMainWindow):
         self.apply_filters()
         if self.dashboard is not None:
             self.dashboard.install(repository)  # stops a batch on the previous library first
+        if self.retrieval_preview is not None:
+            self.retrieval_preview.install(repository)  # waits for its search on the previous library
         if previous is not None and previous.database is not repository.database:
             previous.database.close()
 
@@ -281,6 +300,16 @@ class QtMainWindow(QMainWindow):
             self.search.blockSignals(False)
             self.filters.clear()  # re-queries; the selection follows when the result arrives
 
+    def reveal_skill(self, skill_id: str) -> None:
+        """Select a skill if the browser shows it; else show it in the detail pane alone, leaving
+        the filters as they are (the Retrieval Preview's rows)."""
+        row = self.model.row_of(skill_id)
+        if row is not None:
+            self.select_skill(skill_id)
+            return
+        self.table.selectionModel().clear()  # no row stands for what the detail pane shows
+        self.detail.show_skill(skill_id)
+
     def _restore_selection(self, skill_ids: Sequence[str]) -> None:
         selection = self.table.selectionModel()
         rows = [row for row in (self.model.row_of(i) for i in skill_ids) if row is not None]
@@ -331,6 +360,8 @@ class QtMainWindow(QMainWindow):
         self.filters.reload_choices()
         self.apply_filters()
         self.detail.refresh()
+        if self.retrieval_preview is not None:
+            self.retrieval_preview.schedule_search()
 
     # ============================================================================================
     # Actions
@@ -394,6 +425,12 @@ class QtMainWindow(QMainWindow):
         self.refresh_action = action("Re&load", self.reload_all, QKeySequence.StandardKey.Refresh)
         self.clear_filters_action = action("&Clear Filters", lambda: (self.search.clear(), self.filters.clear()))
         view_menu.addActions([self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action])
+        view_menu.addSeparator()
+        # The Retrieval Preview's toggle goes before this once the dock exists (see __init__).
+        self.embed_action = action("Compute &Embeddings…", self.compute_embeddings,
+                                   tip="Compute the description vectors semantic retrieval needs (missing or stale)")
+        view_menu.addAction(self.embed_action)
+        self.view_menu = view_menu
 
         review_menu = self.menuBar().addMenu("Re&view")
         self.review_queue_action = action("Review &Queue…", self.show_review_queue, QKeySequence("Ctrl+Shift+V"),
@@ -479,6 +516,22 @@ class QtMainWindow(QMainWindow):
         dialog.show()
         return dialog
 
+    def compute_embeddings(self) -> QtEmbedJob | None:
+        """Embed what lacks a current vector, on a worker thread with a progress dialog."""
+        if self.embed_job is not None and self.embed_job.running:
+            self.embed_job.dialog.show()
+            return self.embed_job
+        provider = self.retrieval_preview.provider if self.retrieval_preview is not None else None
+        if provider is None:
+            QMessageBox.information(self, "Compute Embeddings", "No embedding provider is configured (the retrieval "
+                                    "settings say `none`): retrieval uses keyword search alone.")  # fmt: skip
+            return None
+        if self.embed_job is not None:
+            self.embed_job.dispose()
+        self.embed_job = QtEmbedJob(self, self.repository, provider)
+        self.embed_job.start()
+        return self.embed_job
+
     def show_trash(self) -> None:
         QtTrashDialog(self.repository, self).exec()
 
@@ -548,6 +601,10 @@ class QtMainWindow(QMainWindow):
         if self.dashboard is not None and not self.dashboard.can_close():  # asks, then cancels a batch
             event.ignore()
             return
+        if self.embed_job is not None and self.embed_job.running:
+            self.embed_job.cancel(wait=True)  # the batches stored stay stored
+        if self.retrieval_preview is not None:
+            self.retrieval_preview.shutdown()
         self._watch_timer.stop()
         self._unsubscribe()
         self.model.shutdown()

@@ -1,0 +1,900 @@
+"""The Retrieval Preview dock: what the LLM would receive for a query, and why (docs/retrieval.md).
+
+``QtRetrievalPreview`` runs :class:`~skillstudio.retrieval.Retriever` off the GUI thread (the
+newest query wins, as the browser's ``_QueryTask`` does) and shows the ranked hits with their
+score breakdown, the prompt text ``format_as_context`` makes within the budget, and seed 002's
+catalog. It follows the main window's library and re-runs when the library changes. The
+Compute Embeddings action runs ``embed_library`` on an :class:`EmbedThread` (the pattern of
+the dashboard's ``VerifyThread``) with a progress dialog (:class:`QtEmbedJob`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThread, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDockWidget,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QProgressDialog,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
+from skillstudio.model import (
+    Domain,
+    EconomyState,
+    GamePhase,
+    SituationSignature,
+    ThreatLevel,
+    ValidationError,
+    parse_situation,
+)
+from skillstudio.retrieval import (
+    DEFAULT_BUDGET,
+    Catalog,
+    EmbeddingProvider,
+    EmbedProgress,
+    LocalEmbeddings,
+    Mode,
+    PromptContext,
+    ProviderConfig,
+    ProviderError,
+    RetrievalResult,
+    Retriever,
+    catalog,
+    embed_library,
+    embed_now,
+    format_as_context,
+    make_provider,
+)
+from skillstudio.retrieval.settings import load_provider_config
+from skillstudio.store import LibraryChange, LibraryError, SkillRepository
+from skillstudio.store.embeddings import EmbeddingStatus
+
+SEARCH_DEBOUNCE_MS = 250
+THROTTLE_S = 0.1  # at most this often an embedding progress signal
+MODES = (Mode.HYBRID, Mode.FTS, Mode.SEMANTIC, Mode.TAGS)
+DOMAINS = (("Any", None), ("AI", Domain.AI_STRATEGY.value), ("Content", Domain.CONTENT_GENERATION.value))
+
+# (title, tooltip) of each results column; the numbers are ScoreBreakdown's (retrieval/ranking.py).
+COLUMNS = (
+    ("#", "Rank: the order the skills enter the prompt"),
+    ("Name", "The skill; select a row to show it in the browser"),
+    ("Confidence", "Verification tier: tentative, established or proven"),
+    ("Score", "Final score: relevance × evidence factor, the ranking key"),
+    ("FTS", "Keyword relevance: FTS5's bm25 divided by the best bm25 of this query (0–1); — when keywords were not used"),
+    ("Semantic", "Semantic relevance: the embedding cosine placed between the library's typical and best cosine "
+                 + "for this query (0–1); — without a vector"),
+    ("Situation", "Similarity of the skill's situation signature to the query's situation (0–1); — without a situation"),
+    ("Quality", "Posterior mean success rate, Beta(2, 2) prior: (wins + 2) / (games + 4); 0.5 with no games"),
+    ("Evidence", "The factor quality applies to relevance: 0.6 for a skill that keeps losing, 1.4 for one that keeps winning"),
+)  # fmt: skip
+NAME_COLUMN, CONFIDENCE_COLUMN = 1, 2
+# Writes by this window whose skills then need (new) vectors, embedded shortly after in one batch.
+WRITES_NEEDING_VECTORS = frozenset({"skill.create", "skill.update", "skill.import", "skill.restore"})
+AUTO_EMBED_DELAY_MS = 1500
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+def configured_provider() -> tuple[EmbeddingProvider | None, str]:
+    """The provider the retrieval settings name, and a note when they could not be used (then local)."""
+    try:
+        config, note = load_provider_config(), ""
+    except Exception as error:  # noqa: BLE001 - a broken settings file must not stop the GUI
+        config, note = ProviderConfig(), f"the retrieval settings cannot be read ({error}); using the local model"
+    try:
+        return make_provider(config), note
+    except (ValueError, ProviderError) as error:
+        return LocalEmbeddings(), f"the configured provider cannot be used ({error}); using the local model"
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def parse_shares(text: str, field: str) -> list[list[Any]]:
+    """``rifle_infantry 60, light_tank 40`` as parse_situation's pairs; ValueError names the field."""
+    pairs: list[list[Any]] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        unit, _, share = part.rpartition(" ")
+        share = share.strip().rstrip("%")
+        if not unit.strip() or not share.isdigit():
+            raise ValueError(
+                f"{field}: write unit and share pairs like 'rifle_infantry 60, light_tank 40' (not {part!r})"
+            )
+        pairs.append([unit.strip(), int(share)])
+    return pairs
+
+
+# --- searching off the GUI thread -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PreviewRequest:
+    query: str
+    domain: Domain | None = None
+    game_module: str | None = None
+    k: int = 5
+    mode: Mode = Mode.HYBRID
+    role: str | None = None
+    situation: SituationSignature | None = None
+    budget: int = DEFAULT_BUDGET
+
+
+@dataclass(frozen=True)
+class Preview:
+    request: PreviewRequest
+    result: RetrievalResult
+    context: PromptContext
+    catalog: Catalog
+    status: EmbeddingStatus | None
+    modules: tuple[str, ...]
+
+
+class _SearchSignals(QObject):
+    finished = Signal(int, object)  # generation, Preview
+    failed = Signal(int, str)
+
+
+class _SearchTask(QRunnable):
+    """One retrieval, its prompt and catalog; talks back only through signals."""
+
+    def __init__(self, retriever: Retriever, request: PreviewRequest, generation: int, signals: _SearchSignals) -> None:
+        super().__init__()
+        self.retriever, self.request, self.generation, self.signals = retriever, request, generation, signals
+
+    def run(self) -> None:
+        r = self.request
+        try:
+            result = self.retriever.retrieve(
+                r.query,
+                domain=r.domain,
+                game_module=r.game_module,
+                k=r.k,
+                mode=r.mode,
+                role=r.role,
+                situation=r.situation,
+            )
+            skills = self.retriever.load(result)
+            preview = Preview(
+                r, result, format_as_context(skills, r.budget), catalog(skills), self.retriever.embedding_status(),
+                tuple(self.retriever.repository.game_modules()),
+            )  # fmt: skip
+        except (LibraryError, ValueError, ProviderError) as error:
+            self.signals.failed.emit(self.generation, str(error))
+            return
+        except Exception as error:  # noqa: BLE001 - e.g. the library closed under us: report, never crash
+            self.signals.failed.emit(self.generation, f"{type(error).__name__}: {error}")
+            return
+        self.signals.finished.emit(self.generation, preview)
+
+
+class _AutoEmbedTask(QRunnable):
+    """Vectors for skills this window just wrote (a save, an import, a restore), off the GUI thread.
+
+    The write already stands; a failure only leaves the skills lacking a vector, which the
+    preview's status line shows with its Embed… button.
+    """
+
+    def __init__(self, repository: SkillRepository, provider: EmbeddingProvider, ids: list[str]) -> None:
+        super().__init__()
+        self.repository, self.provider, self.ids = repository, provider, ids
+
+    def run(self) -> None:
+        try:
+            embed_now(self.repository, self.provider, self.ids)
+        except Exception:  # noqa: BLE001 - e.g. the library closed meanwhile: the vectors can wait
+            traceback.print_exc()
+
+
+# --- the dock ---------------------------------------------------------------------------------------
+
+
+class QtRetrievalPreview(QDockWidget):
+    """Type what an engine's situation would say; see the skills, scores and prompt it would get."""
+
+    preview_ready = Signal()  # a result (or a failure) was shown
+    _changed = Signal(object)  # LibraryChange from any thread, delivered on the GUI thread
+
+    def __init__(self, window: Any) -> None:  # a QtMainWindow
+        super().__init__("Retrieval Preview", window)
+        self.window_ = window
+        self.setObjectName("retrieval_preview_dock")
+        self.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.LeftDockWidgetArea
+                             | Qt.DockWidgetArea.BottomDockWidgetArea)  # fmt: skip
+        self.provider, provider_note = configured_provider()
+        self.provider_note = provider_note
+        self.repository: SkillRepository | None = None
+        self.retriever: Retriever | None = None
+        self.preview: Preview | None = None
+        self.searches = 0  # previews shown (tests)
+        self.busy = False
+        self._dirty = True  # a search is due when the dock is next shown
+        self._filling = False
+        self._sized = False
+        self._unsubscribe = lambda: None
+        self._generation = 0
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)  # one retrieval at a time; newer ones replace queued ones
+        self._to_embed: dict[str, None] = {}  # skills this window wrote, waiting for their vectors
+        self._embed_pool = QThreadPool(self)
+        self._embed_pool.setMaxThreadCount(1)
+        self._embed_timer = QTimer(self, singleShot=True, interval=AUTO_EMBED_DELAY_MS)
+        self._embed_timer.timeout.connect(self._embed_written)
+        self._signals = _SearchSignals(self)
+        self._signals.finished.connect(self._apply)
+        self._signals.failed.connect(self._fail)
+        self._timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
+        self._timer.timeout.connect(self.search_now)
+        self._changed.connect(self._on_library_change)
+
+        self._build()
+        self.toggle_action = self.toggleViewAction()
+        self.toggle_action.setText("Retrieval &Preview")
+        self.toggle_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        self.toggle_action.setStatusTip("What the LLM would receive for a query: ranked skills, scores and prompt text")
+        self.visibilityChanged.connect(self._on_visibility)
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self)
+        self.hide()
+        self.install(window.repository)
+
+    # --- building -------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        body = QWidget(self)
+        self.query = QLineEdit(body)
+        self.query.setPlaceholderText("What the engine's situation says, e.g. enemy aircraft raiding my ore trucks")
+        self.query.setClearButtonEnabled(True)
+        self.query.textChanged.connect(lambda _text: self.schedule_search())
+
+        self.domain = QComboBox(body)
+        for label, value in DOMAINS:
+            self.domain.addItem(label, value)
+        self.module = QComboBox(body)
+        self.module.addItem("Any", None)
+        self.mode = QComboBox(body)
+        for mode in MODES:
+            self.mode.addItem(mode.value, mode.value)  # plain strings: findData compares them
+        self.mode.setToolTip("hybrid: keywords + meaning (+ situation); fts: keywords only; semantic: meaning only; "
+                             "tags: the query's words against tags")  # fmt: skip
+        self.k = QSpinBox(body)
+        self.k.setRange(1, 50)
+        self.k.setValue(5)
+        self.k.setToolTip("How many skills to retrieve (k)")
+        self.budget = QSpinBox(body)
+        self.budget.setRange(0, 100_000)
+        self.budget.setSingleStep(500)
+        self.budget.setValue(DEFAULT_BUDGET)
+        self.budget.setSuffix(" chars")
+        self.budget.setToolTip("The prompt's character budget: a skill that does not fit is left out whole")
+        self.role = QLineEdit(body)
+        self.role.setPlaceholderText("any role")
+        self.role.setToolTip(
+            "Only skills whose SKILL.md roles include this one (skills without roles serve every role)"
+        )
+        for combo in (self.domain, self.module, self.mode):
+            combo.currentIndexChanged.connect(lambda _index: self.schedule_search())
+        for spin in (self.k, self.budget):
+            spin.valueChanged.connect(lambda _value: self.schedule_search())
+        self.role.textChanged.connect(lambda _text: self.schedule_search())
+
+        options = QGridLayout()
+        options.setHorizontalSpacing(6)
+        for column, (text, widget) in enumerate(
+            (("Domain", self.domain), ("Module", self.module), ("Mode", self.mode))
+        ):
+            label = QLabel(text, body)
+            label.setBuddy(widget)
+            options.addWidget(label, 0, column * 2)
+            options.addWidget(widget, 0, column * 2 + 1)
+        for column, (text, widget) in enumerate((("k", self.k), ("Budget", self.budget), ("Role", self.role))):
+            options.addWidget(QLabel(text, body), 1, column * 2)
+            options.addWidget(widget, 1, column * 2 + 1)
+        for column in (1, 3, 5):
+            options.setColumnStretch(column, 1)
+
+        self.situation_box = self._build_situation(body)
+
+        self.status = QLabel("", body)
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.lacking = QLabel("", body)
+        self.lacking.setWordWrap(True)
+        self.lacking.setStyleSheet("color: #9a6b00;")
+        self.embed_button = QPushButton("Embed…", body)
+        self.embed_button.setToolTip("Compute the missing and stale vectors (View › Compute Embeddings…)")
+        self.embed_button.clicked.connect(self._embed)
+        lacking_row = QHBoxLayout()
+        lacking_row.addWidget(self.lacking, 1)
+        lacking_row.addWidget(self.embed_button)
+        self.lacking.hide()
+        self.embed_button.hide()
+
+        self.table = QTableWidget(0, len(COLUMNS), body)
+        for column, (title, tip) in enumerate(COLUMNS):
+            item = QTableWidgetItem(title)
+            item.setToolTip(tip)
+            self.table.setHorizontalHeaderItem(column, item)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.table.setItemDelegateForColumn(CONFIDENCE_COLUMN, QtConfidenceDelegate(self.table))
+        header = self.table.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(NAME_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(36)
+        self.table.itemSelectionChanged.connect(self._on_row_selected)
+
+        fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.prompt = QPlainTextEdit(body)
+        self.prompt.setReadOnly(True)
+        self.prompt.setFont(fixed)
+        self.prompt.setPlaceholderText("The prompt text appears here.")
+        self.prompt_size = QLabel("", body)
+        self.prompt_size.setWordWrap(True)
+        self.copy_button = QPushButton("&Copy", body)
+        self.copy_button.setToolTip("Copy the prompt text to the clipboard")
+        self.copy_button.clicked.connect(self.copy_prompt)
+        prompt_tab = QWidget(body)
+        prompt_layout = QVBoxLayout(prompt_tab)
+        prompt_layout.setContentsMargins(4, 4, 4, 4)
+        prompt_layout.addWidget(self.prompt_size)
+        prompt_layout.addWidget(self.prompt, 1)
+
+        self.catalog_text = QPlainTextEdit(body)
+        self.catalog_text.setReadOnly(True)
+        self.catalog_text.setFont(fixed)
+        self.catalog_size = QLabel("", body)
+        catalog_tab = QWidget(body)
+        catalog_layout = QVBoxLayout(catalog_tab)
+        catalog_layout.setContentsMargins(4, 4, 4, 4)
+        catalog_layout.addWidget(self.catalog_size)
+        catalog_layout.addWidget(self.catalog_text, 1)
+
+        self.tabs = QTabWidget(body)
+        self.tabs.addTab(prompt_tab, "Prompt")
+        self.tabs.addTab(catalog_tab, "Catalog")
+        self.tabs.setCornerWidget(self.copy_button)  # beside the tabs: the size label keeps the full width
+        splitter = QSplitter(Qt.Orientation.Vertical, body)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(0, 1)  # k rows are few; the prompt is long
+        splitter.setStretchFactor(1, 2)
+        splitter.setChildrenCollapsible(False)
+
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.query)
+        layout.addLayout(options)
+        layout.addWidget(self.situation_box)
+        layout.addWidget(self.status)
+        layout.addLayout(lacking_row)
+        layout.addWidget(splitter, 1)
+        self.setWidget(body)
+
+    def _build_situation(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Situation", parent)
+        box.setCheckable(True)
+        box.setChecked(False)
+        box.setToolTip("Match StrategicPattern skills against a game situation as well")
+        content = QWidget(box)
+        self.phase = QComboBox(content)
+        self.economy = QComboBox(content)
+        self.threat = QComboBox(content)
+        for combo, enum in ((self.phase, GamePhase), (self.economy, EconomyState), (self.threat, ThreatLevel)):
+            for member in enum:
+                combo.addItem(member.value, member.value)
+            combo.currentIndexChanged.connect(lambda _index: self.schedule_search())
+        self.economy.setCurrentIndex(self.economy.findData(EconomyState.EVEN.value))
+        self.threat.setCurrentIndex(self.threat.findData(ThreatLevel.MEDIUM.value))
+        self.map_control = QDoubleSpinBox(content)
+        self.map_control.setRange(0, 100)
+        self.map_control.setDecimals(0)
+        self.map_control.setSingleStep(5)
+        self.map_control.setSuffix(" %")
+        self.map_control.setValue(50)
+        self.map_control.valueChanged.connect(lambda _value: self.schedule_search())
+        self.army = QLineEdit(content)
+        self.army.setPlaceholderText("rifle_infantry 60, light_tank 40")
+        self.enemy = QLineEdit(content)
+        self.enemy.setPlaceholderText("yak 50, heavy_tank 50")
+        self.tech = QLineEdit(content)
+        self.tech.setPlaceholderText("tier1, radar")
+        for edit in (self.army, self.enemy, self.tech):
+            edit.textChanged.connect(lambda _text: self.schedule_search())
+        self.situation_error = QLabel("", content)
+        self.situation_error.setWordWrap(True)
+        self.situation_error.setStyleSheet("color: #b00020;")
+        self.situation_error.hide()
+
+        grid = QGridLayout()
+        for column, (text, widget) in enumerate(
+            (("Phase", self.phase), ("Economy", self.economy), ("Threat", self.threat))
+        ):
+            grid.addWidget(QLabel(text, content), 0, column * 2)
+            grid.addWidget(widget, 0, column * 2 + 1)
+        form = QFormLayout()
+        form.addRow("Map control", self.map_control)
+        form.addRow("Our army", self.army)
+        form.addRow("Enemy", self.enemy)
+        form.addRow("Tech", self.tech)
+        inner = QVBoxLayout(content)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addLayout(grid)
+        inner.addLayout(form)
+        inner.addWidget(self.situation_error)
+        outer = QVBoxLayout(box)
+        outer.setContentsMargins(6, 2, 6, 2)
+        outer.addWidget(content)
+        content.setVisible(False)  # collapsed while the situation is off
+        box.setFlat(True)  # no empty frame while collapsed
+        box.toggled.connect(content.setVisible)
+        box.toggled.connect(lambda on: box.setFlat(not on))
+        box.toggled.connect(lambda _on: self.schedule_search())
+        return box
+
+    # --- following the main window ------------------------------------------------------------
+
+    def install(self, repository: SkillRepository) -> None:
+        """Another library (or the first): forget the old results, search the new one."""
+        self._unsubscribe()
+        self._stop_embedding()
+        self._generation += 1  # a retrieval still running on the old library is ignored...
+        self._timer.stop()
+        self._pool.clear()
+        self._pool.waitForDone()  # ...and finished before the window closes that library
+        self.busy = False
+        self.repository = repository
+        self.retriever = Retriever(repository, self.provider)
+        self._unsubscribe = repository.database.changes.subscribe(self._changed.emit)
+        self._clear_results()
+        self._set_modules(self._modules_of(repository))
+        self.schedule_search()
+
+    def shutdown(self) -> None:
+        """Before the window closes: no more searches; let a running one finish."""
+        self._unsubscribe()
+        self._unsubscribe = lambda: None
+        self._stop_embedding()
+        self._generation += 1
+        self._timer.stop()
+        self._pool.clear()
+        self._pool.waitForDone()
+
+    @staticmethod
+    def _modules_of(repository: SkillRepository) -> list[str]:
+        try:
+            return repository.game_modules()
+        except LibraryError:
+            return []
+
+    def _on_library_change(self, change: LibraryChange) -> None:
+        # Any write may change what a query retrieves (names, quality, vectors, trash).
+        self.schedule_search()
+        mine = self.repository is not None and change.actor == self.repository.actor.id
+        if mine and change.action in WRITES_NEEDING_VECTORS and self.provider is not None:
+            self._to_embed.update(dict.fromkeys(change.skill_ids))
+            self._embed_timer.start()  # batched: an import's or a burst of saves' ids go together
+
+    def _embed_written(self) -> None:
+        if not self._to_embed or self.repository is None or self.provider is None:
+            return
+        ids, self._to_embed = list(self._to_embed), {}
+        self._embed_pool.start(_AutoEmbedTask(self.repository, self.provider, ids))
+
+    def _stop_embedding(self) -> None:
+        """Before the library closes: vectors not started yet wait for the next Embed; one running
+        batch finishes (it is one short transaction)."""
+        self._embed_timer.stop()
+        self._to_embed = {}
+        self._embed_pool.clear()
+        self._embed_pool.waitForDone()
+
+    def _on_visibility(self, visible: bool) -> None:
+        if not visible:
+            return
+        if not self._sized:  # a useful width the first time, not the dock's minimum; once laid out
+            self._sized = True
+            QTimer.singleShot(0, self._size_dock)
+        self._adopt_browser_filter()
+        if self._dirty:
+            self.schedule_search()
+
+    def _size_dock(self) -> None:
+        width = max(600, self.window_.width() * 9 // 20)
+        self.window_.resizeDocks([self], [width], Qt.Orientation.Horizontal)
+
+    def _adopt_browser_filter(self) -> None:
+        """Start from what the browser shows: its domain and module when it filters on exactly one."""
+        filters = getattr(self.window_, "filters", None)
+        if filters is None:
+            return
+        domains = filters.domain.checked()
+        if len(domains) == 1:
+            self.domain.setCurrentIndex(max(0, self.domain.findData(domains[0])))
+        modules = filters.module.checked()
+        if len(modules) == 1:
+            if self.module.findData(modules[0]) < 0:
+                self.module.addItem(modules[0], modules[0])
+            self.module.setCurrentIndex(self.module.findData(modules[0]))
+
+    def _set_modules(self, modules: list[str] | tuple[str, ...]) -> None:
+        current = self.module.currentData()
+        wanted = ["Any", *modules] + ([current] if current and current not in modules else [])
+        if [self.module.itemText(i) for i in range(self.module.count())] == wanted:
+            return
+        self.module.blockSignals(True)
+        self.module.clear()
+        self.module.addItem("Any", None)
+        for module in wanted[1:]:
+            self.module.addItem(module, module)
+        self.module.setCurrentIndex(max(0, self.module.findData(current)) if current else 0)
+        self.module.blockSignals(False)
+
+    # --- searching ------------------------------------------------------------------------------
+
+    def request(self) -> tuple[PreviewRequest, str | None]:
+        """The request the controls describe, and what is wrong with the situation if anything."""
+        situation, problem = None, None
+        if self.situation_box.isChecked():
+            try:
+                situation = self.situation()
+            except (ValueError, ValidationError) as error:
+                problem = str(error)
+        request = PreviewRequest(
+            query=self.query.text(), domain=Domain(self.domain.currentData()) if self.domain.currentData() else None,
+            game_module=self.module.currentData(), k=self.k.value(), mode=Mode(self.mode.currentData()), role=self.role.text().strip() or None,
+            situation=situation, budget=self.budget.value(),
+        )  # fmt: skip
+        return request, problem
+
+    def situation(self) -> SituationSignature:
+        data = {
+            "game_phase": self.phase.currentData(),
+            "economy_state": self.economy.currentData(),
+            "threat_level": self.threat.currentData(),
+            "map_control": self.map_control.value() / 100,
+            "army_composition": parse_shares(self.army.text(), "our army"),
+            "enemy_composition_estimate": parse_shares(self.enemy.text(), "enemy"),
+            "active_tech": [t.strip() for t in self.tech.text().split(",") if t.strip()],
+        }
+        return parse_situation(data)
+
+    def schedule_search(self) -> None:
+        """Search after a pause (typing, spinning); only while the dock is shown."""
+        self._dirty = True
+        if self.isVisible():
+            self._timer.start()
+
+    def search_now(self) -> None:
+        self._timer.stop()
+        if self.retriever is None:
+            return
+        if not self.isVisible():
+            self._dirty = True
+            return
+        self._dirty = False
+        request, problem = self.request()
+        self.situation_error.setText(f"Situation ignored: {problem}" if problem else "")
+        self.situation_error.setVisible(bool(problem))
+        self._generation += 1
+        self.busy = True
+        self._pool.clear()  # retrievals not started yet are already stale
+        self._pool.start(_SearchTask(self.retriever, request, self._generation, self._signals))
+
+    def wait(self, timeout_ms: int = 30_000) -> bool:
+        """Block until the due search is done and shown (tests, screenshots)."""
+        if self._timer.isActive():
+            self.search_now()
+        self._pool.waitForDone(timeout_ms)
+        QCoreApplication.sendPostedEvents(self)
+        return not self.busy
+
+    def _apply(self, generation: int, preview: Preview) -> None:
+        if generation != self._generation:
+            return  # a newer search is on its way
+        self.busy = False
+        self.preview = preview
+        self._set_modules(preview.modules)
+        self._fill_table(preview)
+        self._fill_texts(preview)
+        self._show_status(preview)
+        self.searches += 1
+        self.preview_ready.emit()
+
+    def _fail(self, generation: int, message: str) -> None:
+        if generation != self._generation:
+            return
+        self.busy = False
+        self.status.setText(f"<span style='color:#b00020'>Retrieval failed: {escape(message)}</span>")
+        self.preview_ready.emit()
+
+    # --- showing --------------------------------------------------------------------------------
+
+    def _clear_results(self) -> None:
+        self.preview = None
+        self._filling = True
+        self.table.setRowCount(0)
+        self._filling = False
+        self.prompt.clear()
+        self.prompt_size.setText("")
+        self.catalog_text.clear()
+        self.catalog_size.setText("")
+        self.status.setText("")
+        self.lacking.hide()
+        self.embed_button.hide()
+
+    def _fill_table(self, preview: Preview) -> None:
+        self._filling = True
+        self.table.setRowCount(0)
+        self.table.setRowCount(len(preview.result.hits))
+        for row, hit in enumerate(preview.result.hits):
+            s = hit.score
+            cells = [str(row + 1), hit.name, hit.confidence, number(s.final), number(s.fts), number(s.semantic),
+                     number(s.situation), number(s.quality), number(s.evidence)]  # fmt: skip
+            games = (
+                f"{hit.verification_count} games, {hit.success_rate:.0%} success"
+                if hit.verification_count
+                else "not verified"
+            )
+            tip = (f"{hit.name}\n{hit.domain} · {hit.game_module} · {games}\n"
+                   f"bm25 {number(s.bm25)} · cosine {number(s.cosine)} · relevance {number(s.relevance)}")  # fmt: skip
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, hit.skill_id)
+                item.setToolTip(tip if column == NAME_COLUMN else COLUMNS[column][1])
+                if column not in (NAME_COLUMN, CONFIDENCE_COLUMN):
+                    item.setTextAlignment(_RIGHT)
+                self.table.setItem(row, column, item)
+        self._filling = False
+
+    def _fill_texts(self, preview: Preview) -> None:
+        context, listing = preview.context, preview.catalog
+        self.prompt.setPlainText(context.text)
+        size = f"{context.size:,} of {context.budget:,} characters"
+        if context.left_out:
+            size += "; left out: " + ", ".join(f"{item.name} ({item.size:,})" for item in context.left_out)
+        elif context.included:
+            size += "; every retrieved skill fits"
+        self.prompt_size.setText(size)
+        self.prompt_size.setToolTip(size)
+        self.copy_button.setEnabled(bool(context.text))
+        self.catalog_text.setPlainText(listing.text)
+        self.catalog_size.setText(f"catalog {listing.size:,} characters vs full content {listing.full_size:,}")
+
+    def _show_status(self, preview: Preview) -> None:
+        result = preview.result
+        if not preview.request.query.strip():
+            text = "Type a query to see what the LLM would receive."
+        else:
+            text = f"<b>Mode:</b> {result.used.value}"
+            if result.used is not result.mode:
+                text += f" (asked for {result.mode.value})"
+            if result.model_id:
+                text += f" · {escape(result.model_id)}"
+            text += f" · {len(result.hits)} skill{'s' if len(result.hits) != 1 else ''}"
+            notes = list(result.notes) + ([self.provider_note] if self.provider_note else [])
+            if notes:
+                text += "<br><span style='color:#555'>" + "; ".join(escape(n) for n in notes) + "</span>"
+        self.status.setText(text)
+        status = preview.status
+        lacking = status.lacking if status is not None else 0
+        if status is not None and lacking:
+            noun = "skill lacks" if lacking == 1 else "skills lack"
+            self.lacking.setText(f"{lacking:,} {noun} a current vector for {status.model_id}")
+        self.lacking.setVisible(bool(lacking))
+        self.embed_button.setVisible(bool(lacking))
+
+    # --- actions --------------------------------------------------------------------------------
+
+    def selected_id(self) -> str | None:
+        items = self.table.selectedItems()
+        return items[0].data(Qt.ItemDataRole.UserRole) if items else None
+
+    def _on_row_selected(self) -> None:
+        skill_id = self.selected_id()
+        if skill_id is not None and not self._filling:
+            self.window_.reveal_skill(skill_id)
+
+    def copy_prompt(self) -> None:
+        QGuiApplication.clipboard().setText(self.prompt.toPlainText())
+        self.window_.statusBar().showMessage("Prompt text copied to the clipboard", 3000)
+
+    def _embed(self) -> None:
+        self.window_.embed_action.trigger()
+
+
+# --- computing embeddings on a worker thread ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbedOutcome:
+    model_id: str
+    stored: int
+    total: int
+    skipped: tuple[tuple[str, str], ...]
+    cancelled: bool
+
+
+class EmbedThread(QThread):
+    """``embed_library`` on a worker thread; never touches a widget, reports through signals.
+
+    Progress is throttled (at most one signal per ``THROTTLE_S``, plus the last); Cancel sets an
+    event that ``embed_library`` checks between batches, so the batches stored stay stored.
+    """
+
+    progress = Signal(object)  # EmbedProgress
+    outcome = Signal(object)  # EmbedOutcome
+    failed = Signal(str, str)  # readable message, details (the traceback)
+
+    def __init__(self, repository: SkillRepository, provider: EmbeddingProvider, *, everything: bool = False,
+                 parent: QObject | None = None) -> None:  # fmt: skip
+        super().__init__(parent)
+        self.repository, self.provider, self.everything = repository, provider, everything
+        self.cancel_event = threading.Event()
+        self.last: EmbedProgress | None = None
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    def run(self) -> None:  # on the worker thread
+        last_emit = 0.0
+        try:
+            for progress in embed_library(
+                self.repository, self.provider, everything=self.everything, cancelled=self.cancel_event.is_set
+            ):
+                self.last = progress
+                now = time.monotonic()
+                if now - last_emit >= THROTTLE_S or progress.finished:
+                    self.progress.emit(progress)
+                    last_emit = now
+        except ProviderError as error:
+            self.failed.emit(self._stopped(f"The embedding provider failed: {error}"), traceback.format_exc())
+            return
+        except Exception as error:  # noqa: BLE001 - shown as a message, never as a traceback dialog
+            self.failed.emit(self._stopped(f"Embedding stopped: {error}"), traceback.format_exc())
+            return
+        last = self.last
+        stored, total = (last.done, last.total) if last else (0, 0)
+        skipped = last.skipped if last else ()
+        cancelled = self.cancel_event.is_set() and not (last is not None and last.finished)
+        self.outcome.emit(EmbedOutcome(self.provider.model_id, stored, total, skipped, cancelled))
+
+    def _stopped(self, message: str) -> str:
+        stored = self.last.done if self.last else 0
+        return f"{message}\n\n{stored:,} vectors were stored before it stopped; run Compute Embeddings again to resume."
+
+
+class QtEmbedJob(QObject):
+    """One Compute Embeddings run: the thread, its progress dialog, the message at the end."""
+
+    ended = Signal()
+
+    def __init__(self, window: QWidget, repository: SkillRepository, provider: EmbeddingProvider) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.thread = EmbedThread(repository, provider, parent=self)
+        self.result: EmbedOutcome | None = None
+        self.error: str | None = None
+        self.message: QMessageBox | None = None
+        self.dialog = QProgressDialog(f"Computing embeddings with {provider.model_id}…", "Cancel", 0, 0, window)
+        self.dialog.setWindowTitle("Compute Embeddings")
+        self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        self.dialog.setMinimumDuration(0)
+        self.dialog.setAutoClose(False)
+        self.dialog.setAutoReset(False)
+        self.dialog.setMinimumWidth(420)
+        self.dialog.canceled.connect(self.cancel)
+        self.thread.progress.connect(self._on_progress)
+        self.thread.outcome.connect(self._on_outcome)
+        self.thread.failed.connect(self._on_failed)
+        self.thread.finished.connect(self._on_finished)
+
+    @property
+    def running(self) -> bool:
+        return self.thread.isRunning()
+
+    def start(self) -> None:
+        self.dialog.show()
+        self.thread.start()
+
+    def cancel(self, *, wait: bool = False) -> None:
+        self.thread.cancel()
+        self.dialog.setLabelText("Cancelling after this batch…")
+        if wait:
+            self.thread.wait(120_000)
+            QCoreApplication.sendPostedEvents(self)
+
+    def wait(self, timeout_ms: int = 30_000) -> bool:
+        """Block until the run has ended and its message is up (tests)."""
+        done = self.thread.wait(timeout_ms)
+        QCoreApplication.sendPostedEvents(self)
+        return done
+
+    def _on_progress(self, progress: EmbedProgress) -> None:
+        handled = progress.done + len(progress.skipped)
+        self.dialog.setMaximum(max(1, progress.total))
+        self.dialog.setValue(min(handled, max(1, progress.total)) if progress.total else 1)
+        if not self.thread.cancel_event.is_set():
+            self.dialog.setLabelText(
+                f"Computing embeddings with {progress.model_id}: {handled:,} of {progress.total:,}"
+            )
+
+    def _on_outcome(self, outcome: EmbedOutcome) -> None:
+        self.result = outcome
+        if outcome.total == 0:
+            text = f"Every skill already has a current vector for {outcome.model_id}."
+        else:
+            text = f"Stored {outcome.stored:,} of {outcome.total:,} vectors for {outcome.model_id}"
+            text += "; cancelled (run Compute Embeddings again to resume)." if outcome.cancelled else "."
+        details = "\n".join(f"{skill_id}: {why}" for skill_id, why in outcome.skipped)
+        if outcome.skipped:
+            text += f"\n{len(outcome.skipped):,} skipped: the provider answered no usable vector (see details)."
+        self._message(QMessageBox.Icon.Information, "Embeddings computed", text, details)
+
+    def _on_failed(self, message: str, details: str) -> None:
+        self.error = message
+        self._message(QMessageBox.Icon.Warning, "Cannot compute embeddings", message, details)
+
+    def _on_finished(self) -> None:
+        self.dialog.reset()
+        self.dialog.hide()
+        self.ended.emit()
+
+    def dispose(self) -> None:
+        """Once ended: free the dialog and the job (the dialog belongs to the window)."""
+        self.dialog.deleteLater()
+        self.deleteLater()
+
+    def _message(self, icon: QMessageBox.Icon, title: str, text: str, details: str) -> None:
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window_)
+        if details:
+            box.setDetailedText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # window-modal, without blocking the event loop
+        self.message = box
+
+
+__all__ = [
+    "EmbedOutcome",
+    "EmbedThread",
+    "Preview",
+    "PreviewRequest",
+    "QtEmbedJob",
+    "QtRetrievalPreview",
+    "configured_provider",
+    "parse_shares",
+]
