@@ -244,7 +244,7 @@ class Retriever:
             )
             return None
         similarities = index.similarities(vector, domain=domain, game_module=game_module)
-        if not similarities.ids:
+        if not len(similarities):
             notes.append(f"no skill in this filter has a vector for {index.model_id}; ranked by FTS5 keyword search")
             return None
         typical = float(similarities.cosines.mean())

@@ -51,18 +51,31 @@ def normalise(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 @dataclass(frozen=True)
 class Similarities:
-    """Cosines of a query against every served vector that passes the filters."""
+    """Cosines of a query against every served vector that passes the filters.
 
-    ids: list[str]
+    Holds row numbers into the index's id list rather than ids: naming 100k ids would cost more
+    than the search itself, and only the top few are ever named."""
+
+    rows: npt.NDArray[np.intp]
     cosines: npt.NDArray[np.float32]
+    all_ids: list[str]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def ids(self) -> list[str]:
+        return [self.all_ids[row] for row in self.rows]
 
     def top(self, k: int) -> list[tuple[str, float]]:
-        if k <= 0 or not self.ids:
+        """The ``k`` most similar, best first; equal cosines in id order."""
+        if k <= 0 or not len(self.rows):
             return []
-        k = min(k, len(self.ids))
+        k = min(k, len(self.rows))
         part = np.argpartition(-self.cosines, k - 1)[:k]
-        order = part[np.lexsort((np.array([self.ids[i] for i in part]), -self.cosines[part]))]
-        return [(self.ids[i], float(self.cosines[i])) for i in order]
+        names = np.array([self.all_ids[self.rows[i]] for i in part])
+        order = part[np.lexsort((names, -self.cosines[part]))]
+        return [(self.all_ids[self.rows[i]], float(self.cosines[i])) for i in order]
 
 
 class VectorIndex:
@@ -103,8 +116,8 @@ class VectorIndex:
             # One product over the whole matrix, then the rows wanted: slicing the matrix first
             # would copy it (100 MB at 100k skills).
             cosines = (self._matrix @ unit)[rows] if len(rows) else np.zeros(0, np.float32)
-            ids = [self._ids[i] for i in rows]
-        return Similarities(ids, cosines.astype(np.float32, copy=False))
+            all_ids = self._ids
+        return Similarities(rows, cosines.astype(np.float32, copy=False), all_ids)
 
     def has(self, skill_id: str) -> bool:
         with self._lock:

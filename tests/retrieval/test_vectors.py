@@ -110,10 +110,14 @@ def test_normalise_and_top() -> None:
     matrix = np.array([[3, 4], [0, 0], [0, -2]], dtype=np.float32)
     unit = normalise(matrix)
     np.testing.assert_allclose(unit, [[0.6, 0.8], [0, 0], [0, -1]], atol=1e-6)
-    similarities = Similarities(["c", "a", "b", "d"], np.array([0.5, 0.9, 0.5, 0.1], dtype=np.float32))
+    # Rows 1..4 of an index's id list ("x" is filtered out).
+    all_ids = ["x", "c", "a", "b", "d"]
+    similarities = Similarities(np.arange(1, 5), np.array([0.5, 0.9, 0.5, 0.1], dtype=np.float32), all_ids)
+    assert similarities.ids == ["c", "a", "b", "d"] and len(similarities) == 4
     assert [sid for sid, _ in similarities.top(3)] == ["a", "b", "c"]  # ties by id
     assert [sid for sid, _ in similarities.top(99)] == ["a", "b", "c", "d"]
-    assert similarities.top(0) == [] and Similarities([], np.zeros(0, np.float32)).top(5) == []
+    empty = Similarities(np.zeros(0, dtype=np.intp), np.zeros(0, np.float32), all_ids)
+    assert similarities.top(0) == [] and empty.top(5) == []
 
 
 # --- malformed and foreign vectors ------------------------------------------------------------
