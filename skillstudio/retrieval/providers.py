@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -80,10 +80,14 @@ class LocalEmbeddings:
     download it; pointing ``cache_dir`` at the package's own folder (where ``tokenizers/`` and
     ``weights/`` ship) with downloads disabled loads both offline, or fails with a clear error.
     The model is loaded once per process and shared (it is read-only, ~70 MB).
+
+    The vectors are WordLlama's own (the mean of the texts' token embeddings, bit for bit, which
+    a test checks), computed without its padding: texts are tokenized with the fast batch
+    encoder and pooled in groups of equal token count, which nearly doubles the rate on one core.
     """
 
     _lock = threading.Lock()
-    _model: object | None = None
+    _model: _Model | None = None
 
     @property
     def model_id(self) -> str:
@@ -94,20 +98,46 @@ class LocalEmbeddings:
         return 256
 
     def embed(self, texts: Sequence[str]) -> Matrix:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
+            return out
         model = self._load()
         # Lone surrogates (undecodable bytes) would make the tokenizer raise; replace them.
         clean = [text[:MAX_EMBED_CHARS].encode("utf-8", "replace").decode("utf-8") for text in texts]
-        vectors = model.embed(clean, norm=False)  # type: ignore[attr-defined]
-        return np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(texts), self.dimensions)
+        encodings = model.encode(clean, add_special_tokens=False)
+        token_ids = [encoding.ids for encoding in encodings]
+        by_length: dict[int, list[int]] = {}
+        for row, ids in enumerate(token_ids):
+            if ids:  # no tokens: a zero vector, as WordLlama gives
+                by_length.setdefault(len(ids), []).append(row)
+        highest = model.embedding.shape[0] - 1
+        for length, rows in by_length.items():
+            ids = np.array([token_ids[row] for row in rows], dtype=np.intp)
+            np.clip(ids, 0, highest, out=ids)
+            out[rows] = model.embedding[ids].sum(axis=1, dtype=np.float32) / np.float32(length)
+        return out
 
     @classmethod
-    def _load(cls) -> object:
+    def _load(cls) -> _Model:
         with cls._lock:
             if cls._model is None:
-                cls._model = _load_wordllama()
+                cls._model = _Model(_load_wordllama())
             return cls._model
+
+
+class _Model:
+    """WordLlama's embedding matrix and an unpadded copy of its tokenizer."""
+
+    def __init__(self, wordllama: Any) -> None:
+        self.wordllama = wordllama  # kept for comparison in tests
+        self.embedding: npt.NDArray[np.float32] = np.ascontiguousarray(wordllama.embedding, dtype=np.float32)
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_str(wordllama.tokenizer.to_str())
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        # tokenizers >= 0.21 can skip computing character offsets, which we never use.
+        self.encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
 
 
 def _load_wordllama() -> object:

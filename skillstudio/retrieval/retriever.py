@@ -206,8 +206,12 @@ class Retriever:
 
     def load(self, result: RetrievalResult) -> list[Skill]:
         """The hits' skills, in rank order; a row that no longer parses or exists is left out."""
+        try:
+            return self.repository.get_many(result.ids)  # one read for all: the usual case
+        except (SkillNotFound, InvalidStoredSkill):
+            pass
         skills = []
-        for skill_id in result.ids:
+        for skill_id in result.ids:  # one is gone or malformed: take the others one by one
             try:
                 skills.append(self.repository.get(skill_id))
             except (SkillNotFound, InvalidStoredSkill):

@@ -44,7 +44,8 @@ def decode_vector(blob: bytes, dimensions: int) -> Vector | str:
 
 
 def normalise(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.sqrt(np.einsum("...i,...i->...", matrix, matrix))[..., None]
     norms[norms == 0] = 1.0
     return (matrix / norms).astype(np.float32, copy=False)
 
@@ -86,6 +87,7 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._loaded = False
         self._cursor = 0
+        self._data_version = -1
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self._matrix = np.zeros((0, dimensions), dtype=np.float32)
@@ -131,6 +133,11 @@ class VectorIndex:
         if not self._loaded:
             self._full_load()
             return
+        # PRAGMA data_version is a few microseconds; the change log is read only after a commit.
+        version = self.store.database.data_version()
+        if version == self._data_version:
+            return
+        self._data_version = version
         cursor, changed = self.store.changed_since(self._cursor)
         if changed is None or len(changed) > _PATCH_LIMIT:
             self._full_load()
@@ -139,26 +146,39 @@ class VectorIndex:
             self._cursor = cursor
 
     def _full_load(self) -> None:
+        """Every vector of the model at once, as columns: one buffer, checked and normalised
+        row-wise by numpy (per-row Python would take seconds at 100k)."""
+        self._data_version = self.store.database.data_version()
         cursor = self.store.change_cursor()  # first: a write racing the load is replayed later
-        rows = self.store.vector_rows(self.model_id)
+        table = self.store.vector_columns(self.model_id)
         self.invalid = {}
-        vectors, ids, domains, modules, live = [], [], [], [], []
-        for row in rows:
-            vector = self._valid(row)
-            if vector is None:
-                continue
-            ids.append(row.skill_id)
-            vectors.append(vector)
-            domains.append(self._code(row.domain))
-            modules.append(self._code(row.game_module))
-            live.append(_served(row))
-        self._ids = ids
-        self._row = {skill_id: n for n, skill_id in enumerate(ids)}
-        matrix = np.vstack(vectors) if vectors else np.zeros((0, self.dimensions), np.float32)
+        width = 4 * self.dimensions
+        sized = [n for n, blob in enumerate(table.blobs) if len(blob) == width]
+        for n, blob in enumerate(table.blobs):
+            if len(blob) != width:
+                self.invalid[table.skill_ids[n]] = str(decode_vector(blob, self.dimensions))
+        described = _matrix([table.blobs[n] for n in sized], self.dimensions)
+        usable: list[bool] = np.asarray(np.isfinite(described).all(axis=1) & described.any(axis=1)).tolist()
+        for n, ok in zip(sized, usable, strict=True):
+            if not ok:
+                self.invalid[table.skill_ids[n]] = str(decode_vector(table.blobs[n], self.dimensions))
+        kept = [n for n, ok in zip(sized, usable, strict=True) if ok]
+        matrix = normalise(described[np.asarray(usable, dtype=bool)]) if kept else described[:0]
+        # Add each usable label vector's direction (name and tags) to its description's.
+        labelled = [i for i, n in enumerate(kept) if len(table.label_blobs[n] or b"") == width]
+        if labelled:
+            labels = _matrix([table.label_blobs[kept[i]] or b"" for i in labelled], self.dimensions)
+            fine = np.isfinite(labels).all(axis=1) & labels.any(axis=1)
+            matrix[np.asarray(labelled)[fine]] += normalise(labels[fine])
+        self._ids = [table.skill_ids[n] for n in kept]
+        self._row = {skill_id: i for i, skill_id in enumerate(self._ids)}
         self._matrix = normalise(matrix)
-        self._domain = np.array(domains, dtype=np.int32)
-        self._module = np.array(modules, dtype=np.int32)
-        self._live = np.array(live, dtype=bool)
+        self._domain = np.array([self._code(table.domains[n]) for n in kept], dtype=np.int32)
+        self._module = np.array([self._code(table.game_modules[n]) for n in kept], dtype=np.int32)
+        self._live = np.array(
+            [table.review_states[n] != "rejected" and table.confidences[n] in _SERVED_CONFIDENCE for n in kept],
+            dtype=bool,
+        )
         self._cursor, self._loaded = cursor, True
 
     def _patch(self, changed: list[str]) -> None:
@@ -207,6 +227,13 @@ class VectorIndex:
         if label is not None and not isinstance(label, str):
             vector = vector + normalise(label[None, :])[0]
         return vector
+
+
+def _matrix(blobs: list[bytes], dimensions: int) -> npt.NDArray[np.float32]:
+    """Equal-length f32 blobs as one (n, dimensions) matrix."""
+    if not blobs:
+        return np.zeros((0, dimensions), np.float32)
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dimensions).astype(np.float32)
 
 
 def _served(row: VectorRow) -> bool:

@@ -86,6 +86,28 @@ class VectorRow:
 
 
 @dataclass(frozen=True)
+class VectorColumns:
+    """The same fields as :class:`VectorRow`, one list per field."""
+
+    skill_ids: list[str]
+    blobs: list[bytes]
+    domains: list[str]
+    game_modules: list[str]
+    confidences: list[str | None]
+    review_states: list[str | None]
+    label_blobs: list[bytes | None]
+
+
+_VECTOR_SQL = (
+    "SELECT e.skill_id, e.embedding, s.domain, s.game_module, s.confidence, m.review_state,"
+    " CASE WHEN l.model_id = e.model_id THEN l.embedding END"
+    " FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
+    " LEFT JOIN studio_skill_meta m ON m.skill_id = e.skill_id"
+    " LEFT JOIN studio_label_embeddings l ON l.skill_id = e.skill_id WHERE e.model_id = ?"
+)
+
+
+@dataclass(frozen=True)
 class _Freshness:
     skill_id: str
     description: object  # as stored: an engine may have written anything
@@ -213,6 +235,23 @@ class EmbeddingStore:
                     result = connection.execute(text(f"{sql} AND e.skill_id IN ({marks})"), {**params, "model": model_id})
                     out.extend(_vector_row(row) for row in result)
         return out
+
+    def vector_columns(self, model_id: str) -> VectorColumns:
+        """Every stored vector of ``model_id`` as columns: the fast way to load 100k of them."""
+        with self.database.read() as session:
+            rows = session.connection().exec_driver_sql(_VECTOR_SQL, (model_id,)).fetchall()
+        if not rows:
+            return VectorColumns([], [], [], [], [], [], [])
+        ids, blobs, domains, modules, confidences, reviews, labels = (list(column) for column in zip(*rows, strict=True))
+        return VectorColumns(
+            [str(i) for i in ids],
+            [bytes(b) if isinstance(b, bytes | bytearray | memoryview) else b"" for b in blobs],
+            [str(d) for d in domains],
+            [str(m) for m in modules],
+            [c if isinstance(c, str) else None for c in confidences],
+            [r if isinstance(r, str) else None for r in reviews],
+            [bytes(b) if isinstance(b, bytes | bytearray | memoryview) else None for b in labels],
+        )
 
     def change_cursor(self) -> int:
         """The newest entry of the change log (0 when empty): where an index starts listening."""
@@ -351,6 +390,7 @@ __all__ = [
     "EmbeddingStatus",
     "EmbeddingStore",
     "PendingText",
+    "VectorColumns",
     "VectorRow",
     "description_hash",
     "label_text",

@@ -22,6 +22,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 64  # of a pasted 100 kB text, only the first words are looked at
 MAX_MATCH_TERMS = 16  # the rarest ones, when a query has more
 COMMON_SHARE = 0.5  # a word in more than this share of skills is dropped if rarer ones remain
+# bm25 is computed for every skill that matches any kept word. Words are kept rarest first while
+# their skill counts add up to at most this (the rarest is always kept), so a query of everyday
+# words costs the same at 100k skills as at 10k; the words dropped would weigh least in bm25.
+MAX_SCORED = 4_000
 # bm25 column weights for (name, description, tags): a word in the name or a tag says more
 # about what a skill is for than the same word somewhere in its description.
 COLUMN_WEIGHTS = (4.0, 1.0, 2.0)
@@ -50,13 +54,15 @@ def term_coverage(database: Database, ids: list[str], weights: dict[str, float])
     if not ids or total <= 0:
         return {}
     out: dict[str, float] = {}
+    # A term matches a word it begins (FTS5's prefix match); a pattern per term runs in C.
+    patterns = [(re.compile(r"(?<!\w)" + re.escape(term), re.IGNORECASE), weight) for term, weight in weights.items()]
     with database.read() as session:
         connection = session.connection()
         for marks, params in id_lists(ids):
             rows = connection.execute(text(f"SELECT id, name, description, tags FROM skills WHERE id IN ({marks})"), params)
             for skill_id, *fields in rows:
-                words = {w.lower() for field_text in fields if isinstance(field_text, str) for w in _WORD.findall(field_text)}
-                matched = sum(weight for term, weight in weights.items() if any(w.startswith(term) for w in words))
+                joined = "\n".join(field_text for field_text in fields if isinstance(field_text, str))
+                matched = sum(weight for pattern, weight in patterns if pattern.search(joined))
                 out[str(skill_id)] = matched / total
     return out
 
@@ -93,19 +99,23 @@ def keyword_candidates(
         alternatives = " OR ".join(f'"{term}"*' for term in terms)
         match = f"{{tags}}: ({alternatives})" if tags_only else alternatives
         column_weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+        # Rank inside FTS5 first, then join the few best to the skills for the filters: joining
+        # every match costs five times the ranking. A filter may leave fewer than ``limit``.
+        pool = limit * (5 if domain or game_module else 2)
         rows = connection.execute(
             text(
-                f"SELECT s.id, -bm25(skills_fts, {column_weights}) AS score"
-                " FROM skills_fts JOIN skills s ON s.rowid = skills_fts.rowid"
+                "WITH best AS ("
+                f" SELECT rowid AS r, -bm25(skills_fts, {column_weights}) AS score FROM skills_fts"
+                " WHERE skills_fts MATCH :match ORDER BY score DESC LIMIT :pool)"
+                " SELECT s.id, best.score FROM best JOIN skills s ON s.rowid = best.r"
                 " LEFT JOIN studio_skill_meta m ON m.skill_id = s.id"
-                " WHERE skills_fts MATCH :match"
-                " AND (:domain IS NULL OR s.domain = :domain)"
+                " WHERE (:domain IS NULL OR s.domain = :domain)"
                 " AND (:module IS NULL OR s.game_module = :module)"
                 " AND (m.review_state IS NULL OR m.review_state <> 'rejected')"
                 " AND (s.confidence IS NULL OR s.confidence IN ('tentative', 'established', 'proven'))"
-                " ORDER BY score DESC, s.id LIMIT :limit"
+                " ORDER BY best.score DESC, s.id LIMIT :limit"
             ),
-            {"match": match, "domain": domain, "module": game_module, "limit": int(limit)},
+            {"match": match, "domain": domain, "module": game_module, "limit": int(limit), "pool": int(pool)},
         ).all()
     hits = [KeywordHit(str(skill_id), float(score)) for skill_id, score in rows if score is not None]
     return KeywordResult(hits, tuple(terms), tuple(dropped), weights)
@@ -120,18 +130,23 @@ def _telling_terms(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.studio_fts_vocab USING fts5vocab(main, skills_fts, 'row')"
     )
     total = int(connection.execute(text("SELECT COUNT(*) FROM skills")).scalar_one() or 0)
-    frequencies: dict[str, int] = {}
-    for word in words:
-        upper = word[:-1] + chr(min(ord(word[-1]) + 1, 0x10FFFF))
-        count = connection.execute(
-            text("SELECT COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :low AND term < :high"),
-            {"low": word, "high": upper},
-        ).scalar_one()
-        if count:
-            frequencies[word] = int(count)
+    # Every word's document count (as a prefix) in one statement.
+    parts, params = [], {}
+    for n, word in enumerate(words):
+        parts.append(f"SELECT {n}, COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :l{n} AND term < :h{n}")
+        params[f"l{n}"], params[f"h{n}"] = word, word[:-1] + chr(min(ord(word[-1]) + 1, 0x10FFFF))
+    frequencies = {
+        words[int(n)]: int(count) for n, count in connection.execute(text(" UNION ALL ".join(parts)), params) if count
+    }
     ranked = sorted(frequencies, key=lambda w: (frequencies[w], w))
     rare = ranked if keep_common else [w for w in ranked if frequencies[w] <= COMMON_SHARE * max(total, 1)]
-    kept = (rare or ranked[:3])[:MAX_MATCH_TERMS]
+    kept: list[str] = []
+    scored = 0
+    for word in (rare or ranked[:1])[:MAX_MATCH_TERMS]:
+        if kept and scored + frequencies[word] > MAX_SCORED:
+            break
+        kept.append(word)
+        scored += frequencies[word]
     dropped = [w for w in ranked if w not in kept]
     return kept, dropped, frequencies, total
 

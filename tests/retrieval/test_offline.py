@@ -94,3 +94,25 @@ def test_retrieve_on_the_sample_library_with_sockets_blocked(no_network: None, t
         assert result.model_id == LOCAL_MODEL_ID
         context = format_as_context(retriever.load(result))
         assert "Early AA against Yak rush" in context.text and context.size <= 4000
+
+
+def test_local_vectors_are_wordllamas_own_bit_for_bit() -> None:
+    """The unpadded, length-grouped pooling is only faster: it must give WordLlama's vectors."""
+    import numpy as np
+
+    from skillstudio.retrieval import LocalEmbeddings
+
+    provider = LocalEmbeddings()
+    texts = [
+        "Two AA guns between the ore refinery and the war factory.",
+        "",
+        "x",
+        "Mammoth tanks push late " * 40,
+        "Ünïcödé and emoji 🚀 and tabs\tand\nnewlines",
+        "yak rush",
+        "a b",
+    ]
+    ours = provider.embed(texts)
+    theirs = provider._load().wordllama.embed(texts, norm=False)
+    assert ours.dtype == np.float32 and ours.shape == (len(texts), 256)
+    np.testing.assert_array_equal(ours, theirs)
