@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks import bench_store, run
+from benchmarks import bench_retrieval, bench_store, run
 from benchmarks.synthetic import TAG_VOCABULARY, generate_skills
 from skillstudio.model import (
     BodyKind,
@@ -82,5 +82,20 @@ def test_store_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
     assert "200 skills" in capsys.readouterr().out
 
 
+def test_retrieval_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
+    status = bench_retrieval.main(
+        ["--sizes", "200", "--repeats", "1", "--warmups", "0", "--queries", "3", "--out", str(tmp_path)]
+    )
+    assert status == 0
+    report = json.loads((tmp_path / "retrieval-200.json").read_text(encoding="utf-8"))
+    assert report["size"] == 200
+    assert report["throughput"]["descriptions"] == 200
+    assert report["embed_library"]["stored"] == 200
+    assert report["index"]["vectors"] == 200
+    assert report["semantic"]["all"]["repeats"] == 3
+    assert report["retrieve"]["hybrid_all"]["mean_result"] > 0
+    assert report["edit"]["row_updated"] and not report["edit"]["reloaded"]
+
+
 def test_runner_finds_the_store_benchmark():
-    assert "bench_store" in [name for name, _ in run.discover()]
+    assert {"bench_store", "bench_retrieval"} <= {name for name, _ in run.discover()}

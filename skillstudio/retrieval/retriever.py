@@ -26,7 +26,10 @@ from skillstudio.store.embeddings import EmbeddingStatus
 from skillstudio.store.keyword_search import keyword_candidates, query_words, term_coverage
 
 MAX_K = 100
-CANDIDATES = 200  # from each of keyword and semantic search, before ranking
+# From each of keyword and semantic search, before ranking: this many per skill asked for, within
+# bounds. Every candidate's figures are read and scored, so a larger pool costs time for hits
+# that would rank far below the k returned.
+CANDIDATES_PER_HIT, MIN_CANDIDATES, CANDIDATES = 5, 50, 200
 
 
 class Mode(StrEnum):
@@ -138,6 +141,7 @@ class Retriever:
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             raise ValueError(f"k must be an integer in 1..{MAX_K}")
         domain_value = _domain_value(domain)
+        pool = min(self.candidates, max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k))
         query = query if isinstance(query, str) else ""
         notes: list[str] = []
         if not query_words(query):
@@ -148,7 +152,7 @@ class Retriever:
         term_weights: dict[str, float] = {}
         if mode in (Mode.HYBRID, Mode.FTS, Mode.RRF):
             found = keyword_candidates(
-                self.repository.database, query, domain=domain_value, game_module=game_module, limit=self.candidates
+                self.repository.database, query, domain=domain_value, game_module=game_module, limit=pool
             )
             keyword = {hit.skill_id: hit.bm25 for hit in found.hits}
             term_weights = found.weights
@@ -160,12 +164,12 @@ class Retriever:
         used = mode
         invalid: dict[str, str] = {}
         if mode in (Mode.HYBRID, Mode.SEMANTIC, Mode.RRF):
-            semantic = self._semantic(query, domain_value, game_module, notes)
+            semantic = self._semantic(query, domain_value, game_module, notes, pool)
             if semantic is None:
                 if mode is Mode.SEMANTIC:  # D057: fall back to FTS5 keyword search
                     found = keyword_candidates(
                         self.repository.database, query, domain=domain_value, game_module=game_module,
-                        limit=self.candidates,
+                        limit=pool,
                     )  # fmt: skip
                     keyword = {hit.skill_id: hit.bm25 for hit in found.hits}
                     term_weights = found.weights
@@ -177,7 +181,7 @@ class Retriever:
         if mode is Mode.TAGS:
             found = keyword_candidates(
                 self.repository.database, query, domain=domain_value, game_module=game_module,
-                limit=self.candidates * 5, tags_only=True,
+                limit=pool * 5, tags_only=True,
             )  # fmt: skip
             tag_matches = {hit.skill_id: 0 for hit in found.hits}
 
@@ -221,7 +225,7 @@ class Retriever:
     # --- the parts -----------------------------------------------------------------------------
 
     def _semantic(
-        self, query: str, domain: str | None, game_module: str | None, notes: list[str]
+        self, query: str, domain: str | None, game_module: str | None, notes: list[str], pool: int
     ) -> tuple[dict[str, float], float, float, dict[str, str]] | None:
         """(top cosines by id, typical cosine, best cosine, malformed vectors), or None to fall back."""
         if self.provider is None:
@@ -253,7 +257,7 @@ class Retriever:
             return None
         typical = float(similarities.cosines.mean())
         best = float(similarities.cosines.max())
-        top = dict(similarities.top(self.candidates))
+        top = dict(similarities.top(pool))
         return top, typical, best, dict(index.invalid)
 
     def _rank(

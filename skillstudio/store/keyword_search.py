@@ -92,7 +92,13 @@ def keyword_candidates(
         return KeywordResult([], (), ())
     with database.read() as session:
         connection = session.connection()
-        terms, dropped, frequencies, total = _telling_terms(connection, words, keep_common=tags_only)
+        # Word frequencies change only when someone commits: keep them until then (a user typing
+        # a query asks for the same words again and again; fts5vocab counts are not free).
+        known: dict[str, int] = database.cached("retrieval.word-frequencies", dict)
+        total = database.cached(
+            "retrieval.skill-count", lambda: int(connection.execute(text("SELECT COUNT(*) FROM skills")).scalar_one())
+        )
+        terms, dropped, frequencies = _telling_terms(connection, words, known, total, keep_common=tags_only)
         if not terms:
             return KeywordResult([], (), tuple(dropped))
         weights = {term: math.log(1 + total / frequencies[term]) for term in terms}
@@ -121,23 +127,29 @@ def keyword_candidates(
     return KeywordResult(hits, tuple(terms), tuple(dropped), weights)
 
 
+def _frequencies(connection: Connection, words: list[str]) -> dict[str, int]:
+    """How many skills contain each word (as a prefix), in one statement; words in none are left out."""
+    parts, params = [], {}
+    for n, word in enumerate(words):
+        parts.append(f"SELECT {n}, COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :l{n} AND term < :h{n}")
+        params[f"l{n}"], params[f"h{n}"] = word, word[:-1] + chr(min(ord(word[-1]) + 1, 0x10FFFF))
+    rows = connection.execute(text(" UNION ALL ".join(parts)), params)
+    return {words[int(n)]: int(count) for n, count in rows if count}
+
+
 def _telling_terms(
-    connection: Connection, words: list[str], *, keep_common: bool = False
-) -> tuple[list[str], list[str], dict[str, int], int]:
+    connection: Connection, words: list[str], known: dict[str, int], total: int, *, keep_common: bool = False
+) -> tuple[list[str], list[str], dict[str, int]]:
     """The words worth matching on, rarest first, and the common ones dropped (unless
     ``keep_common``: a tag match counts whole tags, however common their words are)."""
     connection.exec_driver_sql(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.studio_fts_vocab USING fts5vocab(main, skills_fts, 'row')"
     )
-    total = int(connection.execute(text("SELECT COUNT(*) FROM skills")).scalar_one() or 0)
-    # Every word's document count (as a prefix) in one statement.
-    parts, params = [], {}
-    for n, word in enumerate(words):
-        parts.append(f"SELECT {n}, COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :l{n} AND term < :h{n}")
-        params[f"l{n}"], params[f"h{n}"] = word, word[:-1] + chr(min(ord(word[-1]) + 1, 0x10FFFF))
-    frequencies = {
-        words[int(n)]: int(count) for n, count in connection.execute(text(" UNION ALL ".join(parts)), params) if count
-    }
+    missing = [word for word in words if word not in known]
+    if missing:
+        counted = _frequencies(connection, missing)
+        known.update({word: counted.get(word, 0) for word in missing})
+    frequencies = {word: known[word] for word in words if known[word]}
     ranked = sorted(frequencies, key=lambda w: (frequencies[w], w))
     rare = ranked if keep_common else [w for w in ranked if frequencies[w] <= COMMON_SHARE * max(total, 1)]
     kept: list[str] = []
@@ -148,7 +160,7 @@ def _telling_terms(
         kept.append(word)
         scored += frequencies[word]
     dropped = [w for w in ranked if w not in kept]
-    return kept, dropped, frequencies, total
+    return kept, dropped, frequencies
 
 
 __all__ = ["COLUMN_WEIGHTS", "KeywordHit", "KeywordResult", "keyword_candidates", "query_words", "term_coverage"]
