@@ -25,6 +25,7 @@ from skillstudio.retrieval import (
     format_as_context,
     make_provider,
     result_to_json,
+    skill_content,
 )
 from skillstudio.retrieval.evaluation import EVALUATED_MODES, evaluate, load_queries
 from skillstudio.retrieval.retriever import MAX_K
@@ -67,6 +68,9 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
     )
     retrieve.add_argument(
         "--situation", metavar="JSON|@FILE", help="a SituationSignature to match StrategicPattern skills against"
+    )
+    retrieve.add_argument(
+        "--content", metavar="NAME", help="seed 002's skill tool: the full content of one retrieved skill, by name"
     )
 
     evaluation = commands.add_parser(
@@ -146,6 +150,10 @@ def _retrieve(args: argparse.Namespace, database: Database) -> int:
         })  # fmt: skip
         print(dump_json(document))
         return 0
+    if args.content is not None:
+        answer = skill_content(skills, args.content)
+        print(answer)
+        return 1 if answer.startswith("Unknown skill:") else 0
     if args.format == "context":
         print(context.text)
         print(f"\n[{context.size} of {context.budget} characters{_left_out(context.left_out)}]", file=sys.stderr)

@@ -260,25 +260,45 @@ def read_skill_folder(
     for entry in sorted(os.listdir(folder)):
         if entry != "SKILL.md" and entry not in KEPT_DIRS and not entry.startswith("."):
             spec.append(Issue(f"{where}/{entry}", "not under scripts/, references/ or assets/; not kept"))
+    document = {
+        "id": skill_id,
+        "domain": skill_domain.value,
+        "name": name,
+        "description": description,
+        "created_by": str(metadata.get("author", "unknown"))[:256],
+        "created_at": utc_now(),
+        "provenance": {"source": "hand_authored", "game_module": module_text or game_module},
+        "body": {"Instructions": {"instructions": instructions, "tools": list(tools), "model": model, "references": []}},
+        # Seed 004's SKILL.md carries tags (and roles, which stay in metadata for retrieval's
+        # role filter); they become the skill's own tags, so tag filters and tag retrieval see them.
+        "tags": _listed(front.get("tags")),
+    }
     try:
-        skill = parse_skill(
-            {
-                "id": skill_id,
-                "domain": skill_domain.value,
-                "name": name,
-                "description": description,
-                "created_by": str(metadata.get("author", "unknown"))[:256],
-                "created_at": utc_now(),
-                "provenance": {"source": "hand_authored", "game_module": module_text or game_module},
-                "body": {"Instructions": {"instructions": instructions, "tools": list(tools), "model": model, "references": []}},
-            },
-            context=file_where,
-        )
+        skill = parse_skill(document, context=file_where)
     except ValidationError as error:
+        if document["tags"] and all(issue.path.startswith("tags") for issue in error.issues):
+            spec.append(Issue(at("tags"), f"not usable as tags ({error.issues[0].message}); kept under metadata only"))
+            document["tags"] = []
+            try:
+                skill = parse_skill(document, context=file_where)
+            except ValidationError as again:
+                error = again
+            else:
+                extras = SkillExtras(origin=f"skill-md:{root_label}", frontmatter=kept, files=files)
+                return skill, extras
         errors.extend(Issue(f"{file_where}: {issue.path}", issue.message) for issue in error.issues)
         return None
     extras = SkillExtras(origin=f"skill-md:{root_label}", frontmatter=kept, files=files)
     return skill, extras
+
+
+def _listed(value: object) -> list[str]:
+    """A frontmatter list of words (``[a, b]`` or ``"a, b"``), as text items."""
+    if isinstance(value, str):
+        return [part for part in re.split(r"[,\s]+", value) if part]
+    if isinstance(value, list):
+        return [item.strip() for item in value if isinstance(item, str) and item.strip()]
+    return []
 
 
 def find_skill_folders(root: Path) -> list[Path]:

@@ -8,6 +8,7 @@ never rejected by review, never trashed); ranked; the top K. The ranking is
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import threading
@@ -350,12 +351,21 @@ class Retriever:
 
 
 def skill_roles(frontmatter: object) -> set[str]:
-    """The roles a SKILL.md frontmatter declares (seed 004), case-folded; a text or a list."""
+    """The roles a SKILL.md frontmatter declares (seed 004), case-folded. The importer keeps keys
+    the SKILL.md spec lacks under ``metadata``, as text (a JSON list, or words); a ``roles`` key
+    at the top is read too."""
     if not isinstance(frontmatter, dict):
         return set()
     raw = frontmatter.get("roles")
+    metadata = frontmatter.get("metadata")
+    if raw is None and isinstance(metadata, dict):
+        raw = metadata.get("roles")
     if isinstance(raw, str):
-        raw = re.split(r"[,\s]+", raw)
+        try:
+            decoded = json.loads(raw)
+        except ValueError:
+            decoded = None
+        raw = decoded if isinstance(decoded, list) else re.split(r"[,\s]+", raw)
     if not isinstance(raw, list):
         return set()
     return {item.strip().casefold() for item in raw if isinstance(item, str) and item.strip()}
@@ -418,7 +428,7 @@ def result_to_json(result: RetrievalResult) -> dict[str, object]:
                 "id": hit.skill_id, "name": hit.name, "rank": rank, "domain": hit.domain,
                 "game_module": hit.game_module, "confidence": hit.confidence,
                 "verification_count": hit.verification_count, "success_rate": round(hit.success_rate, 6),
-                "score": round(hit.score.final, 6), "breakdown": hit.score.as_dict(),
+                "score": round(hit.score.final, 6), **hit.score.as_dict(), "breakdown": hit.score.as_dict(),
             }
             for rank, hit in enumerate(result.hits, start=1)
         ],

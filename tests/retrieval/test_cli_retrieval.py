@@ -176,3 +176,35 @@ def test_retrieval_eval_refuses_labels_that_name_nothing(capsys, sample: Path, t
     code, _, err = run(capsys, "retrieval-eval", str(queries), "--db", str(sample))
     assert code == 1
     assert "queries[0].relevant[0]" in err and "No such skill" in err and "queries[1].query" in err
+
+
+def test_retrieve_content_is_the_skill_tool(capsys, sample: Path) -> None:
+    code, out, _ = run(capsys, "retrieve", "yak", "rush", "--db", str(sample), "-k", "3", "--json")
+    name = json.loads(out)["results"][0]["name"]
+    code, out, _ = run(capsys, "retrieve", "yak", "rush", "--db", str(sample), "-k", "3", "--content", name.upper())
+    assert code == 0 and out.startswith(("Previously successful approach: ", "Verified example: ", "Instructions: "))
+    assert name in out and "Outcome:" in out
+    code, out, _ = run(capsys, "retrieve", "yak", "rush", "--db", str(sample), "-k", "3", "--content", "No such")
+    assert code == 1 and out.startswith("Unknown skill: No such. Available: ") and name in out
+
+
+def test_skill_md_roles_and_tags_reach_retrieval(capsys, tmp_path: Path) -> None:
+    """Seed 004: SKILL.md tags become the skill's tags, its roles filter retrieval (--role)."""
+    for name, roles, tags, text in (
+        ("review-api", "[reviewer]", "[openapi, schema, api]", "Check that API schemas match the code."),
+        ("build-api", "[builder]", "[openapi, schema, api]", "Generate API handlers from the schema."),
+        ("any-role", None, "[api, docs]", "Write API documentation for every endpoint."),
+    ):
+        folder = tmp_path / "skills" / name
+        folder.mkdir(parents=True)
+        role_line = f"roles: {roles}\n" if roles else ""
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {text}\ntags: {tags}\n{role_line}---\n# {name}\nDo it.\n")
+    library = tmp_path / "skills.db"
+    assert cli(["init", str(library)]) == 0
+    assert cli(["import", str(tmp_path / "skills"), "--db", str(library), "--format", "skill-md"]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "retrieve", "api", "schema", "openapi", "--db", str(library), "--mode", "tags",
+                       "--role", "reviewer", "--json")  # fmt: skip
+    names = [r["name"] for r in json.loads(out)["results"]]
+    assert code == 0 and names[0] == "review-api" and "build-api" not in names and "any-role" in names
+    assert all(r["tags"] is not None for r in json.loads(out)["results"])
