@@ -16,6 +16,7 @@ from skillstudio.store import (
     Database,
     InvalidSkillData,
     InvalidStoredSkill,
+    LibraryBusy,
     LibraryError,
     LibraryNotFound,
     LibraryTooNew,
@@ -423,9 +424,11 @@ def test_a_locked_library_is_a_clear_error_not_a_traceback(repository: SkillRepo
     skill = repository.create(ai_skill())
     other = sqlite3.connect(database.path, isolation_level=None)
     try:
-        other.execute("BEGIN EXCLUSIVE")  # another writer holds the file past our busy timeout
-        with pytest.raises(StorageError, match="database is locked"):
+        other.execute("BEGIN EXCLUSIVE")  # another writer holds the file past our bounded wait
+        database.lock_wait = 0.2
+        with pytest.raises(LibraryBusy, match="is busy: another program is writing") as busy:
             repository.update(replace(skill, name="blocked"))
+        assert isinstance(busy.value, StorageError) and "database is locked" in str(busy.value)
     finally:
         other.execute("ROLLBACK")
         other.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import platformdirs
@@ -40,14 +41,17 @@ def sample_library_path() -> Path:
     return path
 
 
-def open_library(explicit: str | os.PathLike[str] | None = None) -> Database:
+def open_library(
+    explicit: str | os.PathLike[str] | None = None, *, on_wait: Callable[[float], None] | None = None
+) -> Database:
     """Open the chosen library. Only the default library is created (from the sample) if missing;
-    a path the user named must exist, so a typo never silently creates an empty library."""
+    a path the user named must exist, so a typo never silently creates an empty library.
+    ``on_wait`` hears how long a write has been waiting for another program's lock."""
     path, chosen = chosen_library_path(explicit)
     if not chosen and not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         create_library(path, sample=True).close()
-    return Database(path)
+    return Database(path, on_wait=on_wait)
 
 
 def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Database:

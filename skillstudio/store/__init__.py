@@ -5,6 +5,7 @@ from skillstudio.store.errors import (
     ConflictError,
     InvalidSkillData,
     InvalidStoredSkill,
+    LibraryBusy,
     LibraryError,
     LibraryNotFound,
     LibraryTooNew,
@@ -34,7 +35,7 @@ from skillstudio.store.repository import (
 
 __all__ = [
     "Actor", "AuditEntry", "ChangeBus", "LibraryChange", "Composition", "ConflictError", "ImportItem", "SkillExtras", "Database", "InvalidSkillData",
-    "InvalidStoredSkill", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
+    "InvalidStoredSkill", "LibraryBusy", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
     "NotALibrary", "QueryResult", "ReviewDecision", "ReviewNotAllowed", "Revision", "RiskFinding", "SkillExists", "SkillNotFound", "SkillQuery",
     "SkillRepository", "SkillSummary", "SortKey", "StorageError", "TrashEntry", "body_hash", "fts_expression",
 ]  # fmt: skip

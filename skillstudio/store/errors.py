@@ -19,7 +19,10 @@ class LibraryNotFound(LibraryError):
 
 
 class NotALibrary(LibraryError):
-    """The file exists but is not a SQLite database holding D057's skill tables."""
+    """The file exists but is not a SQLite database holding D057's skill tables.
+
+    Raised after a read-only look at the file: a refused file is left exactly as it was.
+    """
 
 
 class LibraryTooNew(LibraryError):
@@ -27,7 +30,27 @@ class LibraryTooNew(LibraryError):
 
 
 class StorageError(LibraryError):
-    """SQLite failed: the file is locked by another writer, damaged, or the disk is full."""
+    """SQLite failed: the file is damaged, the disk is full, or (LibraryBusy) another writer
+    held the lock past our wait."""
+
+
+class LibraryBusy(StorageError):
+    """Another program held the library's write lock (SQLITE_BUSY) for longer than we waited.
+
+    Nothing was changed by the operation that gave up; trying it again later is safe. The file
+    is fine: this is never a sign of a damaged or foreign database.
+    """
+
+    def __init__(
+        self, path: object, waited: float, *, detail: str = "database is locked", adjustable: bool = False
+    ) -> None:
+        self.path = path
+        self.waited = waited  # seconds
+        hint = " (SKILLSTUDIO_LOCK_WAIT sets how many seconds to wait)" if adjustable else ""
+        super().__init__(
+            f"the library {path} is busy: another program is writing to it; gave up after "
+            f"waiting {waited:.1f} s ({detail}); that step changed nothing, try again once it is done{hint}"
+        )
 
 
 class SkillNotFound(LibraryError, LookupError):

@@ -16,6 +16,7 @@ Rules that keep a file readable by the engine (docs/storage.md):
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -429,10 +430,78 @@ MIGRATIONS += (
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
+@dataclass(frozen=True)
+class FileSchema:
+    """What a read-only look at an existing file found (see :func:`inspect_file`)."""
+
+    tables: frozenset[str]
+    version: int  # our schema version; 0 when SkillStudio never opened the file
+
+    @property
+    def current(self) -> bool:
+        """Nothing for :func:`upgrade` to do: opening needs no write lock."""
+        return self.version == LATEST_VERSION and all(table in self.tables for table in D057_TABLES)
+
+
+def inspect_file(path: object, connection: sqlite3.Connection) -> FileSchema:
+    """Refuse a file that is not a library this SkillStudio can open, reading only.
+
+    ``connection`` is a read-only connection to the file. A library is a file with D057's
+    ``skills`` table (an engine's ``gameplay.db``, or one SkillStudio made); anything else, an
+    empty SQLite file included, is refused with NotALibrary naming what it holds instead, and
+    one from a newer SkillStudio with LibraryTooNew. Nothing is written, so a refused file is
+    left exactly as it was.
+    """
+    tables = frozenset(row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    if "skills" not in tables:
+        own = sorted(table for table in tables if not table.startswith("sqlite_"))
+        if not own:
+            raise NotALibrary(
+                f"{path} is an empty SQLite database (it has no tables), not a skill library; "
+                "SkillStudio only sets up new files it creates itself"
+            )
+        if "studio_schema_migrations" in tables:
+            raise NotALibrary(f"{path} has SkillStudio's tables but no D057 'skills' table; it cannot be opened")
+        listed = ", ".join(own[:8]) + (f" and {len(own) - 8} more" if len(own) > 8 else "")
+        raise NotALibrary(
+            f"{path} is not a skill library: it has tables {listed} but no D057 'skills' table; "
+            "SkillStudio left it unchanged"
+        )
+    _check_skill_columns(path, {row[1] for row in connection.execute("PRAGMA table_info(skills)")})
+    version = 0
+    if "studio_schema_migrations" in tables:
+        version = connection.execute("SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations").fetchone()[0]
+    _check_version(path, version)
+    return FileSchema(tables, version)
+
+
+def _check_skill_columns(path: object, columns: set[str]) -> None:
+    missing = [column for column in D057_SKILL_COLUMNS if column not in columns]
+    if missing:
+        raise NotALibrary(
+            f"{path}: table 'skills' lacks D057's column(s) {', '.join(missing)}; "
+            "it is not a D057 skill library"
+        )
+
+
+def _check_version(path: object, current: int) -> None:
+    if current > LATEST_VERSION:
+        raise LibraryTooNew(
+            f"{path} was written by a newer SkillStudio (schema {current}, this one knows "
+            f"{LATEST_VERSION}); update SkillStudio to open it"
+        )
+
+
 def upgrade(database: Database, *, create: bool) -> None:
-    """Bring the file to the latest schema, or refuse it with a reason; all in one transaction."""
+    """Bring the file to the latest schema, or refuse it with a reason; all in one transaction.
+
+    The only place opening a file takes the write lock, and only when :func:`inspect_file` found work
+    to do; the lock is waited for like any write's (bounded, ``LibraryBusy`` past the bound).
+    The checks are repeated inside the transaction: the file may have changed since.
+    """
     path = database.path
-    with database.engine.execution_options(begin="IMMEDIATE").begin() as connection:
+    with database._write_session() as session:
+        connection = session.connection()
         tables = _table_names(connection)
         statements = d057_statements()
         if "skills" not in tables:
@@ -441,13 +510,7 @@ def upgrade(database: Database, *, create: bool) -> None:
             for statement in statements.values():
                 _execute_script(connection, statement)
             tables = _table_names(connection)
-        columns = {row[1] for row in connection.exec_driver_sql("PRAGMA table_info(skills)")}
-        missing = [column for column in D057_SKILL_COLUMNS if column not in columns]
-        if missing:
-            raise NotALibrary(
-                f"{path}: table 'skills' lacks D057's column(s) {', '.join(missing)}; "
-                "it is not a D057 skill library"
-            )
+        _check_skill_columns(path, {row[1] for row in connection.exec_driver_sql("PRAGMA table_info(skills)")})
         for table, statement in statements.items():  # an engine may have created only some
             if table not in tables:
                 _execute_script(connection, statement)
@@ -458,11 +521,7 @@ def upgrade(database: Database, *, create: bool) -> None:
         current = connection.exec_driver_sql(
             "SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations"
         ).scalar_one()
-        if current > LATEST_VERSION:
-            raise LibraryTooNew(
-                f"{path} was written by a newer SkillStudio (schema {current}, this one knows "
-                f"{LATEST_VERSION}); update SkillStudio to open it"
-            )
+        _check_version(path, current)
         for migration in MIGRATIONS:
             if migration.version > current:
                 _execute_script(connection, migration.sql)
