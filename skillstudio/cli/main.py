@@ -1,6 +1,8 @@
 """``skillstudio`` on a terminal: the verbs of D057's ``ic skill``, over the same core as the GUI.
 
-Exit codes: 0 success, 1 not found or invalid input (including a bad library file), 2 usage.
+Exit codes: 0 success, 1 not found or invalid input (including a bad library file, and ``show``
+of a row that holds no valid skill), 2 usage. ``export`` skips rows that hold no valid skill,
+naming each on stderr, and exits 0 if it exported at least one skill (1 if none was left).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from skillstudio.library import ENV_VAR, create_library, open_library
 from skillstudio.retrieval import ProviderError
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
 from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
+from skillstudio.store.errors import InvalidStoredSkill
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MAX_PAGE = 2**31 - 1  # --limit / --offset: SQLite takes 64-bit integers; nobody pages further
 
 
 def _enum_argument(parse: Callable[[str], object]) -> Callable[[str], object]:
@@ -30,6 +34,23 @@ def _enum_argument(parse: Callable[[str], object]) -> Callable[[str], object]:
             raise argparse.ArgumentTypeError(str(error)) from None
 
     convert.__name__ = getattr(parse, "__self__", parse).__name__  # argparse names it in errors
+    return convert
+
+
+def _bounded(flag: str, low: int, high: int = MAX_PAGE) -> Callable[[str], int]:
+    """An argparse type for a whole number in low..high; anything else is a usage error."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number {low}..{high}, got {text[:24]!r}") from None
+        if not low <= value <= high:
+            shown = text if len(text) <= 24 else text[:21] + "..."
+            raise argparse.ArgumentTypeError(f"must be a whole number {low}..{high}, got {shown}")
+        return value
+
+    convert.__name__ = flag
     return convert
 
 
@@ -61,8 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--review", type=_enum_argument(ReviewState.parse), action="append", help=ReviewState.choices())
     group.add_argument("--sort", type=SortKey, choices=list(SortKey), default=SortKey.RELEVANCE)
     group.add_argument("--desc", action="store_true", help="sort descending")
-    group.add_argument("--limit", type=int, metavar="N", help="at most N skills")
-    group.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N")
+    group.add_argument("--limit", type=_bounded("--limit", 1), metavar="N", help=f"at most N skills (1..{MAX_PAGE})")
+    group.add_argument(
+        "--offset", type=_bounded("--offset", 0), default=0, metavar="N", help=f"skip the first N (0..{MAX_PAGE})"
+    )
 
     parser = argparse.ArgumentParser(
         prog="skillstudio",
@@ -114,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
             return _init(args)
         if args.command in packages_cli.NO_LIBRARY:
             return packages_cli.run_without_library(args)
-        with open_library(getattr(args, "db", None)) as database:
+        with open_library(getattr(args, "db", None), on_wait=_WaitNotice()) as database:
             return COMMANDS[args.command](args, database)
     except (
         LibraryError, ValidationError, ProviderError, verification.VerificationError, verification.ExecutorError
@@ -123,6 +146,18 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     except BrokenPipeError:  # `skillstudio list | head`
         return EXIT_OK
+
+
+class _WaitNotice:
+    """Says once, on stderr, that a write is waiting for another program's lock (docs/storage.md)."""
+
+    def __init__(self) -> None:
+        self.said = False
+
+    def __call__(self, waited: float) -> None:
+        if not self.said and waited >= 1.0:
+            self.said = True
+            print("skillstudio: waiting for the library (another program is writing)…", file=sys.stderr)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -168,7 +203,11 @@ def _search(args: argparse.Namespace, database: Database) -> int:
 
 def _show(args: argparse.Namespace, database: Database) -> int:
     repository = SkillRepository(database)
-    skill = repository.get(repository.resolve_id(args.skill_id))
+    skill_id = repository.resolve_id(args.skill_id)
+    try:
+        skill = repository.get(skill_id)
+    except InvalidStoredSkill as error:
+        return _show_invalid(args, repository, skill_id, error)
     details = {
         "refinements": repository.refinements_of(skill.id),
         "revisions": repository.revisions(skill.id),
@@ -179,6 +218,19 @@ def _show(args: argparse.Namespace, database: Database) -> int:
     else:
         print(output.skill_text(skill, **details))
     return EXIT_OK
+
+
+def _show_invalid(
+    args: argparse.Namespace, repository: SkillRepository, skill_id: str, error: InvalidStoredSkill
+) -> int:
+    """What can be read of a row that holds no valid skill (id, name), and every problem with
+    its field path; exit 1. The report goes to stderr; ``--json`` also prints it on stdout."""
+    found = repository.summaries([skill_id])
+    summary = found[0] if found else None
+    if args.json:
+        print(output.dump_json(output.invalid_skill_document(skill_id, error.issues, summary)))
+    print(f"skillstudio: {output.invalid_skill_text(skill_id, error.issues, summary)}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _stats(args: argparse.Namespace, database: Database) -> int:

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-from skillstudio.model import Skill, skill_to_document
+from skillstudio.model import Issue, Skill, skill_to_document
 from skillstudio.model.evidence import VerificationRecord, record_to_document
 from skillstudio.store import LibraryStats, Revision, SkillSummary
 
@@ -18,8 +18,15 @@ def dump_json(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2, sort_keys=False)
 
 
+def issues_document(issues: Sequence[Issue]) -> list[dict[str, str]]:
+    return [{"path": issue.path, "message": issue.message} for issue in issues]
+
+
 def summary_document(summary: SkillSummary) -> dict[str, Any]:
-    return {
+    """One listed skill. A column holding a value of the wrong type or range (another program
+    wrote the row) is null here, and ``invalid`` lists each such field path with the reason;
+    the key is present only then, so valid rows keep the documented shape."""
+    document = {
         "id": summary.id,
         "name": summary.name,
         "domain": summary.domain,
@@ -37,6 +44,9 @@ def summary_document(summary: SkillSummary) -> dict[str, Any]:
         "tags": list(summary.tags),
         "review_state": summary.review_state,
     }
+    if summary.issues:
+        document["invalid"] = issues_document(summary.issues)
+    return document
 
 
 def list_document(summaries: Sequence[SkillSummary], total: int) -> dict[str, Any]:
@@ -66,6 +76,30 @@ def skill_document(
     }
 
 
+def invalid_skill_document(
+    skill_id: str, issues: Sequence[Issue], summary: SkillSummary | None = None
+) -> dict[str, Any]:
+    """``show --json`` of a row that does not hold a valid skill: what could be read, and why not."""
+    return {
+        "format": "skillstudio.invalid-skill",
+        "version": JSON_VERSION,
+        "id": skill_id,
+        "name": summary.name if summary is not None and "name" not in summary.invalid else None,
+        "valid": False,
+        "issues": issues_document(issues),
+        "row": summary_document(summary) if summary is not None else None,
+    }
+
+
+def invalid_skill_text(skill_id: str, issues: Sequence[Issue], summary: SkillSummary | None = None) -> str:
+    readable = summary is not None and "name" not in summary.invalid
+    name = f" ({summary.name})" if readable else ""  # type: ignore[union-attr]
+    problems = "problem" if len(issues) == 1 else "problems"
+    lines = [f"skill {skill_id!r}{name} in the library is not valid ({len(issues)} {problems}):"]
+    lines += [f"  {issue}" for issue in issues]
+    return "\n".join(lines)
+
+
 def stats_document(stats: LibraryStats, path: str) -> dict[str, Any]:
     return {
         "format": "skillstudio.stats",
@@ -83,8 +117,12 @@ def stats_document(stats: LibraryStats, path: str) -> dict[str, Any]:
 # --- terminal -----------------------------------------------------------------------------------
 
 
-def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.0f}%"
+def _rate(value: float | None, invalid: bool = False) -> str:
+    return "?" if invalid else "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _count(value: int | None, invalid: bool = False) -> str:
+    return "?" if invalid else "-" if value is None else str(value)
 
 
 def _cut(text: str, width: int) -> str:
@@ -99,14 +137,21 @@ def summary_table(summaries: Sequence[SkillSummary], total: int) -> str:
         f"{'RATE':>4}  {'N':>5}  SOURCE"
     )
     lines = [header]
+    invalid_rows = 0
     for s in summaries:
+        bad = set(s.invalid)
+        invalid_rows += bool(bad)
         domain = {"ai_strategy": "ai", "content_generation": "content"}.get(s.domain, s.domain)
         lines.append(
             f"{s.id[:8]:<8}  {_cut(s.name, name_width):<{name_width}}  {_cut(domain, 7):<7}  "
-            f"{_cut(s.game_module, 6):<6}  {_cut(s.confidence, 11):<11}  {_rate(s.success_rate):>4}  "
-            f"{s.verification_count if s.verification_count is not None else '-':>5}  {s.source}"
+            f"{_cut(s.game_module, 6):<6}  {_cut(s.confidence, 11):<11}  "
+            f"{_rate(s.success_rate, 'success_rate' in bad):>4}  "
+            f"{_count(s.verification_count, 'verification_count' in bad):>5}  {s.source}"
+            + ("  (invalid: " + ", ".join(dict.fromkeys(s.invalid)) + ")" if bad else "")
         )
     lines.append(f"{len(summaries)} of {total} matching skills" if len(summaries) != total else f"{total} skills")
+    if invalid_rows:
+        lines.append(f"{invalid_rows} with invalid values shown as ?; `skillstudio show ID` names the problems")
     return "\n".join(lines)
 
 

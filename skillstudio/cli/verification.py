@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from skillstudio.cli import output
 from skillstudio.model import BodyKind, Confidence, Domain, Skill
-from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository
+from skillstudio.store import Database, LibraryBusy, LibraryError, SkillQuery, SkillRepository
 from skillstudio.store.runs import RunInfo, RunSkill, RunStore
 from skillstudio.verification.executors import ExecutorError, parse_executor
 from skillstudio.verification.policy import DEFAULT_POLICY
@@ -106,6 +106,9 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
 # --- verify -------------------------------------------------------------------------------------
 
 
+Skipped = tuple[str, str, str]  # (skill id, name, why it was not verified)
+
+
 def _verify(args: argparse.Namespace, database: Database) -> int:
     repository = SkillRepository(database)
     store = RunStore(database)
@@ -125,12 +128,14 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
         confidences = tuple(dict.fromkeys(c for group in args.confidence or () for c in group))
         query = SkillQuery(domains=domains, confidences=confidences, game_modules=tuple(args.game_module or ()))
         ids = list(repository.query(query).ids)
-    skills = [repository.get(skill_id) for skill_id in ids]
-    skipped = [(s, "not an AI skill") for s in skills if s.domain is not Domain.AI_STRATEGY]
+    # A row that holds no valid skill (an engine's, say) is skipped and named; the others play.
+    skills, invalid = repository.get_many_valid(ids)
+    skipped: list[Skipped] = [(skill_id, "?", reason) for skill_id, reason in invalid]
+    skipped += [(s.id, s.name, "not an AI skill") for s in skills if s.domain is not Domain.AI_STRATEGY]
     skills = [s for s in skills if s.domain is Domain.AI_STRATEGY]
     engine = _engine(args, skills)
     if not engine:
-        skipped += [(s, f"a {s.body_kind.value} body; the built-in engine plays strategic_pattern")
+        skipped += [(s.id, s.name, f"a {s.body_kind.value} body; the built-in engine plays strategic_pattern")
                     for s in skills if s.body_kind is not BodyKind.STRATEGIC_PATTERN]  # fmt: skip
         skills = [s for s in skills if s.body_kind is BodyKind.STRATEGIC_PATTERN]
     if not skills:
@@ -160,7 +165,7 @@ def _engine(args: argparse.Namespace, skills: list[Skill]) -> list[str]:
     return list(configured.pop())
 
 
-def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: list[tuple[Skill, str]]) -> int:
+def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: list[Skipped]) -> int:
     progress = _ProgressView(sys.stderr, quiet=args.quiet or False)
     final: RunFinished | None = None
     events: Iterator[Event] = run_verification(database, run_id, executor=args.executor or None)
@@ -176,6 +181,11 @@ def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: l
         events.close()
         progress.done()
         print(f"skillstudio: interrupted; resume with: skillstudio verify --resume {run_id}", file=sys.stderr)
+        return EXIT_FAILED
+    except LibraryBusy as error:  # another program held the write lock past the bounded wait
+        progress.done()
+        print(f"skillstudio: {error}; the games so far are stored; resume with: skillstudio verify --resume {run_id}",
+              file=sys.stderr)  # fmt: skip
         return EXIT_FAILED
     except (LibraryError, VerificationError, ExecutorError):
         progress.done()
@@ -193,12 +203,12 @@ def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: l
     names = _names(database, [s.skill_id for s in run_skills])
     if args.json:
         document = run_document(info, run_skills, names, database)
-        document["skipped"] = [{"id": s.id, "name": s.name, "reason": why} for s, why in skipped]
+        document["skipped"] = [{"id": skill_id, "name": name, "reason": why} for skill_id, name, why in skipped]
         print(output.dump_json(document))
     else:
         print(run_text(info, run_skills, names, database))
-        for skill, why in skipped:
-            print(f"skipped {skill.id[:8]} {skill.name}: {why}")
+        for skill_id, name, why in skipped:
+            print(f"skipped {skill_id[:8]} {name}: {why}")
     return EXIT_OK if final.status == "finished" else EXIT_FAILED
 
 

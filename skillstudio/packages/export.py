@@ -1,4 +1,9 @@
-"""Exporting a selection: privacy check first, then the package (or another format) on disk."""
+"""Exporting a selection: privacy check first, then the package (or another format) on disk.
+
+Rows other programs wrote are untrusted: a selected row that does not hold a valid skill is left
+out of the export and named in :attr:`ExportPreview.skipped` (and told to the ``on_skip``
+reporter), so one bad row never stops the rest from being exported.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from skillstudio.packages.privacy import Finding, redact_skill, scan_skill
 from skillstudio.store import SkillExtras, SkillRepository
 
 Progress = Callable[[int, int], None]
+SkipReporter = Callable[[str, str], None]  # (skill id, reason)
 
 
 class PrivacyError(PackageError):
@@ -33,18 +39,37 @@ class ExportPreview:
     extras: dict[str, SkillExtras] = field(default_factory=dict)
     # Selected but left out: rejected by a reviewer (issue 8; kept in the library, never exported).
     rejected: list[str] = field(default_factory=list)
+    # Selected but left out: (id, reason) for rows that are gone or hold no valid skill.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def load_selection(repository: SkillRepository, ids: Sequence[str], progress: Progress | None = None) -> ExportPreview:
-    """The selected skills, their extras, and what the privacy check finds in them."""
+def load_selection(
+    repository: SkillRepository,
+    ids: Sequence[str],
+    progress: Progress | None = None,
+    *,
+    on_skip: SkipReporter | None = None,
+) -> ExportPreview:
+    """The selected skills, their extras, and what the privacy check finds in them.
+
+    Rows that are gone or invalid are skipped, not raised on: each is in ``skipped`` and told to
+    ``on_skip`` as it is found.
+    """
+    report = on_skip
     skills: list[Skill] = []
     findings: list[Finding] = []
     rejected: list[str] = []
+    skipped: list[tuple[str, str]] = []
     ids = list(ids)
     for start in range(0, len(ids), 500):
         if progress is not None:
             progress(start, len(ids))
-        for skill in repository.get_many(ids[start : start + 500]):
+        valid, bad = repository.get_many_valid(ids[start : start + 500])
+        skipped.extend(bad)
+        if report is not None:
+            for skill_id, reason in bad:
+                report(skill_id, reason)
+        for skill in valid:
             if skill.review_state is ReviewState.REJECTED:
                 rejected.append(skill.id)
                 continue
@@ -53,7 +78,7 @@ def load_selection(repository: SkillRepository, ids: Sequence[str], progress: Pr
     extras = repository.extras_many([skill.id for skill in skills])
     if progress is not None:
         progress(len(ids), len(ids))
-    return ExportPreview(skills, findings, extras, rejected)
+    return ExportPreview(skills, findings, extras, rejected, skipped)
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -92,4 +117,10 @@ def export_selection(
     return skills
 
 
-__all__ = ["ExportPreview", "PrivacyError", "export_selection", "load_selection", "write_atomically"]
+__all__ = [
+    "ExportPreview",
+    "PrivacyError",
+    "export_selection",
+    "load_selection",
+    "write_atomically",
+]

@@ -12,6 +12,7 @@ import getpass
 from contextlib import contextmanager
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from skillstudio.model import (
+    Confidence,
     Issue,
     Skill,
     ValidationError,
@@ -29,6 +31,7 @@ from skillstudio.model import (
     utc_now,
 )
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
+from skillstudio.model.validation import Checker, describe
 from skillstudio.store.database import Database
 from skillstudio.store.embeddings import EmbeddingStore, description_hash
 from skillstudio.store.events import LibraryChange
@@ -101,6 +104,14 @@ class SkillSummary:
     last_used: str | None
     tags: tuple[str, ...]
     review_state: str | None
+    # What was wrong with the listed columns (an engine's text in success_rate, say): the
+    # column is shown as unknown (None, or "?" for text) and each problem named here.
+    issues: tuple[Issue, ...] = ()
+
+    @property
+    def invalid(self) -> tuple[str, ...]:
+        """The paths of the columns that held a value of the wrong type or range."""
+        return tuple(issue.path for issue in self.issues)
 
 
 @dataclass(frozen=True)
@@ -242,6 +253,32 @@ class SkillRepository:
         """Several skills in one read transaction, a few queries per 500 (exports), in the given
         order; SkillNotFound or InvalidStoredSkill as ``get`` would raise for the first bad one."""
         out: list[Skill] = []
+        for skill_id, skill, error in self._read_many(skill_ids):
+            if error is not None:
+                raise error
+            out.append(skill)  # type: ignore[arg-type]
+        return out
+
+    def get_many_valid(self, skill_ids: Sequence[str]) -> tuple[list[Skill], list[tuple[str, str]]]:
+        """Like :meth:`get_many`, but tolerant: the skills that could be read, in the given order,
+        and ``(id, reason)`` for each id that is gone or whose row does not hold a valid skill
+        (rows other programs write are untrusted; one bad row must not stop an export)."""
+        skills: list[Skill] = []
+        skipped: list[tuple[str, str]] = []
+        for skill_id, skill, error in self._read_many(skill_ids):
+            if error is None:
+                skills.append(skill)  # type: ignore[arg-type]
+            elif isinstance(error, InvalidStoredSkill):
+                skipped.append((skill_id, "not a valid skill: " + "; ".join(str(issue) for issue in error.issues)))
+            else:
+                skipped.append((skill_id, str(error)))  # gone: "no skill with id ... in the trash"
+        return skills, skipped
+
+    def _read_many(
+        self, skill_ids: Sequence[str]
+    ) -> list[tuple[str, Skill | None, SkillNotFound | InvalidStoredSkill | None]]:
+        """Each id with its skill, or the error ``get`` would raise for it; one read transaction."""
+        out: list[tuple[str, Skill | None, SkillNotFound | InvalidStoredSkill | None]] = []
         with self.database.read() as session:
             for chunk in _chunks(skill_ids):
                 rows = {row.id: row for row in session.scalars(select(SkillRow).where(SkillRow.id.in_(chunk)))}
@@ -259,13 +296,15 @@ class SkillRepository:
                 for skill_id in chunk:
                     row = rows.get(skill_id)
                     if row is None:
-                        raise SkillNotFound(skill_id, in_trash=session.get(TrashRow, skill_id) is not None)
+                        in_trash = session.get(TrashRow, skill_id) is not None
+                        out.append((skill_id, None, SkillNotFound(skill_id, in_trash=in_trash)))
+                        continue
                     partners = [c.partner_id for c in _compositions_of(skill_id, pairs.get(skill_id, []))]
                     document = _row_document(row, metas.get(skill_id), versions.get(skill_id, 0), partners)
                     try:
-                        out.append(parse_skill(document))
-                    except ValidationError as error:
-                        raise InvalidStoredSkill(skill_id, error) from None
+                        out.append((skill_id, _parse_row(skill_id, document), None))
+                    except InvalidStoredSkill as error:
+                        out.append((skill_id, None, error))
         return out
 
     def exists(self, skill_id: str) -> bool:
@@ -1017,11 +1056,11 @@ class SkillRepository:
         partners = [c.partner_id for c in _compositions(session, skill_id)]
         document = _row_document(row, meta, version.version if version else 0, partners)
         try:
-            return parse_skill(document)
-        except ValidationError as error:
+            return _parse_row(skill_id, document)
+        except InvalidStoredSkill:
             if tolerate_invalid:
                 return None
-            raise InvalidStoredSkill(skill_id, error) from None
+            raise
 
     def _record_untracked(self, session: Session, skill_id: str, current: Skill | None, now: str) -> None:
         """Snapshot changes made outside SkillStudio before ours, so history shows them."""
@@ -1143,6 +1182,61 @@ def _row_document(
     return document
 
 
+# D057's JSON text columns. Another program may have written anything there; json.loads
+# recurses per nesting level, so text nested deeper than this is refused before it is parsed.
+# A valid body nests far less (scene values are capped at MAX_JSON_DEPTH inside a ~5-deep body).
+MAX_ROW_JSON_DEPTH = 64
+# Each column with a stand-in that parses without recursion and is always reported at its path.
+_JSON_COLUMNS = {"body_json": "{}", "tags": "[]"}
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: object, limit: int = MAX_ROW_JSON_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than ``limit`` (brackets in strings don't
+    count). Linear and recursion-free; most rows are decided by two ``str.count`` calls."""
+    if not isinstance(text, str) or text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _deep_issue(column: str) -> Issue:
+    return Issue(column, f"is nested deeper than {MAX_ROW_JSON_DEPTH} levels; not read")
+
+
+def _parse_row(skill_id: str, document: dict[str, Any]) -> Skill:
+    """The skill a row holds, or InvalidStoredSkill naming every problem with its field path.
+
+    JSON columns nested too deeply are never handed to ``json.loads``: they are reported, and
+    the rest of the row is still checked so the user sees every problem at once.
+    """
+    deep = [column for column in _JSON_COLUMNS if _too_deep(document.get(column))]
+    if deep:
+        document = {**document, **{column: _JSON_COLUMNS[column] for column in deep}}
+    try:
+        skill = parse_skill(document)
+    except ValidationError as error:
+        issues = [
+            issue for issue in error.issues
+            if not any(issue.path == c or issue.path.startswith((f"{c}.", f"{c}[")) for c in deep)
+        ]  # fmt: skip
+        raise InvalidStoredSkill(skill_id, ValidationError([*map(_deep_issue, deep), *issues])) from None
+    except RecursionError:  # belt and braces: nothing above should recurse this far
+        issue = Issue("", f"nested deeper than {MAX_ROW_JSON_DEPTH} levels somewhere; not read")
+        raise InvalidStoredSkill(skill_id, ValidationError([issue])) from None
+    if deep:  # deep tags alone: the stand-in parsed, the row is still not valid
+        raise InvalidStoredSkill(skill_id, ValidationError(map(_deep_issue, deep)))
+    return skill
+
+
 _SUMMARY_COLUMNS = (
     SkillRow.id, SkillRow.name, SkillRow.domain, SkillRow.game_module, SkillRow.confidence,
     SkillRow.success_rate, SkillRow.verification_count, SkillRow.average_rating, SkillRow.use_count,
@@ -1151,33 +1245,114 @@ _SUMMARY_COLUMNS = (
 )  # fmt: skip
 
 
+_U32_MAX = 2**32 - 1
+_CONFIDENCES = frozenset(member.value for member in Confidence)
+
+
 def _summary(row: Any) -> SkillSummary:
+    """A list row from columns as any writer left them: a value of the wrong type or range is
+    shown as unknown (None; "?" for text) and named in ``issues``, never raised on."""
+    tags, tags_problem = _tags_column(row.tags)
+    rate, count, rating, uses = row.success_rate, row.verification_count, row.average_rating, row.use_count
+    if (  # the fast path, for rows as SkillStudio (or a well-behaved engine) writes them
+        tags_problem is None
+        and type(row.name) is str and type(row.domain) is str and type(row.game_module) is str
+        and type(row.source) is str and type(row.created_at) is str
+        and (row.confidence is None or row.confidence in _CONFIDENCES)
+        and (rate is None or (type(rate) is float and 0.0 <= rate <= 1.0))
+        and (rating is None or (type(rating) is float and 1.0 <= rating <= 5.0))
+        and (count is None or (type(count) is int and 0 <= count <= _U32_MAX))
+        and (uses is None or (type(uses) is int and 0 <= uses <= _U32_MAX))
+        and all(
+            value is None or type(value) is str
+            for value in (row.created_by, row.last_verified, row.last_used, row.review_state)
+        )
+    ):  # fmt: skip
+        return SkillSummary(
+            id=row.id, name=row.name, domain=row.domain, game_module=row.game_module,
+            confidence=row.confidence or "tentative", success_rate=rate, verification_count=count,
+            average_rating=rating, use_count=uses, source=row.source,
+            created_by=row.created_by or "unknown", created_at=row.created_at,
+            last_verified=row.last_verified, last_used=row.last_used, tags=tags,
+            review_state=row.review_state,
+        )  # fmt: skip
+    return _checked_summary(row, tags, tags_problem)
+
+
+def _checked_summary(row: Any, tags: tuple[str, ...], tags_problem: str | None) -> SkillSummary:
+    check = Checker()
+
+    def text(column: str, *, missing: str | None = None, bad: str | None = None) -> str | None:
+        """The column's text; ``missing`` for NULL; ``bad`` (reported) for a number or blob."""
+        value = getattr(row, column)
+        if isinstance(value, str):
+            return value
+        if value is None:
+            return missing
+        check.fail(column, f"expected text, got {_described(value)}")
+        return bad
+
+    def number(column: str, lo: float, hi: float, *, whole: bool = False) -> Any:
+        value = getattr(row, column)
+        if value is None:
+            return None
+        if whole:
+            return check.integer(value, column, lo, hi)  # type: ignore[arg-type]
+        return check.number(value, column, lo, hi)
+
+    confidence = text("confidence", missing="tentative", bad="?")
+    if isinstance(row.confidence, str):
+        try:
+            Confidence.parse(confidence)
+        except ValueError:
+            check.fail("confidence", f"{describe(confidence)} is not one of {Confidence.choices()}")
+    if tags_problem is not None:
+        check.fail("tags", tags_problem)
     return SkillSummary(
         id=row.id,
-        name=row.name,
-        domain=row.domain,
-        game_module=row.game_module,
-        confidence=row.confidence or "tentative",
-        success_rate=row.success_rate,
-        verification_count=row.verification_count,
-        average_rating=row.average_rating,
-        use_count=row.use_count,
-        source=row.source,
-        created_by=row.created_by or "unknown",
-        created_at=row.created_at,
-        last_verified=row.last_verified,
-        last_used=row.last_used,
-        tags=_tags_of(row.tags),
-        review_state=row.review_state,
+        name=text("name", missing="?", bad="?"),  # type: ignore[arg-type]
+        domain=text("domain", missing="?", bad="?"),  # type: ignore[arg-type]
+        game_module=text("game_module", missing="?", bad="?"),  # type: ignore[arg-type]
+        confidence=confidence,  # type: ignore[arg-type]
+        success_rate=number("success_rate", 0.0, 1.0),
+        verification_count=number("verification_count", 0, _U32_MAX, whole=True),
+        average_rating=number("average_rating", 1.0, 5.0),
+        use_count=number("use_count", 0, _U32_MAX, whole=True),
+        source=text("source", missing="?", bad="?"),  # type: ignore[arg-type]
+        created_by=text("created_by", missing="unknown", bad="unknown"),  # type: ignore[arg-type]
+        created_at=text("created_at", missing="?", bad="?"),  # type: ignore[arg-type]
+        last_verified=text("last_verified"),
+        last_used=text("last_used"),
+        tags=tags,
+        review_state=text("review_state"),
+        issues=tuple(check.issues),
     )
 
 
-def _tags_of(text: str | None) -> tuple[str, ...]:
+def _described(value: object) -> str:
+    if isinstance(value, bytes):
+        return f"a blob of {len(value)} bytes"
+    return {int: "a whole number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _tags_of(text: object) -> tuple[str, ...]:
+    """The text tags of D057's ``tags`` column (a JSON array); () for anything unreadable."""
+    return _tags_column(text)[0]
+
+
+def _tags_column(text: object) -> tuple[tuple[str, ...], str | None]:
+    """The text tags of D057's ``tags`` column, and what was wrong with it (None if nothing)."""
+    if text is not None and not isinstance(text, str):
+        return (), f"expected a JSON array, got {_described(text)}"
+    if _too_deep(text):
+        return (), _deep_issue("tags").message
     try:
         tags = json.loads(text or "[]")
-    except ValueError:
-        return ()
-    return tuple(tag for tag in tags if isinstance(tag, str)) if isinstance(tags, list) else ()
+    except (ValueError, RecursionError):
+        return (), "is not valid JSON"
+    if not isinstance(tags, list):
+        return (), f"expected a JSON array, got {describe(tags)}"
+    return tuple(tag for tag in tags if isinstance(tag, str)), None
 
 
 def _extras(row: SkillExtrasRow) -> SkillExtras:

@@ -22,7 +22,7 @@ from typing import Any
 
 from skillstudio.model import Domain, Skill, utc_now
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, SkillNotFound, SkillRepository, body_hash
+from skillstudio.store import Actor, InvalidStoredSkill, SkillNotFound, SkillRepository, body_hash
 from skillstudio.store.database import Database
 from skillstudio.store.runs import Counts, RunInfo, RunSkill, RunSkillEntry, RunStore
 from skillstudio.verification.executors import Chunk, Executor, Piece, open_executor, play_chunk
@@ -190,6 +190,10 @@ def run_verification(
             skill = repository.get(entry.skill_id)
         except SkillNotFound:
             store.skip_skill(database, run_id, entry.skill_id, "skill deleted before its games were applied")
+            continue
+        except InvalidStoredSkill as error:  # the row went bad (another writer) since the run began
+            reason = "not a valid skill: " + "; ".join(str(issue) for issue in error.issues)
+            store.skip_skill(database, run_id, entry.skill_id, reason)
             continue
         skills[entry.skill_id] = skill
         pending[entry.skill_id] = entry
