@@ -50,7 +50,10 @@ def add_parsers(
     export.add_argument("--engine-version", default="", help="engine version range, e.g. ^0.5.0")
     export.add_argument("--ai-usage", choices=AI_USAGE, default="metadata_only", help="D030 ai_usage")
     export.add_argument("--readme", metavar="FILE", help="a README.md to include")
-    export.add_argument("--redact", action="store_true", help="remove what the privacy check finds instead of refusing")
+    export.add_argument(
+        "--redact", action="store_true",
+        help="replace what the privacy check finds by [redacted] (icpkg refuses findings without it; skill-md and json only warn)",
+    )  # fmt: skip
     export.add_argument("--vdf", action="store_true", help="also write a steamcmd workshop_build_item VDF beside it")
     export.add_argument("--dry-run", action="store_true", help="show the selection and privacy findings only")
 
@@ -68,6 +71,10 @@ def add_parsers(
 
     validate = commands.add_parser("validate", parents=[common], help="report SKILL.md spec problems without importing")
     validate.add_argument("path", metavar="PATH")
+    validate.add_argument(
+        "--strict", action="store_true",
+        help="exit 1 on any spec violation too (default: violations are warnings, exit 1 only on errors)",
+    )  # fmt: skip
 
     prune = commands.add_parser("prune", parents=[common, as_json], help="move stale, unused or superseded skills to the trash")
     prune.add_argument("--max-size", type=int, metavar="N", help="also prune down to N skills")
@@ -91,9 +98,13 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
     out = Path(args.output)
     fmt = args.format or ("json" if out.suffix.lower() == ".json" else "icpkg" if out.suffix else "skill-md")
     ids = [repository.resolve_id(i) for i in args.ids] if args.ids else repository.query(query_from(args, args.query)).ids
-    preview = load_selection(repository, ids)
+    # A row that holds no valid skill is left out and named; the rest are exported.
+    preview = load_selection(
+        repository, ids, on_skip=lambda skill_id, reason: print(f"skillstudio: skipped skill {skill_id!r}: {reason}", file=sys.stderr)
+    )
     if args.dry_run:
-        print(f"{len(preview.skills)} skills selected; {len(preview.findings)} privacy findings")
+        skipped = f"; {len(preview.skipped)} invalid rows skipped" if preview.skipped else ""
+        print(f"{len(preview.skills)} skills selected; {len(preview.findings)} privacy findings{skipped}")
         if preview.rejected:
             print(f"  {len(preview.rejected)} rejected skills left out")
         for finding in preview.findings:
@@ -102,8 +113,13 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
     if not preview.skills:
         print("skillstudio: no skills match; nothing exported", file=sys.stderr)
         return EXIT_FAILED
+    from skillstudio.packages.privacy import redact_skill, refuses_export
+
     if preview.findings and not args.redact:
-        raise PrivacyError(preview.findings)
+        if refuses_export(fmt):
+            raise PrivacyError(preview.findings)
+        for finding in preview.findings:
+            print(f"warning: privacy check: {finding}", file=sys.stderr)
     if fmt == "icpkg":
         meta = PackageMeta(
             name=args.name or _slug(out.stem), publisher=args.publisher, version=args.package_version,
@@ -113,9 +129,7 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
         readme = Path(args.readme).read_text(encoding="utf-8") if args.readme else None
         written = export_selection(preview, meta, out, redact=args.redact, readme=readme, vdf=args.vdf)
     else:
-        from skillstudio.packages.privacy import redact_skill
-
-        flagged = {f.skill_id for f in preview.findings}
+        flagged = {f.skill_id for f in preview.findings} if args.redact else set()
         written = [redact_skill(s) if s.id in flagged else s for s in preview.skills]
         if fmt == "json":
             from skillstudio.packages.json_library import export_json_library
@@ -126,7 +140,11 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
 
             for warning in export_skill_tree(written, out, preview.extras):
                 print(f"warning: {warning}", file=sys.stderr)
-    redacted = f", {len({f.skill_id for f in preview.findings})} redacted" if preview.findings else ""
+    redacted = ""
+    if preview.findings and args.redact:
+        redacted = f", {len({f.skill_id for f in preview.findings})} redacted"
+    elif preview.findings:
+        redacted = f" ({len(preview.findings)} privacy findings left as written; --redact removes them)"
     print(f"exported {len(written)} skills to {out}{redacted}")
     return EXIT_OK
 
@@ -189,15 +207,31 @@ def _prune(args: argparse.Namespace, database: Database) -> int:
     return EXIT_OK
 
 
+def _validate(args: argparse.Namespace) -> int:
+    """Errors always fail; spec violations are warnings, or errors with ``--strict``; warnings
+    (something not kept) and notes never fail (docs/packages.md)."""
+    from skillstudio.packages.skill_md import check_tree
+
+    count, found = check_tree(args.path)
+    spec_level = "error" if args.strict else "warning"
+    for level, issues in (("error", found.errors), (spec_level, found.spec), ("warning", found.warnings), ("note", found.notes)):
+        for issue in issues:
+            print(f"{level}: {issue}")
+    failed = bool(found.errors) or (args.strict and bool(found.spec))
+    problems = len(found.errors) + len(found.spec) + len(found.warnings)
+    notes = f" ({len(found.notes)} notes)" if found.notes else ""
+    if not problems:
+        print(f"{count} skills: no problems found{notes}")
+        return EXIT_OK
+    errors = len(found.errors) + (len(found.spec) if args.strict else 0)
+    summary = f"{count} skills: {errors} errors, {problems - errors} warnings{notes}"
+    print(summary, file=sys.stderr if failed else sys.stdout)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
 def run_without_library(args: argparse.Namespace) -> int:
     if args.command == "validate":
-        from skillstudio.packages.skill_md import validate_tree
-
-        issues = validate_tree(args.path)
-        for issue in issues:
-            print(issue)
-        print(f"{len(issues)} problems" if issues else "no problems found", file=sys.stderr if issues else sys.stdout)
-        return EXIT_FAILED if issues else EXIT_OK
+        return _validate(args)
     raise AssertionError(args.command)
 
 

@@ -2,8 +2,12 @@
 
 Scans every text field of a skill's exported document (body included) for what looks like a
 player name, a match id, a replay, a local user name or home path, an e-mail address or an API
-key. Each finding names the field path and the kind. Export refuses a selection with findings
-unless asked to redact, which replaces each matched span by ``[redacted]`` and re-validates.
+key. Each finding names the field path and the kind. What a finding does depends on the export
+format (``refuses_export``): a Workshop package (``icpkg``, published for anyone to download)
+is refused unless asked to redact; SKILL.md and JSON exports (files the user keeps or hands over
+themselves, whose text is often code where ``password=...`` is an example) only warn and are
+written unchanged unless asked to redact. Redacting replaces each matched span by
+``[redacted]`` and re-validates.
 Names cannot be recognised in general, so player names are found by the patterns engines and
 logs use (``player: Name``, ``Player 2 "Name"``, ``opponent_name=...``).
 """
@@ -48,6 +52,14 @@ _RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
 )
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, pattern) for kind, pattern, _ in _RULES)
 _COMMON_LOGINS = {"root", "user", "admin", "guest", "runner", "ubuntu", "nobody", "test", "tester"}
+# Export formats whose privacy findings refuse the export (others print them as warnings).
+REFUSING_FORMATS = frozenset({"icpkg"})
+
+
+def refuses_export(fmt: str) -> bool:
+    """Whether privacy findings refuse an export in format ``fmt`` (without ``--redact``), rather
+    than being shown as warnings: only Workshop packages, which D057 shares with everyone."""
+    return fmt in REFUSING_FORMATS
 
 
 @dataclass(frozen=True)
@@ -137,4 +149,13 @@ def redact_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> Ski
     return parse_skill(document, context=f"skill {skill.id!r} after redaction")
 
 
-__all__ = ["Finding", "REDACTED", "local_user_names", "redact_skill", "scan_document", "scan_skill"]
+__all__ = [
+    "REDACTED",
+    "REFUSING_FORMATS",
+    "Finding",
+    "local_user_names",
+    "redact_skill",
+    "refuses_export",
+    "scan_document",
+    "scan_skill",
+]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillstudio.cli.main import main as cli
-from skillstudio.model import Confidence, Quality
+from skillstudio.model import Confidence, Instructions, Quality
 from skillstudio.store import Database, SkillRepository
 from tests.factories import ai_skill, content_skill, instructions_skill
 from tests.packages.helpers import entries_of, rezip
@@ -91,8 +91,10 @@ def test_skill_md_export_import_and_validate(capsys, library: Path, tmp_path: Pa
     assert code == 0 and "no problems" in text
     (folder / "broken").mkdir()
     (folder / "broken" / "SKILL.md").write_text("---\nname: Not_Valid\ndescription: x\n---\nbody")
-    code, text, _ = run(capsys, "validate", str(folder))
-    assert code == 1 and "broken/SKILL.md: name" in text
+    code, text, _ = run(capsys, "validate", str(folder))  # spec violations are warnings...
+    assert code == 0 and "warning: broken/SKILL.md: name" in text
+    code, text, _ = run(capsys, "validate", str(folder), "--strict")  # ...or, strictly, errors
+    assert code == 1 and "error: broken/SKILL.md: name" in text
     target = empty(tmp_path)
     code, _, err = run(capsys, "import", "--db", str(target), str(folder), "--strict")
     assert code == 1 and "Not_Valid" in err
@@ -117,3 +119,64 @@ def test_prune_dry_run_then_prune(capsys, library: Path) -> None:
     assert code == 0 and str(len(document["pruned"])) == before
     with Database(library) as database:
         assert SkillRepository(database).count() <= 2
+
+
+def real_skills(root: Path) -> Path:
+    """The spec's minimal example, and a skill with the files real skills keep beside SKILL.md."""
+    (root / "skill-name").mkdir(parents=True)
+    (root / "skill-name" / "SKILL.md").write_text("---\nname: skill-name\ndescription: A description of what this skill does.\n---\n")
+    pdf = root / "pdf"
+    (pdf / "templates").mkdir(parents=True)
+    (pdf / "SKILL.md").write_text("---\nname: pdf\ndescription: Fill PDF forms.\nlicense: see LICENSE.txt\n---\n# PDF\n\nRead forms.md.\n")
+    for rel in ("forms.md", "reference.md", "LICENSE.txt", "templates/x.html"):
+        (pdf / rel).write_text(f"{rel}\n")
+    return root
+
+
+def test_validate_strict_accepts_extra_files_and_the_minimal_example(capsys, tmp_path: Path) -> None:
+    root = real_skills(tmp_path / "skills")
+    for flags in ((), ("--strict",)):
+        code, text, err = run(capsys, "validate", str(root), *flags)
+        assert code == 0 and "no problems found" in text and "warning" not in text + err
+
+
+def test_validate_warns_and_strict_fails_on_spec_violations(capsys, tmp_path: Path) -> None:
+    root = real_skills(tmp_path / "skills")
+    (root / "broken").mkdir()
+    (root / "broken" / "SKILL.md").write_text("---\nname: Not_Valid\ndescription: x\ncompatibility: ''\n---\nbody")
+    code, text, _ = run(capsys, "validate", str(root))
+    assert code == 0 and "warning: broken/SKILL.md: name" in text and "warning: broken/SKILL.md: compatibility" in text
+    code, text, _ = run(capsys, "validate", str(root), "--strict")
+    assert code == 1 and "error: broken/SKILL.md: name" in text and "error: broken/SKILL.md: compatibility" in text
+    (root / "broken" / "SKILL.md").write_text("---\nname: broken\nname: broken\ndescription: x\n---\nbody")
+    code, text, _ = run(capsys, "validate", str(root))  # hard errors fail either way
+    assert code == 1 and "error: broken/SKILL.md: frontmatter: duplicate key 'name'" in text
+
+
+@pytest.fixture
+def pdf_library(tmp_path: Path) -> Path:
+    """Anthropic's pdf skill shows how to open an encrypted file: a false positive of the check."""
+    path = tmp_path / "pdf.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database).create(instructions_skill(
+            name="pdf", body=Instructions("reader = PdfReader('in.pdf', password=mypassword)", (), None, ())
+        ))  # fmt: skip
+    return path
+
+
+def test_privacy_findings_warn_for_skill_md_and_json_but_refuse_packages(capsys, pdf_library: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "agent-skills"
+    code, text, err = run(capsys, "export", "--db", str(pdf_library), "-o", str(folder), "--format", "skill-md")
+    assert code == 0 and "exported 1 skills" in text
+    assert "warning: privacy check:" in err and "password=mypassword" in err
+    assert "password=mypassword" in (folder / "pdf" / "SKILL.md").read_text()  # unchanged
+    out = tmp_path / "lib.json"
+    code, text, err = run(capsys, "export", "--db", str(pdf_library), "-o", str(out))
+    assert code == 0 and "warning: privacy check:" in err and "password=mypassword" in out.read_text()
+    package = tmp_path / "pdf.icpkg"
+    code, _, err = run(capsys, "export", "--db", str(pdf_library), "-o", str(package))
+    assert code == 1 and err.startswith("skillstudio: privacy check refused") and not package.exists()
+    redacted = tmp_path / "redacted"
+    code, text, _ = run(capsys, "export", "--db", str(pdf_library), "-o", str(redacted), "--format", "skill-md", "--redact")
+    assert code == 0 and "1 redacted" in text
+    assert "mypassword" not in (redacted / "pdf" / "SKILL.md").read_text()

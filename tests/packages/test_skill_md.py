@@ -146,3 +146,169 @@ def test_validate_reports_without_importing(tree: Path) -> None:
     messy(tree)
     issues = validate_tree(tree)
     assert len(issues) >= 5 and all(issue.path for issue in issues)
+
+
+# --- every file of a skill folder is kept, and written back byte for byte --------------------------
+
+REAL_SKILL_FILES: dict[str, bytes] = {
+    "forms.md": b"# Forms\n\nFill the fields in order.\n",
+    "reference.md": "R\u00e9f\u00e9rence \u2014 caf\u00e9 \u2713\n".encode(),
+    "LICENSE.txt": b"Apache License\r\nVersion 2.0\r\n",  # CRLF stays CRLF
+    "bom.txt": b"\xef\xbb\xbfstarts with a BOM\n",
+    "empty.txt": b"",
+    "templates/x.html": b"<html><body>{{ form }}</body></html>",
+    "templates/deep/nested/data.bin": bytes(range(256)) + b"\xff\xfe\x00",
+    "templates/deep/nul.txt": b"text with a \x00 NUL",
+    "scripts/fill.py": b"print('fill')\n",
+    "assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+    "sub/SKILL.md": b"---\nname: not-a-skill\n---\nA SKILL.md inside a skill folder is only a file.\n",
+}
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(folder).as_posix(): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.relative_to(folder).as_posix() != "SKILL.md"
+    }
+
+
+def real_skill(root: Path) -> Path:
+    folder = write_skill(root, "pdf", "name: pdf\ndescription: Fill PDF forms.\nlicense: Complete terms in LICENSE.txt\n")
+    for rel, data in REAL_SKILL_FILES.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+    return folder
+
+
+def test_import_keeps_every_file_and_export_writes_them_back_byte_for_byte(repository: SkillRepository, tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    folder = real_skill(root)
+    (folder / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")  # dot entries are not part of a skill
+    (folder / ".git").mkdir()
+    (folder / ".git" / "config").write_text("[core]\n")
+    (folder / "templates" / ".cache.tmp").write_text("editor litter")
+    plan = import_tree(repository, root, strict=True)  # extra files are no spec violation
+    skill = repository.get(plan.added[0].skill.id)
+    extras = repository.extras(skill.id)
+    assert sorted(extras.files) == sorted(REAL_SKILL_FILES) and extras.warnings == ()
+    out = tmp_path / "exported"
+    assert export_skill_tree([skill], out, repository.extras_many([skill.id])) == []
+    assert files_under(out / "pdf") == REAL_SKILL_FILES
+    # and the exported folder is the same skill again, files included
+    incoming, _origin, _found = read_skill_tree(out, strict=True)
+    assert incoming[0].extras.files == extras.files
+
+
+def test_dot_entries_are_skipped_with_a_note(tmp_path: Path) -> None:
+    folder = real_skill(tmp_path / "skills")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (folder / "templates" / ".env").write_text("TOKEN=x\n")
+    (folder / "my form.pdf").write_bytes(b"%PDF")  # a name a Workshop package may not hold
+    incoming, _origin, found = read_skill_tree(tmp_path / "skills", strict=True)  # no spec violation
+    assert not any(rel.startswith(".") or "/." in rel for rel in incoming[0].extras.files)
+    assert "my form.pdf" not in incoming[0].extras.files
+    assert found.spec == [] and any(".git" in str(note) and "templates/.env" in str(note) for note in found.notes)
+    assert [str(w) for w in found.warnings] == ["pdf/my form.pdf: file name has characters other than A-Z a-z 0-9 . _ -; not kept"]
+    assert incoming[0].extras.warnings == (str(found.warnings[0]),)  # shown to the reviewer
+
+
+def test_file_limits_still_refuse_hostile_trees(tmp_path: Path) -> None:
+    from skillstudio.packages import skill_md
+
+    root = tmp_path / "many"
+    folder = write_skill(root, "many", "name: many\ndescription: Too many files.\n")
+    (folder / "lots").mkdir()
+    for index in range(skill_md.MAX_FILES_PER_SKILL + 1):
+        (folder / "lots" / f"f{index}.txt").write_text("x")
+    with pytest.raises(PackageError, match=f"more than {skill_md.MAX_FILES_PER_SKILL} files"):
+        read_skill_tree(root)
+
+    root = tmp_path / "big"
+    folder = write_skill(root, "big", "name: big\ndescription: Too many bytes.\n")
+    for index in range(5):
+        (folder / f"part{index}.bin").write_bytes(b"\x00" * (skill_md.MAX_FILE - 1))
+    with pytest.raises(PackageError, match=f"more than {skill_md.MAX_FILES_BYTES} bytes"):
+        read_skill_tree(root)
+
+    root = tmp_path / "huge"
+    folder = write_skill(root, "huge", "name: huge\ndescription: One file too big.\n")
+    (folder / "huge.bin").write_bytes(b"\x00" * (skill_md.MAX_FILE + 1))
+    with pytest.raises(PackageError, match=f"at most {skill_md.MAX_FILE}"):
+        read_skill_tree(root)
+
+    root = tmp_path / "deep"
+    folder = write_skill(root, "deep", "name: deep\ndescription: Nested too deep.\n")
+    path = folder
+    for _ in range(skill_md.MAX_FILE_DEPTH + 1):
+        path = path / "d"
+    path.mkdir(parents=True)
+    (path / "x.txt").write_text("x")
+    with pytest.raises(PackageError, match="nested deeper"):
+        read_skill_tree(root)
+
+
+def test_special_files_and_symlinks_anywhere_in_the_folder_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    folder = real_skill(root)
+    os.mkfifo(folder / "templates" / "pipe")  # reading it would block forever
+    with pytest.raises(PackageError, match="not a regular file"):
+        read_skill_tree(root)
+    (folder / "templates" / "pipe").unlink()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password")
+    os.symlink(secret, folder / "notes.md")
+    with pytest.raises(PackageError, match="pdf/notes.md.*symbolic link"):
+        read_skill_tree(root)
+
+
+def test_export_writes_no_file_outside_its_folder_nor_over_skill_md(tmp_path: Path) -> None:
+    from skillstudio.store import SkillExtras
+    from tests.factories import instructions_skill
+
+    skill = instructions_skill(name="safe")
+    bad = ["SKILL.md", ".git/config", "../escape.txt", "a/../../b.txt", "/abs.txt", "a\\b.txt", "sp ace.txt", "a//b.txt"]
+    files = {rel: {"text": "x"} for rel in bad} | {"ok/fine.txt": {"text": "fine"}}
+    warnings = export_skill_tree([skill], tmp_path / "out", {skill.id: SkillExtras(files=files)})
+    assert sum("not written" in w for w in warnings) == len(bad)
+    assert files_under(tmp_path / "out" / "safe") == {"ok/fine.txt": b"fine"}
+    assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "out" / "b.txt").exists()
+    assert (tmp_path / "out" / "safe" / "SKILL.md").read_text().startswith("---\nname: safe\n")
+
+
+# --- what the spec says is valid, and what it says is not -----------------------------------------
+
+
+def test_the_specs_minimal_example_is_valid(tmp_path: Path) -> None:
+    """Frontmatter with only name and description, and no body at all."""
+    root = tmp_path / "skills"
+    (root / "skill-name").mkdir(parents=True)
+    (root / "skill-name" / "SKILL.md").write_text(
+        "---\nname: skill-name\ndescription: A description of what this skill does and when to use it.\n---\n"
+    )
+    incoming, _origin, found = read_skill_tree(root, strict=True)
+    assert incoming[0].warnings == () and found.spec == [] and found.errors == []
+    assert validate_tree(root) == []
+    assert incoming[0].skill.body.instructions == "A description of what this skill does and when to use it."
+
+
+@pytest.mark.parametrize("value", ['""', "''", '"   "'])
+def test_an_empty_compatibility_is_a_spec_violation(tmp_path: Path, value: str) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "compat", f"name: compat\ndescription: x\ncompatibility: {value}\n")
+    with pytest.raises(PackageError, match="compatibility.*1-500"):
+        read_skill_tree(root, strict=True)
+    assert any("compatibility" in issue.path for issue in validate_tree(root))
+
+
+def test_a_duplicate_frontmatter_key_is_an_error_naming_key_and_line(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    write_skill(root, "dup", "name: dup\ndescription: x\nname: other\nmetadata:\n  owner: a\n  owner: b\n")
+    for strict in (False, True):
+        with pytest.raises(PackageError) as caught:
+            read_skill_tree(root, strict=strict)
+        text = str(caught.value)
+        assert "duplicate key 'name'" in text and "line 4" in text and "first at line 2" in text
+        assert "duplicate key 'owner'" in text and "line 7" in text
+    assert any("duplicate key 'name'" in issue.message for issue in validate_tree(root))
