@@ -227,10 +227,10 @@ def test_engine_bumping_use_count_is_not_a_conflict(repository: SkillRepository,
 
 def test_review_state_change_is_recorded(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
-    reviewed = repository.as_actor(Actor("rhea")).set_review_state(skill.id, ReviewState.APPROVED, message="ok")
+    reviewed = repository.as_actor(Actor("rhea")).review(skill.id, ReviewState.APPROVED, comment="ok", version=skill.version)
     assert reviewed.review_state is ReviewState.APPROVED and reviewed.version == skill.version
     entry = repository.audit(action="skill.review")[0]
-    assert (entry.actor, entry.details) == ("rhea", {"comment": "ok", "state": "approved"})
+    assert entry.actor == "rhea" and entry.details["comment"] == "ok" and entry.details["state"] == "approved"
 
 
 # --- compositions ---------------------------------------------------------------------------------
@@ -403,7 +403,7 @@ def test_every_mutation_writes_a_revision_and_an_audit_entry(repository: SkillRe
 
     mutations = [
         lambda: repository.update(replace(repository.get(a.id), name="edited")),
-        lambda: repository.set_review_state(a.id, ReviewState.APPROVED),
+        lambda: repository.review(a.id, ReviewState.APPROVED, version=repository.get(a.id).version),
         lambda: repository.record_composition(a.id, b.id),
         lambda: repository.delete(a.id),
         lambda: repository.restore(a.id),

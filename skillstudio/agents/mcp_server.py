@@ -5,6 +5,10 @@ exactly three tools, ``skill_search``, ``skill_create`` and ``skill_update``; th
 tool, and the server has no code path that deletes. The agent's identity is fixed when the
 server starts (``--agent-id``): every skill it creates says ``created_by: <agent id>``, whatever
 the payload says, and lands pending review.
+
+A refused call is a tool result with ``isError`` set, whose structured content is
+``{"error": code, "message": text}`` and whose text is ``"<code>: <text>"``; ``code`` is one of
+``invalid``, ``conflict``, ``busy``, ``rate_limited``, ``not_found`` (docs/review.md).
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from skillstudio.agents.tool import DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW, AgentSkillTool, AgentToolError
-from skillstudio.store import Actor, Database, SkillRepository
+from skillstudio.store import Actor, Database, LibraryBusy, SkillNotFound, SkillRepository, StorageError
+
+ERROR_CODES = ("invalid", "conflict", "busy", "rate_limited", "not_found")
 
 TOOL_NAMES = ("skill_search", "skill_create", "skill_update")
 
@@ -28,15 +34,32 @@ INSTRUCTIONS = (
 def build_server(tool: AgentSkillTool) -> Any:
     """An MCPServer exposing ``tool``'s three operations (and nothing else)."""
     from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - optional dependency
-    from mcp.server.mcpserver.exceptions import ToolError  # noqa: PLC0415
+    from mcp.types import CallToolResult, TextContent  # noqa: PLC0415
 
     server = MCPServer("skillstudio", instructions=INSTRUCTIONS)
+
+    def refused(code: str, message: str) -> Any:
+        # Returned, not raised: a raised ToolError reaches the client as "Error executing tool
+        # <name>: ...", and anything else as a bare "Error executing tool <name>".
+        return CallToolResult(
+            content=[TextContent(type="text", text=f"{code}: {message}")],
+            structured_content={"error": code, "message": message},
+            is_error=True,
+        )
 
     def call(operation: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return operation(*args, **kwargs)
         except AgentToolError as error:
-            raise ToolError(f"{error.code}: {error}") from None
+            return refused(error.code, str(error))
+        except LibraryBusy as error:
+            return refused("busy", f"{error}")
+        except StorageError as error:
+            if "database is locked" in str(error):
+                return refused("busy", f"the library is busy; retry soon: {error}")
+            raise
+        except SkillNotFound as error:
+            return refused("not_found", str(error))
 
     @server.tool(description="Search skills by meaning and keywords (docs/retrieval.md). Returns up to `limit` "
                  "skills, best first, with id, name, score and its breakdown, tags, confidence, creator and "
@@ -49,7 +72,7 @@ def build_server(tool: AgentSkillTool) -> Any:
         limit: int = 5,
     ) -> dict[str, Any]:
         results = call(tool.skill_search, query, domain=domain, game_module=game_module, tags=tags, limit=limit)
-        return {"results": results}
+        return results if isinstance(results, CallToolResult) else {"results": results}
 
     @server.tool(description="Create a skill from an approach that worked. It is recorded as yours and "
                  "waits for review. Identical content is not stored twice.")  # fmt: skip
@@ -66,9 +89,12 @@ def build_server(tool: AgentSkillTool) -> Any:
             tool.skill_create, name, description, instructions, tags=tags, tools=tools, model=model, references=references
         )
 
-    @server.tool(description="Update a skill: only the fields you give change. The skill goes back to review.")
+    @server.tool(description="Update a skill: only the fields you give change. The skill goes back to review. "
+                 "Give `version` (from skill_search) to refuse the update, as a `conflict`, if the skill "
+                 "changed since you read it.")  # fmt: skip
     def skill_update(
         id: str,  # noqa: A002 - seed 001's parameter name
+        version: int | None = None,
         name: str | None = None,
         description: str | None = None,
         instructions: str | None = None,
@@ -81,7 +107,7 @@ def build_server(tool: AgentSkillTool) -> Any:
             "name": name, "description": description, "instructions": instructions, "tags": tags,
             "tools": tools, "model": model, "references": references,
         }  # fmt: skip
-        return call(tool.skill_update, id, **changes)
+        return call(tool.skill_update, id, version=version, **changes)
 
     return server
 

@@ -11,7 +11,8 @@ tilted by evidence, each result with its real score and breakdown. ``skill_creat
 ``skill_update`` that changes the description compute the new vector in the same call.
 
 Guard rails (RFC 004): one create or update per agent per 30 seconds by default (configurable,
-with an injectable clock), SHA-256 dedup of identical content (a duplicate create returns the
+with an injectable clock), kept in the library (``studio_agent_writes``) so every process serving
+one agent id shares the budget, and only successful writes count; SHA-256 dedup of identical content (a duplicate create returns the
 existing skill and writes nothing), and size limits, the instructions within the 4000-character
 prompt budget.
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 import time
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -52,10 +52,13 @@ from skillstudio.store import (
     Actor,
     ConflictError,
     InvalidStoredSkill,
+    LibraryBusy,
+    LibraryError,
     SkillNotFound,
     SkillQuery,
     SkillRepository,
     SortKey,
+    StorageError,
 )
 from skillstudio.store.orm import SkillRow
 
@@ -80,7 +83,7 @@ class Limits:
 
 
 class AgentToolError(Exception):
-    """A refused call; ``code`` is one of invalid, rate_limited, not_found, conflict."""
+    """A refused call; ``code`` is one of invalid, rate_limited, not_found, conflict, busy."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -92,8 +95,6 @@ class AgentToolError(Exception):
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,63}")
 _TAG = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
-_BUDGETS: dict[tuple[str, str], list[float]] = {}  # (library, agent id) -> times of recent writes
-_BUDGETS_LOCK = threading.Lock()
 _UPDATABLE = ("name", "description", "instructions", "tags", "tools", "model", "references")
 
 
@@ -107,7 +108,7 @@ class AgentSkillTool:
         *,
         rate_limit: int = DEFAULT_RATE_LIMIT,
         rate_window: float = DEFAULT_RATE_WINDOW,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,  # wall clock: compared across processes
         limits: Limits = Limits(),
         game_module: str = "ra1",
         domain: Domain = Domain.AI_STRATEGY,
@@ -124,9 +125,8 @@ class AgentSkillTool:
         # Searches rank with the retriever (FTS5 + embeddings + evidence); the vector index it holds
         # loads once per tool, so a long-lived MCP server pays for it once.
         self.retriever = Retriever(self.repository, provider)
-        # One budget per agent and library in this process, however many tools are made for it.
-        with _BUDGETS_LOCK:
-            self._writes = _BUDGETS.setdefault((str(repository.database.path), agent_id), [])
+        # The write budget lives in the library (studio_agent_writes), one per agent id, shared by
+        # every tool and every process serving that agent (docs/review.md).
 
     # --- search --------------------------------------------------------------------------------
 
@@ -172,6 +172,7 @@ class AgentSkillTool:
             out.append(
                 {
                     "id": skill.id,
+                    "version": skill.version,  # pass it to skill_update: a stale read is refused
                     "name": skill.name,
                     "score": None if score is None else round(score, 4),
                     "score_breakdown": breakdown,
@@ -219,7 +220,6 @@ class AgentSkillTool:
         existing = self._find_hash(digest, fields["name"])
         if existing is not None:
             return {"id": existing, "status": "duplicate", "review_state": self._state(existing), "sha256": digest}
-        self._take_rate_slot()
         skill = Skill(
             id=new_skill_id(),
             domain=self.domain,
@@ -233,15 +233,18 @@ class AgentSkillTool:
             review_state=ReviewState.PENDING,
         )
         skill = _validated(skill)
-        stored = self.repository.create(skill, message=f"created by agent {self.agent_id}")
-        findings = Linter(repository=self.repository).lint_and_store(stored)
-        answer = {"id": stored.id, "status": "created", "review_state": "pending", "sha256": digest, "risk_findings": len(findings)}
-        return self._embedded(answer, stored)
+        stored = self._write(lambda: self.repository.create(skill, message=f"created by agent {self.agent_id}"))
+        answer: dict[str, Any] = {"id": stored.id, "status": "created", "review_state": "pending", "sha256": digest}
+        return self._embedded(self._linted(answer, stored), stored)
 
     # --- update --------------------------------------------------------------------------------
 
-    def skill_update(self, id: str, **changes: Any) -> dict[str, Any]:  # noqa: A002 - seed 001's name
-        """Partial update: only the given fields change. The skill goes (back) to pending."""
+    def skill_update(self, id: str, *, version: int | None = None, **changes: Any) -> dict[str, Any]:  # noqa: A002 - seed 001's name
+        """Partial update: only the given fields change. The skill goes (back) to pending.
+
+        ``version`` is the content version the agent read (``skill_search`` gives it): if the
+        skill changed since, nothing is written and the answer is a ``conflict`` naming the
+        current version. Without it, the fields are applied to the skill as it is now."""
         unknown = sorted(set(changes) - set(_UPDATABLE))
         if unknown:
             raise AgentToolError("invalid", f"unknown or read-only fields: {', '.join(unknown)}")
@@ -249,12 +252,16 @@ class AgentSkillTool:
         if not changes:
             raise AgentToolError("invalid", "nothing to update: give at least one field")
         skill_id = _text(id, "id", 64, single_line=True)
+        if version is not None and (not isinstance(version, int) or isinstance(version, bool) or version < 0):
+            raise AgentToolError("invalid", "version: the skill's version as skill_search gave it (an integer >= 0)")
         try:
             current = self.repository.get(skill_id)
         except SkillNotFound:
             raise AgentToolError("not_found", f"no skill with id {skill_id!r}") from None
         if current.review_state is ReviewState.REJECTED:  # not served, so not there for agents
             raise AgentToolError("not_found", f"no skill with id {skill_id!r}")
+        if version is not None and version != current.version:
+            raise _conflict(skill_id, version, current.version)
         lim, edited = self.limits, current
         if "name" in changes:
             edited = replace(edited, name=_text(changes["name"], "name", lim.name, single_line=True))
@@ -278,31 +285,56 @@ class AgentSkillTool:
             edited = replace(edited, body=body)
         if edited == current:
             return {"id": current.id, "status": "unchanged", "review_state": self._state(current.id), "changed": []}
-        self._take_rate_slot()
         edited = _validated(edited)
         try:
-            stored = self.repository.update_pending(edited, message=f"updated by agent {self.agent_id}")
-        except ConflictError:
-            raise AgentToolError("conflict", "the skill changed meanwhile; search it again and retry") from None
+            # update_pending: the content change and "back to pending" in one transaction (the only
+            # review change an agent makes; the repository refuses it any other).
+            stored = self._write(lambda: self.repository.update_pending(edited, message=f"updated by agent {self.agent_id}"))
+        except ConflictError as error:
+            raise _conflict(skill_id, edited.version, error.theirs.version) from None
+        except SkillNotFound:
+            raise AgentToolError("not_found", f"no skill with id {skill_id!r} (deleted meanwhile)") from None
         changed = [key for key in _UPDATABLE if key in changes]
-        findings = Linter(repository=self.repository).lint_and_store(stored)
-        answer = {"id": stored.id, "status": "updated", "review_state": "pending", "changed": changed, "risk_findings": len(findings)}
+        answer: dict[str, Any] = {"id": stored.id, "status": "updated", "version": stored.version, "review_state": "pending", "changed": changed}
         # Only the vectors whose text changed are recomputed: the description's only when the
         # description changed (seed 001), the label's when the name or tags did.
-        return self._embedded(answer, stored)
+        return self._embedded(self._linted(answer, stored), stored)
 
     # --- guard rails ---------------------------------------------------------------------------
 
-    def _take_rate_slot(self) -> None:
-        with _BUDGETS_LOCK:
-            now = self.clock()
-            self._writes[:] = [t for t in self._writes if now - t < self.rate_window]
-            if len(self._writes) >= self.rate_limit:
-                wait = self.rate_window - (now - self._writes[0])
-                raise AgentToolError(
-                    "rate_limited", f"at most {self.rate_limit} create/update per {self.rate_window:g} s; retry in {wait:.0f} s"
-                )
-            self._writes.append(now)
+    def _write(self, store: Callable[[], Skill]) -> Skill:
+        """Take a rate-limit slot (in the library, one transaction), then write; a write that fails
+        gives the slot back, so only stored writes count. Lock timeouts become ``busy``."""
+        try:
+            slot = self.repository.take_agent_write_slot(
+                self.agent_id, self.clock(), limit=self.rate_limit, window=self.rate_window
+            )
+        except StorageError as error:
+            raise _busy(error) if _is_busy(error) else error from None
+        if isinstance(slot, float):
+            raise AgentToolError(
+                "rate_limited", f"at most {self.rate_limit} create/update per {self.rate_window:g} s; retry in {slot:.0f} s"
+            )
+        try:
+            return store()
+        except BaseException as error:
+            try:
+                self.repository.release_agent_write_slot(slot)
+            except LibraryError:  # the lock again: the slot stays taken, at worst one write too few
+                pass
+            if isinstance(error, StorageError) and _is_busy(error):
+                raise _busy(error) from None
+            raise
+
+    def _linted(self, answer: dict[str, Any], skill: Skill) -> dict[str, Any]:
+        """Lint the stored skill and store its findings. The write already committed, so a failure
+        here (the library's lock) is a warning in the answer, never an error."""
+        try:
+            answer["risk_findings"] = len(Linter(repository=self.repository).lint_and_store(skill))
+        except LibraryError as error:
+            answer["risk_findings"] = None
+            answer.setdefault("warnings", []).append(f"risk findings not stored: {error}; a reviewer will lint it")
+        return answer
 
     def _find_hash(self, digest: str, name: str) -> str | None:
         """A served skill with exactly this content (same content means same name: look there)."""
@@ -334,10 +366,30 @@ class AgentSkillTool:
     def _embedded(self, answer: dict[str, Any], skill: Skill) -> dict[str, Any]:
         """The answer, after computing the new description's vector. The write already stands, so a
         provider failure is reported in the answer, not raised as if nothing had been stored."""
-        problem = embed_now(self.repository, self.retriever.provider, [skill.id])
+        try:
+            problem = embed_now(self.repository, self.retriever.provider, [skill.id])
+        except LibraryError as error:  # the lock: the skill stands, its vector comes later
+            problem = f"no vectors were stored ({error}); run `skillstudio embed` later"
+            answer.setdefault("warnings", []).append(f"embedding not stored: {error}")
         if self.retriever.provider is not None:
             answer["embedding"] = problem or f"stored ({self.retriever.provider.model_id})"
         return answer
+
+
+def _conflict(skill_id: str, read: int, current: int) -> AgentToolError:
+    return AgentToolError(
+        "conflict",
+        f"skill {skill_id!r} changed since you read it (you read version {read}, it is now version {current}); "
+        "nothing was written: search it again and retry",
+    )
+
+
+def _is_busy(error: BaseException) -> bool:
+    return isinstance(error, LibraryBusy) or (isinstance(error, StorageError) and "database is locked" in str(error))
+
+
+def _busy(error: BaseException) -> AgentToolError:
+    return AgentToolError("busy", f"the library is busy (another program is writing); nothing was written, retry soon: {error}")
 
 
 def content_hash(domain: Domain, game_module: str, fields: Mapping[str, Any]) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,9 +15,10 @@ from pathlib import Path
 from skillstudio.model import Domain
 from skillstudio.packages.errors import refuse
 from skillstudio.packages.export import PrivacyError, export_selection, load_selection, write_atomically
-from skillstudio.packages.icpkg import AI_USAGE, PackageMeta
+from skillstudio.packages.icpkg import AI_USAGE, PACKAGE_NAME, PackageMeta, default_package_name
 from skillstudio.packages.importer import apply_plan, plan_import
 from skillstudio.packages.prune import apply_prune, plan_prune
+from skillstudio.packages.signing import load_or_create_key
 from skillstudio.packages.sources import FORMATS, read_source
 from skillstudio.store import Database, SkillQuery, SkillRepository
 
@@ -41,7 +41,10 @@ def add_parsers(
     export.add_argument("--format", choices=("icpkg", "skill-md", "json"), default=None, help="default: from the output name")
     export.add_argument("--query", metavar="TEXT", default="", help="full-text search, words as prefixes")
     export.add_argument("--id", dest="ids", metavar="ID", action="append", help="export these skills (repeatable)")
-    export.add_argument("--name", help="package name (3-64 of a-z, 0-9, -); default: from the output name")
+    export.add_argument(
+        "--name",
+        help="package name (3-64 of a-z, 0-9, -); default: the output name plus 8 hex digits from your publisher key",
+    )
     export.add_argument("--publisher", default="local", help="Workshop publisher (default: local)")
     export.add_argument("--version", dest="package_version", default="1.0.0", help="semver (default 1.0.0)")
     export.add_argument("--license", default="CC-BY-SA-4.0", help="SPDX id (default CC-BY-SA-4.0)")
@@ -68,6 +71,10 @@ def add_parsers(
     imp.add_argument("--strict", action="store_true", help="SKILL.md: refuse any spec violation")
     imp.add_argument("--domain", default="ai", help="domain of skills the format does not say (default ai)")
     imp.add_argument("--game-module", default="ra1", help="game module of skills the format does not say (default ra1)")
+    imp.add_argument(
+        "--trust-key", metavar="FINGERPRINT", default=None,
+        help="accept a package signed by this key (16 hex) for an identity another key brought first",
+    )  # fmt: skip
 
     validate = commands.add_parser("validate", parents=[common], help="report SKILL.md spec problems without importing")
     validate.add_argument("path", metavar="PATH")
@@ -88,9 +95,15 @@ def commands(query_from: Callable[[argparse.Namespace, str], SkillQuery]) -> dic
     return {"export": export, "import": _import, "prune": _prune}
 
 
-def _slug(text: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64].strip("-")
-    return slug if len(slug) >= 3 else "skill-library"
+def _package_name(args: argparse.Namespace, out: Path) -> str:
+    """``--name`` if it is a package name (refused otherwise, never replaced by a shared default);
+    else a default no other export shares (``icpkg.default_package_name``)."""
+    if args.name is not None:
+        if not PACKAGE_NAME.match(args.name):
+            raise refuse("--name", f"{args.name!r} is not a package name (3-64 of a-z, 0-9, -; "
+                         "starting and ending with a letter or digit); give another or leave --name out")  # fmt: skip
+        return args.name
+    return default_package_name(out.stem, load_or_create_key(args.publisher).fingerprint)
 
 
 def _export(args: argparse.Namespace, database: Database, query_from: Callable[[argparse.Namespace, str], SkillQuery]) -> int:
@@ -122,7 +135,7 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
             print(f"warning: privacy check: {finding}", file=sys.stderr)
     if fmt == "icpkg":
         meta = PackageMeta(
-            name=args.name or _slug(out.stem), publisher=args.publisher, version=args.package_version,
+            name=_package_name(args, out), publisher=args.publisher, version=args.package_version,
             license=args.license, description=args.description, display_name=args.display_name,
             engine_version=args.engine_version, ai_usage=args.ai_usage,
         )  # fmt: skip
@@ -156,7 +169,11 @@ def _import(args: argparse.Namespace, database: Database) -> int:
         raise refuse("--domain", str(error)) from None
     source = read_source(args.path, fmt=args.format, strict=args.strict, domain=domain, game_module=args.game_module)
     repository = SkillRepository(database)
-    plan = plan_import(repository, source.incoming, origin=source.origin, source=source.label, mode=args.mode)
+    signer = source.package.signer if source.package is not None else None
+    plan = plan_import(
+        repository, source.incoming, origin=source.origin, source=source.label, mode=args.mode,
+        signer=signer, trust_key=args.trust_key,
+    )  # fmt: skip
     embedding_problem = None
     if not args.dry_run:
         apply_plan(repository, plan)
@@ -171,11 +188,15 @@ def _import(args: argparse.Namespace, database: Database) -> int:
             "counts": {a: plan.count(a) for a in ("add", "update", "skip", "conflict", "trash")},
             "steps": [{"action": s.action, "id": s.skill_id, "name": s.name, "entry": s.entry, "reason": s.reason} for s in plan.steps],
             "warnings": source.warnings + plan.warnings,
+            "key": plan.signer.fingerprint if plan.signer is not None else None,
             "embedding": embedding_problem or "ok",
         }, ensure_ascii=False, indent=2))  # fmt: skip
         return EXIT_OK
     verb = "would import" if args.dry_run else "imported"
     print(f"{verb} {source.label} ({source.format}, {plan.origin}): {plan.summary()}")
+    if plan.signer is not None:
+        trusted = {"record": " (first seen: remembered for this package)", "replace": " (trusted with --trust-key)"}
+        print(f"  signed by key {plan.signer.fingerprint}{trusted.get(plan.key_action, '')}")
     for step in plan.steps:
         if args.dry_run or step.action in ("conflict", "trash"):
             print(f"  {step}")

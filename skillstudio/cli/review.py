@@ -15,7 +15,7 @@ from skillstudio.model import ReviewState, SourceKind, normalize_timestamp
 from skillstudio.review import change_since_approved, findings_for, pending_queue
 from skillstudio.review.audit import AUDIT_COLUMNS, audit_csv
 from skillstudio.review.linter import findings_document
-from skillstudio.store import Database, SkillRepository
+from skillstudio.store import ConflictError, Database, SkillRepository
 
 Handler = Callable[[argparse.Namespace, Database], int]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -38,6 +38,10 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
         decide = verbs.add_parser(verb, parents=[common, as_json], help=help_text)
         decide.add_argument("skill_id", metavar="ID")
         decide.add_argument("--comment", "-m", default="", metavar="TEXT", help="why (recorded with the decision)")
+        decide.add_argument(
+            "--version", type=int, metavar="N",
+            help="the content version you reviewed (as `review show` prints it); default: the version shown now",
+        )  # fmt: skip
 
     audit = commands.add_parser("audit", parents=[common, as_json], help="the audit log, newest first")
     audit.add_argument("--actor", metavar="A", help="only this actor (user or agent id)")
@@ -96,10 +100,12 @@ def _review(args: argparse.Namespace, database: Database) -> int:
                 approved_revision=change.approved_revision,
                 diff_since_approved=change.diff,
                 decisions=[d.__dict__ for d in decisions],
+                content_version=change.current.version,  # what `review approve --version` takes
             )
             print(output.dump_json(document))
             return EXIT_OK
         print(output.skill_text(change.current, **details))
+        print(f"\nContent version: {change.current.version}  (decide on it: review approve {skill_id[:8]} --version {change.current.version})")
         print("\nRisk findings:" if findings else "\nRisk findings: none")
         for f in findings:
             print(f"  [{f.severity}] {f.rule}: {f.reason}  ({f.field} {f.start}-{f.end}) {f.excerpt!r}")
@@ -115,9 +121,26 @@ def _review(args: argparse.Namespace, database: Database) -> int:
             print("\nNo content change since the last approval.")
         return EXIT_OK
     state = {"approve": ReviewState.APPROVED, "reject": ReviewState.REJECTED, "request-changes": ReviewState.CHANGES_REQUESTED}[verb]
-    stored = repository.review(skill_id, state, comment=args.comment)
+    # The decision is on a content version: the one given, or the one read and shown here.
+    shown = repository.get(skill_id)
+    version = shown.version if args.version is None else args.version
+    if not args.json:
+        print(f"{shown.id}  {shown.name}  (version {version}): {state.value}")
+    try:
+        stored = repository.review(skill_id, state, comment=args.comment, version=version)
+    except ConflictError as error:
+        print(
+            f"skillstudio: {skill_id} changed since version {version} (the library now holds version "
+            f"{error.theirs.version}); nothing was recorded. See the change with "
+            f"`skillstudio review show {skill_id}` and decide again.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     if args.json:
-        print(output.dump_json({"id": stored.id, "review_state": state.value, "reviewer": repository.actor.id, "comment": args.comment}))
+        print(output.dump_json({
+            "id": stored.id, "review_state": state.value, "reviewer": repository.actor.id,
+            "comment": args.comment, "version": version,
+        }))  # fmt: skip
     else:
         print(f"{stored.id}  {stored.name}: {state.value} by {repository.actor.id}")
     return EXIT_OK

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from skillstudio.model import Issue, ReviewState, Skill
 from skillstudio.packages.errors import PackageError
-from skillstudio.packages.icpkg import PackageMeta, export_package, workshop_vdf
+from skillstudio.packages.icpkg import PackageMeta, check_meta, export_package, workshop_vdf
 from skillstudio.packages.privacy import Finding, redact_skill, scan_skill
+from skillstudio.packages.signing import SigningKey, load_or_create_key
 from skillstudio.store import SkillExtras, SkillRepository
 
 Progress = Callable[[int, int], None]
@@ -101,14 +102,21 @@ def export_selection(
     redact: bool = False,
     readme: str | None = None,
     vdf: bool = False,
+    sign: bool = True,
+    signing_key: SigningKey | None = None,
 ) -> list[Skill]:
     """Write the package; refuse (PrivacyError) if the check found anything and ``redact`` is
-    off. Returns the skills as written (redacted ones changed)."""
+    off. Returns the skills as written (redacted ones changed). The manifest is signed with
+    ``signing_key``, by default the publisher's key (made on first use, ``signing``); ``sign=False``
+    writes an unsigned package."""
     if preview.findings and not redact:
         raise PrivacyError(preview.findings)
+    check_meta(meta)
+    if sign and signing_key is None:
+        signing_key = load_or_create_key(meta.publisher)
     flagged = {finding.skill_id for finding in preview.findings}
     skills = [redact_skill(skill) if skill.id in flagged else skill for skill in preview.skills]
-    data = export_package(skills, meta, readme=readme, extras=preview.extras)
+    data = export_package(skills, meta, readme=readme, extras=preview.extras, signing_key=signing_key if sign else None)
     path = Path(out)
     write_atomically(path, data)
     if vdf:

@@ -33,10 +33,19 @@ from typing import Any
 
 import yaml
 
-from skillstudio.model import Confidence, Domain, Issue, Skill, ValidationError, parse_skill_with_notes, skill_to_document
+from skillstudio.model import (
+    Confidence,
+    Domain,
+    Issue,
+    Skill,
+    ValidationError,
+    parse_skill_with_notes,
+    skill_to_document,
+)
 from skillstudio.model.validation import Checker, join_path
 from skillstudio.packages.errors import PackageError, in_file, refuse
 from skillstudio.packages.safe_yaml import decode_utf8, load_yaml
+from skillstudio.packages.signing import Signer, SigningKey, fingerprint, sign_manifest, verify_manifest
 from skillstudio.store import SkillExtras
 
 FORMAT_VERSION = 1
@@ -105,6 +114,17 @@ class Package:
     readme: str | None = None
     notes: tuple[Issue, ...] = ()
     entries: tuple[str, ...] = field(default_factory=tuple)
+    signer: Signer | None = None  # the verified key of a signed manifest; None: unsigned
+
+
+def default_package_name(stem: str, salt: str) -> str:
+    """A package name for an export not given one: the file stem as a slug plus 8 hex digits of
+    sha256(salt, stem). ``salt`` is the publisher key's fingerprint, so the same user exporting
+    to the same file name gets the same name (an update of that package), and two file names
+    (``a.icpkg``, ``b.icpkg``) or two users never share one."""
+    suffix = hashlib.sha256(f"{salt}\0{stem}".encode()).hexdigest()[:8]
+    base = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")[:55].strip("-") or "skill-library"
+    return f"{base}-{suffix}"
 
 
 # ================================================================================================
@@ -196,8 +216,10 @@ def export_package(
     readme: str | None = None,
     preview_png: bytes | None = None,
     extras: Mapping[str, SkillExtras] | None = None,
+    signing_key: SigningKey | None = None,
 ) -> bytes:
-    """The ``.icpkg`` bytes for these skills. Run the privacy check first (``privacy``)."""
+    """The ``.icpkg`` bytes for these skills. Run the privacy check first (``privacy``).
+    With ``signing_key`` the manifest is signed (``signing.sign_manifest``); without, unsigned."""
     check_meta(meta)
     ordered = sorted(skills, key=lambda skill: skill.id)
     files: dict[str, bytes] = {}
@@ -215,6 +237,8 @@ def export_package(
     if preview_png is not None:
         files["preview.png"] = preview_png
     manifest = build_manifest(meta, ordered, files)
+    if signing_key is not None:
+        manifest = sign_manifest(manifest, signing_key)
     manifest_bytes = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100).encode("utf-8")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -338,6 +362,12 @@ def _read_archive(
     if check.issues:
         raise PackageError(check.issues, context=f"{label} refused")
     assert meta is not None
+    signer = None
+    if manifest_name == MANIFEST and isinstance(document, dict) and "signature" in document:
+        try:
+            signer = verify_manifest(document)
+        except PackageError as error:
+            raise PackageError(error.issues, context=f"{label} refused") from None
 
     others = {name for name in contents if name != manifest_name}
     if listed is not None:
@@ -403,6 +433,7 @@ def _read_archive(
         readme=decode_utf8(readme, "README.md") if readme is not None else None,
         notes=tuple(check.notes),
         entries=tuple(sorted(contents)),
+        signer=signer,
     )
 
 
@@ -563,7 +594,7 @@ def _read_manifest(
         check.fail("format_version", f"{version!r} is not a manifest version this SkillStudio reads ({FORMAT_VERSION})")
         return None, None, {}
     for key in root:
-        if key not in ("format_version", "package", "skill_library"):
+        if key not in ("format_version", "package", "skill_library", "signature"):
             check.note(key, "unknown field, ignored")
     package = check.mapping(root.get("package"), "package")
     if package is None:
@@ -693,7 +724,21 @@ def read_extra_files(check: Checker, value: object, path: str) -> dict[str, dict
 
 
 __all__ = [
-    "FORMAT_VERSION", "MANIFEST", "Package", "PackageMeta", "PackagedSkill", "RESOURCE",
-    "average_confidence", "build_manifest", "check_meta", "export_package", "load_json", "read_extra_files",
-    "read_package", "skill_stem", "workshop_vdf",
+    "FORMAT_VERSION",
+    "MANIFEST",
+    "RESOURCE",
+    "Package",
+    "PackageMeta",
+    "PackagedSkill",
+    "average_confidence",
+    "build_manifest",
+    "check_meta",
+    "default_package_name",
+    "export_package",
+    "fingerprint",
+    "load_json",
+    "read_extra_files",
+    "read_package",
+    "skill_stem",
+    "workshop_vdf",
 ]  # fmt: skip

@@ -17,16 +17,27 @@ skipped and keeps the ``source_id`` of the version that brought it.
 ``--replace`` also moves to the trash the skills an earlier version of the same package brought
 that this version no longer has. ``composable_with`` partners that are neither in the import nor
 in the library are dropped with a warning (D057's foreign keys would refuse them).
+
+Content is compared normalised: ``composable_with`` as a set, after the store's symmetric
+closure (a link one skill of the package states is a link of both), and leaving out links to
+skills outside the package that the library made itself (those are kept on update). So
+importing the same package again changes nothing, and review decisions stay.
+
+Package identity (``publisher/name``, docs/packages.md "Package identity and trust"): the
+library remembers the key that first brought a signed identity; a package of that identity
+signed by another key, or unsigned, is refused (:class:`signing.UntrustedPackage`) unless the
+user trusts its key (``trust_key``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from skillstudio.model import Skill, Source, SourceKind, skill_to_document
 from skillstudio.packages.icpkg import Package
+from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
 
 Mode = Literal["merge", "replace"]
@@ -41,6 +52,7 @@ class Incoming:
     extras: SkillExtras
     warnings: tuple[str, ...] = ()
     history: tuple[Skill, ...] = ()  # earlier versions, oldest first (becomes revision history)
+    signer: Signer | None = None  # the verified key of the package it came in (None: unsigned)
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,9 @@ class ImportPlan:
     replaced: list[ImportItem] = field(default_factory=list)
     trashed: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    identity: str = ""  # publisher/name of a package import
+    signer: Signer | None = None
+    key_action: Literal["keep", "record", "replace"] = "keep"  # what to remember of the signer
 
     def count(self, action: str) -> int:
         return sum(1 for step in self.steps if step.action == action)
@@ -103,25 +118,51 @@ def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
         base = packaged.extras or SkillExtras()
         warnings = tuple(f"{note.path}: {note.message}" for note in packaged.notes)
         extras = replace(base, origin=origin, warnings=tuple(base.warnings) + warnings)
-        out.append(Incoming(packaged.entry, skill, extras, warnings))
+        out.append(Incoming(packaged.entry, skill, extras, warnings, signer=package.signer))
     return out, origin
 
 
-def _content(skill: Skill) -> dict:
+def _content(skill: Skill, partners: set[str] | None = None) -> dict:
+    """What an import compares: no quality figures, use, creation time, library-local fields
+    (review state, version), nor package version; ``partners`` (composable_with) as a set."""
     document = skill_to_document(skill, local=False)
     for key in ("quality", "use_count", "last_used", "created_at"):
         document.pop(key, None)
+    document["composable_with"] = sorted(set(skill.composable_with) if partners is None else partners)
     source_id = document["provenance"].get("source_id")
     if source_id:  # a new version of a package re-stating a skill does not change it
         document["provenance"]["source_id"] = source_id.rsplit("@", 1)[0]
     return document
 
 
+_FROM_INCOMING: Any = object()
+
+
 def plan_import(
-    repository: SkillRepository, incoming: Sequence[Incoming], *, origin: str, source: str, mode: Mode = "merge"
+    repository: SkillRepository,
+    incoming: Sequence[Incoming],
+    *,
+    origin: str,
+    source: str,
+    mode: Mode = "merge",
+    signer: Signer | None = _FROM_INCOMING,
+    trust_key: str | None = None,
 ) -> ImportPlan:
-    """Decide, without writing, what an import would do (``--dry-run`` prints this)."""
+    """Decide, without writing, what an import would do (``--dry-run`` prints this).
+
+    A package import (``workshop:`` origin) is first checked against the key the library
+    remembers for its identity: ``signer`` is the package's verified key (default: the one the
+    incoming skills carry), ``trust_key`` a fingerprint the user trusts. Raises
+    ``UntrustedPackage`` (a PackageError) naming both fingerprints when refused."""
     plan = ImportPlan(source=source, origin=origin, mode=mode)
+    if origin.startswith("workshop:"):
+        if signer is _FROM_INCOMING:
+            signer = next((item.signer for item in incoming), None)
+        plan.identity = origin_family(origin)[len("workshop:") :]
+        plan.signer = signer
+        plan.key_action = check_trust(known_key(repository, plan.identity), plan.identity, signer, trust_key)
+        if signer is None:
+            plan.warnings.append(f"{plan.identity}: the package is unsigned: who made it cannot be checked")
     ids = [item.skill.id for item in incoming]
     present = {summary.id for summary in repository.summaries(ids)}
     in_trash = {entry.skill_id for entry in repository.trash()} if len(present) < len(ids) else set()
@@ -138,6 +179,14 @@ def plan_import(
     if missing_partners:
         found = {summary.id for summary in repository.summaries(missing_partners)}
         after |= found - set(stale)
+    incoming_ids = set(ids)
+    # The store's compositions are symmetric: a link one skill states is a link of both.
+    linked_from: dict[str, set[str]] = {}
+    for item in incoming:
+        if item.skill.id in after:
+            for partner in item.skill.composable_with:
+                if partner in after:
+                    linked_from.setdefault(partner, set()).add(item.skill.id)
     for item in incoming:
         skill = item.skill
         dropped = [partner for partner in skill.composable_with if partner not in after]
@@ -147,8 +196,9 @@ def plan_import(
             warning = f"composable_with: dropped {', '.join(dropped)} (not in the import or the library)"
             extras = replace(extras, warnings=(*extras.warnings, warning))
             plan.warnings.append(f"{item.entry}: {warning}")
+        closure = (set(skill.composable_with) | linked_from.get(skill.id, set())) - {skill.id}
         plan.warnings.extend(w if w.startswith(f"{item.entry}:") else f"{item.entry}: {w}" for w in item.warnings)
-        step = lambda action, reason="": PlannedSkill(action, skill.id, skill.name, item.entry, reason)  # noqa: E731
+        step = lambda action, reason="": PlannedSkill(action, skill.id, skill.name, item.entry, reason)
         if skill.id not in present:
             if skill.id in in_trash:
                 plan.steps.append(step("skip", "in the trash: restore it or empty the trash first"))
@@ -160,7 +210,10 @@ def plan_import(
         if current is None:
             plan.steps.append(step("conflict", "the stored skill is not valid (written outside SkillStudio); kept"))
             continue
-        if _content(current) == _content(skill):
+        stored_partners = set(current.composable_with)
+        # links the library made to skills outside the package are not the package's content
+        local = {p for p in stored_partners if p not in incoming_ids and p not in closure}
+        if _content(current, stored_partners - local) == _content(skill, closure):
             plan.steps.append(step("skip", "unchanged"))
             continue
         stored_origin = existing_extras.get(skill.id, SkillExtras()).origin
@@ -168,7 +221,9 @@ def plan_import(
         if same or mode == "replace":
             reason = "newer from the same origin" if same else f"replaces the stored skill from {stored_origin or 'this library'}"
             plan.steps.append(step("update", reason))
-            kept = replace(skill, version=current.version, created_at=current.created_at)
+            kept = replace(
+                skill, version=current.version, created_at=current.created_at, composable_with=tuple(sorted(closure | local))
+            )
             plan.replaced.append(ImportItem(kept, extras))
         else:
             plan.steps.append(step("conflict", f"id exists with other content from {stored_origin or 'this library'}; kept"))
@@ -197,8 +252,13 @@ def _stored_skills(repository: SkillRepository, ids: list[str]) -> dict[str, Ski
 
 def apply_plan(repository: SkillRepository, plan: ImportPlan) -> ImportPlan:
     """Write the plan in one transaction; on any error the library is left as it was."""
-    if plan.changes:
-        repository.import_skills(plan.added, plan.replaced, plan.trashed, message=f"import from {plan.origin}")
+    package_key = None
+    if plan.key_action != "keep" and plan.signer is not None:
+        package_key = (plan.identity, plan.signer.fingerprint, plan.signer.public_key_b64, plan.key_action == "replace")
+    if plan.changes or package_key is not None:
+        repository.import_skills(
+            plan.added, plan.replaced, plan.trashed, message=f"import from {plan.origin}", package_key=package_key
+        )
     return plan
 
 

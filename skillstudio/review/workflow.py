@@ -88,21 +88,22 @@ def change_since_approved(repository: SkillRepository, skill_id: str) -> Pending
     return PendingChange(current, approved, number, diff)
 
 
-def decide(repository: SkillRepository, skill_id: str, state: ReviewState, comment: str = "") -> Skill:
-    """Record a reviewer's decision (a person: the repository's actor must be human)."""
-    return repository.review(skill_id, state, comment=comment)
+def decide(repository: SkillRepository, skill_id: str, state: ReviewState, comment: str = "", *, version: int) -> Skill:
+    """Record a reviewer's decision on the content ``version`` they saw (a person: the
+    repository's actor must be human). ConflictError if the skill changed since."""
+    return repository.review(skill_id, state, comment=comment, version=version)
 
 
-def approve(repository: SkillRepository, skill_id: str, comment: str = "") -> Skill:
-    return decide(repository, skill_id, ReviewState.APPROVED, comment)
+def approve(repository: SkillRepository, skill_id: str, comment: str = "", *, version: int) -> Skill:
+    return decide(repository, skill_id, ReviewState.APPROVED, comment, version=version)
 
 
-def reject(repository: SkillRepository, skill_id: str, comment: str = "") -> Skill:
-    return decide(repository, skill_id, ReviewState.REJECTED, comment)
+def reject(repository: SkillRepository, skill_id: str, comment: str = "", *, version: int) -> Skill:
+    return decide(repository, skill_id, ReviewState.REJECTED, comment, version=version)
 
 
-def request_changes(repository: SkillRepository, skill_id: str, comment: str = "") -> Skill:
-    return decide(repository, skill_id, ReviewState.CHANGES_REQUESTED, comment)
+def request_changes(repository: SkillRepository, skill_id: str, comment: str = "", *, version: int) -> Skill:
+    return decide(repository, skill_id, ReviewState.CHANGES_REQUESTED, comment, version=version)
 
 
 def findings_for(repository: SkillRepository, skill: Skill, *, relint: bool = False) -> list[RiskFinding]:

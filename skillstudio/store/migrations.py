@@ -427,6 +427,64 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    Migration(
+        7,
+        "Verification run claims and at-most-once evidence per (run, skill)",
+        """
+        -- One runner owns a run at a time (docs/verification.md, "Concurrent runners"): the claim
+        -- is taken with a conditional UPDATE inside BEGIN IMMEDIATE and released on exit; a
+        -- claim whose process is gone (this host) or whose heartbeat is too old is stale.
+        ALTER TABLE studio_verification_runs ADD COLUMN claimed_by TEXT;
+        ALTER TABLE studio_verification_runs ADD COLUMN claimed_pid INTEGER;
+        ALTER TABLE studio_verification_runs ADD COLUMN claimed_host TEXT;
+        ALTER TABLE studio_verification_runs ADD COLUMN claimed_at TEXT;
+        ALTER TABLE studio_verification_runs ADD COLUMN heartbeat_at TEXT;
+        -- The run a headless evidence row came from: a skill's session of a run is stored at
+        -- most once. Rows written before this migration keep NULL (no key, no constraint).
+        ALTER TABLE studio_verifications ADD COLUMN run_id TEXT;
+        CREATE UNIQUE INDEX studio_verifications_run_skill
+            ON studio_verifications(run_id, skill_id) WHERE run_id IS NOT NULL;
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    Migration(
+        8,
+        "Agent write times, for a rate limit that holds across MCP server processes",
+        """
+        -- When each agent last created or updated a skill (docs/review.md): every MCP server
+        -- process of one agent id checks and appends here in one BEGIN IMMEDIATE transaction.
+        CREATE TABLE studio_agent_writes (
+            id        INTEGER PRIMARY KEY AUTOINCREMENT,
+            agent_id  TEXT NOT NULL,
+            at        REAL NOT NULL      -- the tool's clock, seconds (wall clock by default)
+        );
+        CREATE INDEX studio_agent_writes_agent ON studio_agent_writes(agent_id, at);
+        """,
+    ),
+)
+
+MIGRATIONS += (
+    Migration(
+        9,
+        "Package signing keys: the key that first brought each package identity",
+        """
+        -- Trust on first use (docs/packages.md, "Package identity and trust"): per package
+        -- identity (publisher/name), the ed25519 key of the first signed package of it that was
+        -- imported. Another key, or an unsigned package, is refused for that identity unless the
+        -- user trusts the new key (import --trust-key), which then replaces this row.
+        CREATE TABLE studio_package_keys (
+            identity     TEXT PRIMARY KEY,  -- publisher/name
+            fingerprint  TEXT NOT NULL,     -- sha256 of the raw public key, first 16 hex digits
+            public_key   TEXT NOT NULL,     -- base64 of the raw 32-byte public key
+            first_seen   TEXT NOT NULL      -- UTC, when this key was first accepted
+        );
+        """,
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

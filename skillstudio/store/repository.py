@@ -224,7 +224,8 @@ class RiskFinding:
 
 
 class ReviewNotAllowed(LibraryError, PermissionError):
-    """Only a person may approve, reject or ask for changes."""
+    """Only a person may review (any review state), delete, trash or purge: agents and system
+    actors are refused by the repository itself, whatever front end they come through."""
 
 
 def body_hash(skill: Skill) -> str:
@@ -695,6 +696,7 @@ class SkillRepository:
         *,
         message: str = "",
         action: str = "skill.import",
+        package_key: tuple[str, str, str, bool] | None = None,
     ) -> None:
         """Apply an import in one transaction: all of it, or nothing.
 
@@ -702,11 +704,31 @@ class SkillRepository:
         entirely, quality included (the import decided so), and each must carry the version it
         was read at, else ConflictError; ``trashed`` go to the trash (``--replace`` drops what
         an older version of the same package had). Extras are written for both. Revisions say
-        ``import``; the audit log says ``action``.
+        ``import``; the audit log says ``action``. A replaced skill keeps its review state when
+        its content is unchanged, else goes back to ``pending`` (with a decision row).
+
+        ``package_key`` = (identity, fingerprint, public key, trusted) remembers the key of a
+        signed package (``studio_package_keys``, docs/packages.md): recorded if the identity has
+        none; if it has another, the import is refused (LibraryError) unless
+        ``trusted`` (the user trusted the new key), which replaces it.
         """
         _refuse_duplicate_ids([item.skill for item in (*added, *replaced)])
         now = utc_now()
         with self._write(action) as (session, touched):
+            if package_key is not None:
+                # checked again inside the transaction: two imports racing for a new identity
+                # cannot both win
+                identity, fingerprint, public_key, trusted = package_key
+                stored = session.execute(
+                    text("SELECT fingerprint FROM studio_package_keys WHERE identity = :i"), {"i": identity}
+                ).scalar()
+                if stored is not None and stored != fingerprint and not trusted:
+                    raise LibraryError(f"package {identity}: key {fingerprint} is not the key {stored} that first brought it")
+                if stored != fingerprint:
+                    session.execute(
+                        text("INSERT OR REPLACE INTO studio_package_keys VALUES (:i, :f, :k, :t)"),
+                        {"i": identity, "f": fingerprint, "k": public_key, "t": now},
+                    )
             touched.extend(item.skill.id for item in (*added, *replaced))
             touched.extend(trashed)
             for skill_id in dict.fromkeys(trashed):
@@ -722,52 +744,63 @@ class SkillRepository:
                 session.execute(insert(SkillExtrasRow).prefix_with("OR REPLACE"), extras_rows)
 
     def _replace_one(self, session: Session, skill: Skill, now: str, message: str, action: str) -> None:
-        # An import overwrites everything, quality included; new content is reviewed again.
+        # An import overwrites everything, quality included. Changed content is reviewed again
+        # (pending, with a decision row); unchanged content keeps its review decision.
+        def content(of: Skill) -> dict[str, Any]:  # not quality, use, creation, library-local fields
+            document = skill_to_document(of, local=False)
+            for key in ("quality", "use_count", "last_used", "created_at"):
+                document.pop(key, None)
+            document["composable_with"] = sorted(set(of.composable_with))
+            return document
+
+        current = self._load(session, skill.id, tolerate_invalid=True)
+        changed = current is None or content(current) != content(skill)
         meta = _meta_columns(skill)
-        meta["review_state"] = None
+        if changed:
+            meta["review_state"] = "pending"
+        else:
+            meta.pop("review_state")
         columns = [c for c in D057_SKILL_COLUMNS if c != "id"]
         self._rewrite(session, skill, columns, meta, now, message, "import", action)
-
-    def set_review_state(self, skill_id: str, state: Any, *, message: str = "") -> Skill:
-        """Record a review decision (``ReviewState`` or None); not a content change."""
-        value = None if state is None else state.value
-        now = utc_now()
-        with self._write("skill.review") as (session, touched):
-            touched.append(skill_id)
-            current = self._load(session, skill_id)
-            self._record_untracked(session, skill_id, current, now)
-            session.execute(
-                update(SkillMetaRow).where(SkillMetaRow.skill_id == skill_id).values(review_state=value)
-            )
-            stored = self._load(session, skill_id)
-            number = self._write_revision(session, stored, "review", now, message)
-            self._audit(session, "skill.review", skill_id, number, now, {"state": value, "comment": message})
-        return stored
+        if changed:
+            latest = session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill.id))
+            self._add_decision(session, skill.id, "pending", now, message or "content changed by an import", latest)
 
     # --- review (migration 5, docs/review.md) ------------------------------------------------------
+    # One review path: ``review``. Agents get "back to pending" only through ``update_pending``.
 
-    def review(self, skill_id: str, state: Any, *, comment: str = "") -> Skill:
-        """Record a review decision (a ``ReviewState``) with its comment, in one transaction with
-        the review state, a revision and the audit entry. Approving, rejecting and requesting
-        changes are human actions: other actors may only mark a skill pending."""
+    def review(self, skill_id: str, state: Any, *, comment: str = "", version: int) -> Skill:
+        """Record a review decision (a ``ReviewState``) on the content ``version`` the reviewer saw,
+        with its comment, in one transaction with the review state, a revision and the audit entry.
+
+        Every review change is a person's: any other actor (agent, system) gets ReviewNotAllowed.
+        A ``version`` that is no longer the stored one raises ConflictError naming both versions:
+        the reviewer decided on content the library no longer holds."""
         value = state.value
-        if value != "pending" and self.actor.kind != "human":
-            raise ReviewNotAllowed(f"{self.actor.kind} {self.actor.id!r} may not set a skill {value}; a person reviews")
+        self._require_human(f"set a skill {value}")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise TypeError(f"version: the content version the reviewer saw (an int), not {version!r}")
         now = utc_now()
         with self._write("skill.review") as (session, touched):
             touched.append(skill_id)
             current = self._load(session, skill_id)
+            if current.version != version:
+                raise ConflictError(yours=current, theirs=current, read_version=version)
             self._record_untracked(session, skill_id, current, now)
             self._set_review_state(session, skill_id, value)
             stored = self._load(session, skill_id)
             number = self._write_revision(session, stored, "review", now, comment)
             self._add_decision(session, skill_id, value, now, comment, number)
-            self._audit(session, "skill.review", skill_id, number, now, {"state": value, "comment": comment})
+            details = {"state": value, "comment": comment, "version": version}
+            self._audit(session, "skill.review", skill_id, number, now, details)
         return stored
 
     def update_pending(self, skill: Skill, *, message: str = "") -> Skill:
         """Like :meth:`update`, but the skill goes back to ``pending`` in the same transaction
-        (an agent's update: a reviewer must look at it again), with a decision row saying so."""
+        (an agent's update: a reviewer must look at it again), with a decision row saying so.
+
+        The one review change a non-human actor makes, and only as part of its own content
+        change (``skill.version`` must be current, else ConflictError)."""
         now = utc_now()
         with self._write("skill.update") as (session, touched):
             touched.append(skill.id)
@@ -776,6 +809,43 @@ class SkillRepository:
             latest = session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill.id))
             self._add_decision(session, skill.id, "pending", now, message or "updated by an agent", latest)
         return stored
+
+    def _require_human(self, what: str) -> None:
+        """Guard rail for review, trash and purge: only a person (``Actor.kind == "human"``)."""
+        if self.actor.kind != "human":
+            raise ReviewNotAllowed(f"{self.actor.kind} {self.actor.id!r} may not {what}; only a person may")
+
+    # --- agent write budget (migration 7, docs/review.md) ------------------------------------------
+
+    def take_agent_write_slot(self, agent_id: str, now: float, *, limit: int, window: float) -> int | float:
+        """Check and take one of ``agent_id``'s ``limit`` writes per ``window`` seconds, in one
+        BEGIN IMMEDIATE transaction on the library (so every process of that agent shares it).
+
+        Returns the slot's id (give it to :meth:`release_agent_write_slot` if the write then
+        fails), or, when the budget is spent, the seconds to wait as a float."""
+        with self.database.write() as session:
+            connection = session.connection()
+            connection.execute(
+                text("DELETE FROM studio_agent_writes WHERE agent_id = :a AND at <= :old"),
+                {"a": agent_id, "old": now - window},
+            )
+            recent = connection.execute(
+                text("SELECT at FROM studio_agent_writes WHERE agent_id = :a AND at > :old AND at <= :now ORDER BY at"),
+                {"a": agent_id, "old": now - window, "now": now},
+            ).scalars().all()
+            if len(recent) >= limit:
+                return float(window - (now - recent[0]))
+            return int(
+                connection.execute(
+                    text("INSERT INTO studio_agent_writes(agent_id, at) VALUES (:a, :now) RETURNING id"),
+                    {"a": agent_id, "now": now},
+                ).scalar_one()
+            )
+
+    def release_agent_write_slot(self, slot: int) -> None:
+        """Give back a slot whose write failed (nothing was stored: it must not count)."""
+        with self.database.write() as session:
+            session.connection().execute(text("DELETE FROM studio_agent_writes WHERE id = :id"), {"id": slot})
 
     def review_decisions(self, skill_id: str) -> list[ReviewDecision]:
         """The skill's review decisions, oldest first."""
@@ -856,6 +926,8 @@ class SkillRepository:
         self.delete_many([skill_id], message=message)
 
     def delete_many(self, skill_ids: Sequence[str], *, message: str = "", action: str = "skill.delete") -> int:
+        """Move skills to the trash in one transaction; a person's action (ReviewNotAllowed else)."""
+        self._require_human("move skills to the trash")
         now = utc_now()
         with self._write(action) as (session, touched):
             touched.extend(skill_ids)
@@ -940,7 +1012,9 @@ class SkillRepository:
         return restored
 
     def empty_trash(self, skill_ids: Sequence[str] | None = None) -> int:
-        """Delete trashed skills for good, with their history; the audit log keeps the fact."""
+        """Delete trashed skills for good, with their history; the audit log keeps the fact.
+        A person's action: other actors get ReviewNotAllowed."""
+        self._require_human("empty the trash")
         now = utc_now()
         with self._write("skill.purge") as (session, touched):
             statement = select(TrashRow.skill_id)
@@ -996,15 +1070,41 @@ class SkillRepository:
         details: dict[str, Any] | None = None,
         record: VerificationRecord | None = None,
         within: Any = None,  # Callable[[Session], None]: more writes in the same transaction
-    ) -> Skill:
+        run_id: str | None = None,
+        recompute: Any = None,  # Callable[[Skill, list[VerificationRecord]], tuple[Quality, str, str, dict]]
+    ) -> Skill | None:
         """Store verification's outcome: D057's quality columns, the session's evidence record
         (with the body hash it was gathered with), a revision and an audit entry (``skill.verify``,
-        ``skill.promote`` or ``skill.demote``), all in one transaction. Not a content change."""
+        ``skill.promote`` or ``skill.demote``), all in one transaction. Not a content change.
+
+        ``recompute(current, evidence)``, if given, is called inside the transaction (BEGIN
+        IMMEDIATE, so writers are serialized) with the skill as stored now and all its evidence
+        rows, ``record`` included; the ``(quality, action, message, details)`` it returns are
+        stored instead of the arguments. Concurrent batches of one skill thus add up: no figure
+        computed before the lock is trusted. ``within`` runs after it.
+
+        ``run_id``: the run ``record`` comes from. A run's session is stored at most once per
+        skill (a unique key on the evidence rows, checked in this transaction): if it is
+        already stored, nothing is written and None is returned."""
         now = utc_now()
-        with self._write(action) as (session, touched):
-            touched.append(skill_id)
+        with self.database.write() as session:  # not _write(): the action is known only after recompute
+            if record is not None and run_id is not None and self._run_evidence_stored(session, run_id, skill_id):
+                return None
             current = self._load(session, skill_id)
             self._record_untracked(session, skill_id, current, now)
+            if record is not None:
+                inserted = session.execute(insert(VerificationRow).values(_verification_columns(current, record)))
+                if run_id is not None:
+                    session.execute(
+                        text("UPDATE studio_verifications SET run_id = :run WHERE id = :id"),
+                        {"run": run_id, "id": inserted.inserted_primary_key[0]},  # type: ignore[attr-defined]
+                    )
+            if recompute is not None:
+                evidence = [_record(row) for row in session.scalars(
+                    select(VerificationRow).where(VerificationRow.skill_id == skill_id)
+                    .order_by(VerificationRow.recorded_at, VerificationRow.id)
+                )]  # fmt: skip
+                quality, action, message, details = recompute(current, evidence)
             session.execute(
                 update(SkillRow).where(SkillRow.id == skill_id).values(
                     verification_count=quality.verification_count,
@@ -1014,14 +1114,21 @@ class SkillRepository:
                     last_verified=quality.last_verified,
                 )
             )
-            if record is not None:
-                session.execute(insert(VerificationRow).values(_verification_columns(current, record)))
             if within is not None:
                 within(session)
             stored = replace(current, quality=quality)  # quality columns do not bump the version
             number = self._write_revision(session, stored, action.removeprefix("skill."), now, message)
             self._audit(session, action, skill_id, number, now, dict(details or {}))
+        self.database.changes.emit(LibraryChange(action, (skill_id,), self.actor.id))
         return stored
+
+    @staticmethod
+    def _run_evidence_stored(session: Session, run_id: str, skill_id: str) -> bool:
+        """Whether run ``run_id``'s session for the skill is stored already (migration 7's key)."""
+        return session.execute(
+            text("SELECT 1 FROM studio_verifications WHERE run_id = :run AND skill_id = :skill LIMIT 1"),
+            {"run": run_id, "skill": skill_id},
+        ).first() is not None
 
     def set_embedding(self, skill_id: str, embedding: bytes, model_id: str) -> None:
         """Store the description's embedding (f32 array) as D057's skill_embeddings holds it.

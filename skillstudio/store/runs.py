@@ -4,17 +4,25 @@ A run row is written when a batch starts, each chunk's games in one small transa
 chunk returns, and a skill's result when all its games are in. Killing the process loses at
 most the chunks in flight; :meth:`RunStore.missing_games` tells a resumed run what is left.
 Games are keyed by (run, skill, game index), so replaying a chunk after a crash adds nothing.
+
+One runner owns a run at a time: :meth:`RunStore.claim` takes the run with a conditional UPDATE
+inside BEGIN IMMEDIATE, :meth:`RunStore.release` gives it back, :meth:`RunStore.heartbeat`
+keeps it fresh. A claim is stale, and may be taken over, when its holder's process is gone
+(same host, checked by PID) or its heartbeat is older than :data:`CLAIM_STALE_AFTER_S`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -31,11 +39,36 @@ from skillstudio.store.orm import (
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 
+# A runner refreshes its claim's heartbeat this often; a claim whose heartbeat is older than
+# CLAIM_STALE_AFTER_S is stale whatever its PID (another host, a reused PID, a hung process).
+CLAIM_HEARTBEAT_S = 30.0
+CLAIM_STALE_AFTER_S = 300.0
+
 
 class RunNotFound(LibraryError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"no verification run {run_id!r}")
         self.run_id = run_id
+
+
+class RunClaimed(LibraryError):
+    """Another runner holds the run (and its claim is not stale)."""
+
+    def __init__(self, run_id: str, pid: int | None, host: str | None, since: str | None) -> None:
+        where = "" if not host or host == socket.gethostname() else f" on {host}"
+        super().__init__(f"run {run_id} is being resumed by process {pid}{where} since {since}")
+        self.run_id, self.pid, self.host, self.since = run_id, pid, host, since
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A runner's hold on a run: ``token`` is unique per claim (two threads of one process differ)."""
+
+    run_id: str
+    token: str
+    pid: int
+    host: str
+    claimed_at: str
 
 
 @dataclass(frozen=True)
@@ -206,6 +239,65 @@ class RunStore:
 
     def finish_run(self, run_id: str, *, cancelled: bool = False, message: str = "") -> None:
         self.set_status(run_id, "cancelled" if cancelled else "finished", message)
+
+    # --- claims ----------------------------------------------------------------------------------
+
+    def claim(self, run_id: str, *, stale_after: float = CLAIM_STALE_AFTER_S) -> Claim:
+        """Take run ``run_id`` for this runner, or raise :class:`RunClaimed` if a live runner has it.
+
+        Read and conditional UPDATE happen in one BEGIN IMMEDIATE transaction, so of two runners
+        claiming at once exactly one wins."""
+        now = utc_now()
+        claim = Claim(run_id, uuid.uuid4().hex, os.getpid(), socket.gethostname(), now)
+        with self.database.write() as session:
+            row = session.execute(
+                text("SELECT claimed_by, claimed_pid, claimed_host, claimed_at, heartbeat_at "
+                     "FROM studio_verification_runs WHERE id = :id"),
+                {"id": run_id},
+            ).first()  # fmt: skip
+            if row is None:
+                raise RunNotFound(run_id)
+            holder, pid, host, since, heartbeat = row
+            if holder is not None and not claim_is_stale(pid, host, heartbeat or since, stale_after=stale_after):
+                raise RunClaimed(run_id, pid, host, since)
+            taken = session.execute(
+                text("UPDATE studio_verification_runs SET claimed_by = :token, claimed_pid = :pid, "
+                     "claimed_host = :host, claimed_at = :now, heartbeat_at = :now "
+                     "WHERE id = :id AND claimed_by IS :holder"),
+                {"token": claim.token, "pid": claim.pid, "host": claim.host, "now": now, "id": run_id,
+                 "holder": holder},
+            )  # fmt: skip
+            if getattr(taken, "rowcount", 1) != 1:  # cannot happen under the write lock; refuse rather than share
+                raise RunClaimed(run_id, pid, host, since)
+        return claim
+
+    def heartbeat(self, claim: Claim) -> bool:
+        """Refresh the claim; False if it is no longer ours (taken over as stale)."""
+        with self.database.write() as session:
+            result = session.execute(
+                text("UPDATE studio_verification_runs SET heartbeat_at = :now WHERE id = :id AND claimed_by = :token"),
+                {"now": utc_now(), "id": claim.run_id, "token": claim.token},
+            )
+            return bool(getattr(result, "rowcount", 0) == 1)
+
+    def release(self, claim: Claim) -> None:
+        """Give the run back (a no-op if another runner took it over meanwhile)."""
+        with self.database.write() as session:
+            session.execute(
+                text("UPDATE studio_verification_runs SET claimed_by = NULL, claimed_pid = NULL, claimed_host = NULL, "
+                     "claimed_at = NULL, heartbeat_at = NULL WHERE id = :id AND claimed_by = :token"),
+                {"id": claim.run_id, "token": claim.token},
+            )  # fmt: skip
+
+    def claim_holder(self, run_id: str) -> tuple[str, int | None, str | None, str | None] | None:
+        """(token, pid, host, claimed_at) of the run's claim, or None if nobody holds it."""
+        with self.database.read() as session:
+            row = session.execute(
+                text("SELECT claimed_by, claimed_pid, claimed_host, claimed_at FROM studio_verification_runs "
+                     "WHERE id = :id"),
+                {"id": run_id},
+            ).first()  # fmt: skip
+        return None if row is None or row[0] is None else (row[0], row[1], row[2], row[3])
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -395,3 +487,47 @@ class RunStore:
              "play": json.dumps(play, sort_keys=True, ensure_ascii=False)}
             for key, play in plays
         ])  # fmt: skip
+
+
+# --- claims -------------------------------------------------------------------------------------
+
+
+def claim_is_stale(pid: int | None, host: str | None, heartbeat: str | None, *, stale_after: float = CLAIM_STALE_AFTER_S) -> bool:
+    """A claim may be taken over when its process is gone (checked only on this host) or its
+    heartbeat is older than ``stale_after`` seconds (or unreadable)."""
+    if host == socket.gethostname() and pid is not None and not process_alive(int(pid)):
+        return True
+    try:
+        beat = datetime.fromisoformat(str(heartbeat))
+    except ValueError:
+        return True
+    if beat.tzinfo is None:
+        beat = beat.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - beat).total_seconds() > stale_after
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this PID exists on this host (a PID we cannot query counts as alive)."""
+    if pid <= 0:
+        return False
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(kernel32.GetLastError() == 5)  # access denied: it exists
+        try:
+            code = ctypes.c_ulong()
+            if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+                return True
+            return code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, owned by someone else
+        return True
+    return True

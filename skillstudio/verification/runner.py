@@ -24,7 +24,17 @@ from skillstudio.model import Domain, Skill, utc_now
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import Actor, InvalidStoredSkill, SkillNotFound, SkillRepository, body_hash
 from skillstudio.store.database import Database
-from skillstudio.store.runs import Counts, RunInfo, RunSkill, RunSkillEntry, RunStore
+from skillstudio.store.errors import LibraryError
+from skillstudio.store.runs import (
+    CLAIM_HEARTBEAT_S,
+    Claim,
+    Counts,
+    RunClaimed,
+    RunInfo,
+    RunSkill,
+    RunSkillEntry,
+    RunStore,
+)
 from skillstudio.verification.executors import Chunk, Executor, Piece, open_executor, play_chunk
 from skillstudio.verification.policy import DEFAULT_POLICY, VerificationPolicy, audit_action
 from skillstudio.verification.stats import Interval, wilson
@@ -38,6 +48,10 @@ CancelToken = threading.Event | Callable[[], bool] | None
 
 class VerificationError(ValueError):
     """A run that cannot start or continue; the message says why."""
+
+
+class ClaimLost(VerificationError):
+    """Another runner took this run over (our claim went stale); we stop without touching it."""
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -167,6 +181,33 @@ def run_verification(
     or None for the one the run was started with.
     """
     store = RunStore(database)
+    try:
+        claim = store.claim(run_id)  # one runner per run: a second resume fails here, fast
+    except RunClaimed as error:
+        raise VerificationError(str(error)) from None
+    heartbeat = _Heartbeat(store, claim)
+    heartbeat.start()
+    try:
+        yield from _run_claimed(database, store, run_id, executor, policy, cancel, actor, heartbeat)
+    finally:
+        heartbeat.stop()
+        try:
+            store.release(claim)
+        except LibraryError:  # the file is busy or gone: the claim goes stale with this process
+            pass
+
+
+def _run_claimed(
+    database: Database,
+    store: RunStore,
+    run_id: str,
+    executor: Executor | str | None,
+    policy: VerificationPolicy,
+    cancel: CancelToken,
+    actor: Actor | None,
+    heartbeat: _Heartbeat,
+) -> Iterator[Event]:
+    """``run_verification``'s body, run while holding the run's claim."""
     repository = SkillRepository(database, actor or Actor.current_user())
     info = store.run(run_id)
     is_cancelled = _cancel_function(cancel)
@@ -200,7 +241,7 @@ def run_verification(
     chunks = _plan(info, pending, skills, done_games)
     played = sum(c.played for c in counts.values())
     owned = not isinstance(executor, Executor)
-    runner = open_executor(executor or info.executor) if owned else executor  # type: ignore[arg-type]
+    runner: Executor = open_executor(executor or info.executor) if owned else executor  # type: ignore[arg-type,assignment]
     yield RunStarted(run_id, len(run_skills), total, played, runner.spec)
     needs: dict[str, int] = {
         skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending
@@ -212,6 +253,7 @@ def run_verification(
             yield results[-1]
         version_known = bool(info.engine_version)
         for result in runner.map_unordered(play_chunk, chunks, is_cancelled):
+            heartbeat.check()
             store.record_games(run_id, result.rows)
             if not version_known and result.engine_version:
                 store.set_engine_version(run_id, result.engine_version)
@@ -235,6 +277,8 @@ def run_verification(
             results.append(_apply(store, repository, policy, info, pending.pop(skill_id), skills[skill_id]))
             yield results[-1]
     except BaseException as error:
+        if isinstance(error, ClaimLost) or heartbeat.lost.is_set():
+            raise  # the run is another runner's now: leave its status alone
         if isinstance(error, GeneratorExit | KeyboardInterrupt):
             store.finish_run(run_id, cancelled=True, message="stopped")
         else:
@@ -281,6 +325,37 @@ def collect(events: Iterator[Event]) -> RunFinished:
 
 
 # --- internals ----------------------------------------------------------------------------------
+
+
+class _Heartbeat:
+    """Refreshes a run's claim every ``CLAIM_HEARTBEAT_S`` from a daemon thread, so a long chunk
+    (or a consumer slow to pull events) never makes a live runner's claim look stale."""
+
+    def __init__(self, store: RunStore, claim: Claim, interval: float = CLAIM_HEARTBEAT_S) -> None:
+        self.store, self.claim, self.interval = store, claim, interval
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"claim-{claim.run_id}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def check(self) -> None:
+        if self.lost.is_set():
+            raise ClaimLost(f"run {self.claim.run_id} was taken over by another runner (our claim went stale)")
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                if not self.store.heartbeat(self.claim):
+                    self.lost.set()
+                    return
+            except Exception:  # noqa: BLE001, S112  (busy, say): try again next beat
+                continue
 
 
 def _cancel_function(cancel: CancelToken) -> Callable[[], bool]:
@@ -368,45 +443,58 @@ def _apply(
         draws=counts.draws, errors=counts.errors, opponent=info.opponent, engine_version=engine_version,
         body_hash=entry.body_hash, note=f"run {info.id}" + (" (revalidation)" if info.kind == "revalidate" else ""),
     )  # fmt: skip
-    current_hash = body_hash(skill)
-    evidence = [*repository.verifications(skill.id), record]
-    revalidated = None if info.kind == "revalidate" else store.revalidated_engine(skill.id)
-    if info.kind == "revalidate":
-        assessment = policy.decayed(evidence, skill.domain, current_hash, engine_version)
-    else:
-        assessment = policy.assess(skill.domain, evidence, current_hash, before, engine_version=revalidated)
-    credited = policy.credits(record, skill.domain, current_hash, revalidated)
-    after = assessment.confidence
-    if after.rank < before.rank and info.kind != "revalidate" and not policy.demote_on_verify:
-        after = before
-        assessment = replace(assessment, confidence=before, quality=replace(assessment.quality, confidence=before),
-                             reason=assessment.reason + f"; {before.value} kept (demote_on_verify is off)")  # fmt: skip
-    action = audit_action(before, after)
-    overall = assessment.interval
-    note = "" if credited else _why_not_credited(policy, record, skill, current_hash)
+    decided: dict[str, Any] = {}
+
+    def recompute(current: Skill, evidence: list[VerificationRecord]) -> tuple[Any, str, str, dict[str, Any]]:
+        """Inside set_quality's write transaction: the skill as stored now and all its evidence
+        (this session's record included), so concurrent batches of one skill add up."""
+        before = current.quality.confidence
+        current_hash = body_hash(current)
+        revalidated = None if info.kind == "revalidate" else store.revalidated_engine(current.id)
+        if info.kind == "revalidate":
+            assessment = policy.decayed(evidence, current.domain, current_hash, engine_version)
+        else:
+            assessment = policy.assess(current.domain, evidence, current_hash, before, engine_version=revalidated)
+        credited = policy.credits(record, current.domain, current_hash, revalidated)
+        after = assessment.confidence
+        if after.rank < before.rank and info.kind != "revalidate" and not policy.demote_on_verify:
+            after = before
+            assessment = replace(assessment, confidence=before, quality=replace(assessment.quality, confidence=before),
+                                 reason=assessment.reason + f"; {before.value} kept (demote_on_verify is off)")  # fmt: skip
+        overall = assessment.interval
+        note = "" if credited else _why_not_credited(policy, record, current, current_hash)
+        details = {
+            "run": info.id, "opponent": info.opponent, "engine_version": engine_version,
+            "wins": counts.wins, "losses": counts.losses, "draws": counts.draws, "errors": counts.errors,
+            "success_rate": round(session_rate, 4), "wilson_95": session_interval.as_list(),
+            "credited": credited, "before": before.value, "after": after.value, "reason": assessment.reason,
+            "verification_count": assessment.decided, "overall_success_rate": round(assessment.quality.success_rate, 4),
+            "overall_wilson_95": overall.as_list(),
+        }  # fmt: skip
+        message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
+        decided.update(before=before, after=after, assessment=assessment, credited=credited, note=note)
+        return assessment.quality, audit_action(before, after), message, details
 
     def within(session: Any) -> None:
+        assessment, overall = decided["assessment"], decided["assessment"].interval
         RunStore.apply_skill_result(
-            session, info.id, skill.id, counts=counts, confidence_after=after.value,
+            session, info.id, skill.id, counts=counts, confidence_after=decided["after"].value,
             success_rate=session_rate if counts.decided else None, interval=(session_interval.low, session_interval.high),
-            note=note or assessment.reason,
+            note=decided["note"] or assessment.reason,
         )  # fmt: skip
         RunStore.write_interval(session, skill.id, assessment.wins, assessment.decided, (overall.low, overall.high))
 
-    details = {
-        "run": info.id, "opponent": info.opponent, "engine_version": engine_version,
-        "wins": counts.wins, "losses": counts.losses, "draws": counts.draws, "errors": counts.errors,
-        "success_rate": round(session_rate, 4), "wilson_95": session_interval.as_list(),
-        "credited": credited, "before": before.value, "after": after.value, "reason": assessment.reason,
-        "verification_count": assessment.decided, "overall_success_rate": round(assessment.quality.success_rate, 4),
-        "overall_wilson_95": overall.as_list(),
-    }  # fmt: skip
-    message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
-    repository.set_quality(skill.id, assessment.quality, action=action, message=message, details=details,
-                           record=record, within=within)  # fmt: skip
+    stored = repository.set_quality(skill.id, skill.quality, record=record, within=within, run_id=info.id,
+                                    recompute=recompute)  # fmt: skip
+    if stored is None:  # this run's session for the skill is stored already (another runner, a crash)
+        why = f"already applied: run {info.id}'s games for this skill are stored once"
+        return SkillResult(skill.id, skill.name, counts, session_rate, session_interval, before.value, before.value, "",
+                           why, False)  # fmt: skip
+    assessment = decided["assessment"]
     return SkillResult(
-        skill.id, skill.name, counts, session_rate, session_interval, before.value, after.value, action,
-        note or assessment.reason, credited, assessment.quality.success_rate, overall, assessment.decided,
+        skill.id, skill.name, counts, session_rate, session_interval, decided["before"].value, decided["after"].value,
+        audit_action(decided["before"], decided["after"]), decided["note"] or assessment.reason, decided["credited"],
+        assessment.quality.success_rate, assessment.interval, assessment.decided,
     )  # fmt: skip
 
 

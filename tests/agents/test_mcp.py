@@ -3,9 +3,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
 from skillstudio.library import create_library
 from skillstudio.model import ReviewState
@@ -52,7 +58,7 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
         assert skill.created_by == "agent-7" and skill.review_state is ReviewState.PENDING
         assert repository.audit(skill_id=skill.id)[0].actor == "agent-7"
         assert repository.audit(skill_id=skill.id)[0].actor_kind == "agent"
-        repository.review(skill.id, ReviewState.APPROVED, comment="fine")
+        repository.review(skill.id, ReviewState.APPROVED, comment="fine", version=skill.version)
 
     async def update(session):  # type: ignore[no-untyped-def]
         return result_data(await session.call_tool("skill_update", {"id": created["id"], "description": "Scout before building a refinery."}))
@@ -101,7 +107,8 @@ def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:
 
     first, again, other = run_session(library, "agent-7", work)
     assert again == {**again, "id": first["id"], "status": "duplicate"}
-    assert other.is_error and "rate_limited" in other.content[0].text
+    assert other.is_error and other.content[0].text.startswith("rate_limited: ")
+    assert other.structured_content["error"] == "rate_limited"
     with Database(library) as database:
         assert SkillRepository(database).count() == 1
 
@@ -127,3 +134,63 @@ def test_invalid_input_is_refused(library: Path) -> None:
     assert all(outcome != "accepted" for outcome in outcomes), outcomes
     with Database(library) as database:
         assert SkillRepository(database).count() == 0
+
+
+def _session_with_env(db: Path, agent_id: str, work, env: dict[str, str], *extra: str):  # type: ignore[no-untyped-def]
+    """Like run_session, with extra environment for the server (a short lock wait)."""
+
+    async def main():  # type: ignore[no-untyped-def]
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "skillstudio", "mcp", "--db", str(db), "--agent-id", agent_id, *extra],
+            env={**get_default_environment(), **env},
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await asyncio.wait_for(work(session), timeout=60)
+
+    return asyncio.run(main())
+
+
+def test_errors_carry_a_code_and_versions_guard_updates(library: Path) -> None:
+    """Every refusal is an isError result with {"error": code, "message": ...} and text "code: ...";
+    a call refused as busy takes no rate-limit slot; a stale version is a conflict."""
+    payload = {"name": "Scout the ore", "description": "Send a scout to the ore.", "instructions": "Scout the ore."}
+
+    def error_of(result):  # type: ignore[no-untyped-def]
+        assert result.is_error, result
+        code = result.structured_content["error"]
+        assert result.content[0].text == f"{code}: {result.structured_content['message']}"
+        return code, result.structured_content["message"]
+
+    async def work(session):  # type: ignore[no-untyped-def]
+        out = {}
+        holder = sqlite3.connect(library, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another program holds the write lock
+        out["busy"] = error_of(await session.call_tool("skill_create", payload))
+        holder.execute("ROLLBACK")
+        holder.close()
+        out["created"] = result_data(await session.call_tool("skill_create", payload))  # the slot was not used
+        out["rate_limited"] = error_of(await session.call_tool("skill_create", {**payload, "name": "Other"}))
+        out["invalid"] = error_of(await session.call_tool("skill_create", {**payload, "name": "x" * 500}))
+        out["not_found"] = error_of(await session.call_tool("skill_update", {"id": "no-such-skill", "description": "d"}))
+        found = result_data(await session.call_tool("skill_search", {"query": "scout ore"}))["results"][0]
+        out["read"] = found
+        with Database(library) as database:  # a person edits after the agent's read
+            repository = SkillRepository(database, Actor("reviewer"))
+            out["edited"] = repository.update(replace(repository.get(found["id"]), description="A person's edit."))
+        out["conflict"] = error_of(await session.call_tool(
+            "skill_update", {"id": found["id"], "version": found["version"], "description": "The agent's stale edit."}
+        ))  # fmt: skip
+        return out
+
+    out = _session_with_env(library, "agent-7", work, {"SKILLSTUDIO_LOCK_WAIT": "0.5"})
+    assert out["busy"][0] == "busy" and "nothing was written" in out["busy"][1]
+    assert out["created"]["status"] == "created"
+    assert [out[key][0] for key in ("rate_limited", "invalid", "not_found", "conflict")] == [
+        "rate_limited", "invalid", "not_found", "conflict",
+    ]  # fmt: skip
+    assert out["read"]["id"] == out["created"]["id"] and isinstance(out["read"]["version"], int)
+    assert f"it is now version {out['edited'].version}" in out["conflict"][1]
+    with Database(library) as database:
+        assert SkillRepository(database).get(out["created"]["id"]).description == "A person's edit."

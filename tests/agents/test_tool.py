@@ -99,7 +99,7 @@ def test_update_is_partial_and_goes_back_to_pending(repository: SkillRepository,
     tool = AgentSkillTool(repository, "agent-7", clock=clock, provider=provider)
     out = create(tool, tags=["scouting"])
     assert provider.texts == ["Send a scout first.", "Scout early. scouting"]  # description, then label
-    repository.review(out["id"], ReviewState.APPROVED, comment="ok")
+    repository.review(out["id"], ReviewState.APPROVED, comment="ok", version=repository.get(out["id"]).version)
     clock.now += 31
     result = tool.skill_update(out["id"], tags=["scouting", "early-game"])
     skill = repository.get(out["id"])
@@ -161,7 +161,7 @@ def test_search_never_serves_rejected(tool: AgentSkillTool, repository: SkillRep
     kept = create(tool, name="Scout north")
     clock.now += 31
     gone = create(tool, name="Scout south")
-    repository.review(gone["id"], ReviewState.REJECTED, comment="unsafe")
+    repository.review(gone["id"], ReviewState.REJECTED, comment="unsafe", version=repository.get(gone["id"]).version)
     found = tool.skill_search("scout")
     assert [hit["id"] for hit in found] == [kept["id"]]
     assert set(found[0]) >= {"id", "name", "score", "tags", "confidence", "instructions"}
@@ -178,10 +178,12 @@ def test_agents_may_not_approve(repository: SkillRepository) -> None:
 
     skill = repository.create(ai_skill())
     agent = repository.as_actor(Actor("agent-7", "agent"))
-    for state in (ReviewState.APPROVED, ReviewState.REJECTED, ReviewState.CHANGES_REQUESTED):
+    # Every review change is a person's, "pending" too: an agent's only way back to pending is
+    # its own update (update_pending), see tests/agents/test_guard_rails.py.
+    for state in (ReviewState.APPROVED, ReviewState.REJECTED, ReviewState.CHANGES_REQUESTED, ReviewState.PENDING):
         with pytest.raises(ReviewNotAllowed):
-            agent.review(skill.id, state)
-    assert agent.review(skill.id, ReviewState.PENDING).review_state is ReviewState.PENDING
+            agent.review(skill.id, state, version=skill.version)
+    assert repository.get(skill.id).review_state is None
 
 
 def test_one_budget_per_agent_and_library(repository: SkillRepository, clock: Clock) -> None:
@@ -244,3 +246,50 @@ def test_a_failing_provider_does_not_turn_a_stored_create_into_an_error(reposito
     assert out["status"] == "created" and repository.exists(out["id"])
     assert "no vectors were computed" in out["embedding"] and f"127.0.0.1:{port}" in out["embedding"]
     assert tool.skill_search("scout")[0]["id"] == out["id"]  # searched by FTS5 meanwhile (D057's fallback)
+
+
+# --- versions: an update after a stale read (docs/review.md) ------------------------------------
+
+
+def test_search_results_carry_the_version(tool: AgentSkillTool, repository: SkillRepository) -> None:
+    made = create(tool)
+    hit = tool.skill_search("scout")[0]
+    assert hit["id"] == made["id"] and hit["version"] == repository.get(made["id"]).version
+    assert tool.skill_search("")[0]["version"] == hit["version"]  # the listing too
+
+
+def test_an_update_after_a_stale_read_does_not_overwrite_a_human_edit(
+    tool: AgentSkillTool, repository: SkillRepository, clock: Clock
+) -> None:
+    from dataclasses import replace
+
+    made = create(tool)
+    read = tool.skill_search("scout")[0]  # the agent reads...
+    person = repository.get(made["id"])
+    edited = repository.update(replace(person, description="A person's careful edit."))  # ...a person edits
+    clock.now += 31
+    with pytest.raises(AgentToolError) as refused:
+        tool.skill_update(made["id"], version=read["version"], description="The agent's stale idea.")
+    assert refused.value.code == "conflict"
+    assert f"version {read['version']}" in str(refused.value) and f"version {edited.version}" in str(refused.value)
+    assert repository.get(made["id"]).description == "A person's careful edit."
+    answer = tool.skill_update(made["id"], version=edited.version, description="Built on the person's edit.")
+    assert answer["status"] == "updated" and answer["version"] == repository.get(made["id"]).version
+    for bad in ("3", -1, True, 1.5):
+        with pytest.raises(AgentToolError) as error:
+            tool.skill_update(made["id"], version=bad, description="x")
+        assert error.value.code == "invalid"
+
+
+def test_an_update_without_a_version_applies_to_the_current_skill(
+    tool: AgentSkillTool, repository: SkillRepository, clock: Clock
+) -> None:
+    from dataclasses import replace
+
+    made = create(tool)
+    person = repository.get(made["id"])
+    repository.update(replace(person, name="Scout early (edited)"))
+    clock.now += 31
+    assert tool.skill_update(made["id"], description="Only the description.")["status"] == "updated"
+    skill = repository.get(made["id"])
+    assert (skill.name, skill.description) == ("Scout early (edited)", "Only the description.")  # as before

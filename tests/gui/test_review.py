@@ -95,7 +95,7 @@ def test_keyboard_shortcuts(qtbot, repository: SkillRepository, pending: list[st
 def test_diff_since_last_approval(qtbot, repository: SkillRepository) -> None:
     tool = AgentSkillTool(repository, "agent-1", rate_window=0)
     made = tool.skill_create("Scout", "Scout first.", "Send a scout.")["id"]
-    repository.review(made, ReviewState.APPROVED)
+    repository.review(made, ReviewState.APPROVED, version=repository.get(made).version)
     tool.skill_update(made, description="Scout the ore field first.")
     queue = QtReviewQueue(repository)
     qtbot.addWidget(queue)
@@ -105,7 +105,7 @@ def test_diff_since_last_approval(qtbot, repository: SkillRepository) -> None:
 
 
 def test_audit_log_filters_diff_and_csv(qtbot, repository: SkillRepository, pending: list[str], tmp_path: Path) -> None:
-    repository.review(pending[0], ReviewState.REJECTED, comment="no")
+    repository.review(pending[0], ReviewState.REJECTED, comment="no", version=repository.get(pending[0]).version)
     log = QtAuditLog(repository)
     qtbot.addWidget(log)
     assert len(log.entries) == len(repository.audit())

@@ -132,12 +132,12 @@ def test_review_rejected_skill_is_never_returned(sample: SkillRepository) -> Non
     retriever = Retriever(sample, LocalEmbeddings())
     yak = id_named(sample, YAK)
     retriever.retrieve(YAK_QUERY, k=100)  # the index is loaded before the decision
-    sample.review(yak, ReviewState.REJECTED, comment="unsafe plan")
+    sample.review(yak, ReviewState.REJECTED, comment="unsafe plan", version=sample.get(yak).version)
     for provider in (LocalEmbeddings(), None):
         for mode in ALL_MODES:
             for candidate in (retriever, Retriever(sample, provider)):
                 assert yak not in candidate.retrieve(YAK_QUERY, mode=mode, k=100).ids, (mode, provider)
-    sample.review(yak, ReviewState.APPROVED, comment="fixed after all")
+    sample.review(yak, ReviewState.APPROVED, comment="fixed after all", version=sample.get(yak).version)
     for mode in ALL_MODES:
         assert yak in retriever.retrieve(YAK_QUERY, mode=mode, k=100).ids, mode
 

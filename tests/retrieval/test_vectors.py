@@ -251,7 +251,7 @@ def test_index_follows_every_writer_without_reloading(repository: SkillRepositor
     assert top() == ids["a"]
 
     # rejected by review: gone at once
-    repository.review(ids["a"], ReviewState.REJECTED, comment="no")
+    repository.review(ids["a"], ReviewState.REJECTED, comment="no", version=repository.get(ids["a"]).version)
     assert ids["a"] not in retriever.retrieve("air", mode=Mode.SEMANTIC, k=10).ids
 
     # another process writes a vector into the same file

@@ -19,7 +19,7 @@ from skillstudio.library import create_library
 from skillstudio.model import Confidence, Quality, ReviewState, SourceKind
 from skillstudio.packages.export import load_selection
 from skillstudio.review import approve, change_since_approved, pending_queue, reject, request_changes
-from skillstudio.store import Actor, Database, ImportItem, SkillRepository
+from skillstudio.store import Actor, ConflictError, Database, ImportItem, SkillRepository
 from skillstudio.store.migrations import LATEST_VERSION
 from tests.factories import ai_skill, content_skill, example_skill
 
@@ -36,8 +36,8 @@ def test_migration_5_tables(database: Database) -> None:
 
 def test_decisions_are_recorded_with_reviewer_time_and_comment(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
-    request_changes(repository, skill.id, "say which map")
-    approve(repository, skill.id, "good now")
+    request_changes(repository, skill.id, "say which map", version=skill.version)
+    approve(repository, skill.id, "good now", version=skill.version)
     decisions = repository.review_decisions(skill.id)
     assert [(d.state, d.reviewer, d.comment) for d in decisions] == [
         ("changes_requested", "tester", "say which map"),
@@ -45,7 +45,7 @@ def test_decisions_are_recorded_with_reviewer_time_and_comment(repository: Skill
     ]
     assert decisions[-1].at.endswith("Z") and decisions[-1].revision == repository.revisions(skill.id)[-1].number
     entry = repository.audit(action="skill.review")[0]
-    assert entry.details == {"state": "approved", "comment": "good now"} and entry.actor_kind == "human"
+    assert entry.details == {"state": "approved", "comment": "good now", "version": skill.version} and entry.actor_kind == "human"
 
 
 def test_queue_newest_first_with_filters(repository: SkillRepository) -> None:
@@ -55,14 +55,14 @@ def test_queue_newest_first_with_filters(repository: SkillRepository) -> None:
     assert [i.summary.id for i in pending_queue(repository)] == [new.id, old.id]
     assert [i.summary.id for i in pending_queue(repository, created_by=["agent:b"])] == [new.id]
     assert [i.summary.id for i in pending_queue(repository, sources=[SourceKind.LLM_DISCOVERED])] == [old.id]
-    approve(repository, new.id)
+    approve(repository, new.id, version=new.version)
     assert [i.summary.id for i in pending_queue(repository)] == [old.id]
 
 
 def test_change_since_last_approval(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
     assert change_since_approved(repository, skill.id).approved is None
-    approve(repository, skill.id)
+    approve(repository, skill.id, version=skill.version)
     tool = AgentSkillTool(repository, "agent-7")
     tool.skill_update(skill.id, description="Rockets behind pillboxes, always.")
     change = change_since_approved(repository, skill.id)
@@ -72,8 +72,8 @@ def test_change_since_last_approval(repository: SkillRepository) -> None:
 
 def test_audit_records_every_kind_of_action(repository: SkillRepository, tmp_path: Path) -> None:
     skill = repository.create(ai_skill())
-    repository.update(replace(skill, tags=("x",)))
-    repository.review(skill.id, ReviewState.APPROVED, comment="ok")
+    edited = repository.update(replace(skill, tags=("x",)))
+    repository.review(skill.id, ReviewState.APPROVED, comment="ok", version=edited.version)
     repository.set_quality(skill.id, Quality(10, 0.8, None, Confidence.ESTABLISHED), action="skill.promote")
     repository.import_skills([ImportItem(example_skill())])
     repository.delete(skill.id)
@@ -90,7 +90,7 @@ def test_audit_records_every_kind_of_action(repository: SkillRepository, tmp_pat
 
 def test_rejected_skills_are_kept_but_never_exported(repository: SkillRepository) -> None:
     good, bad = repository.create(ai_skill()), repository.create(ai_skill(name="Bad"))
-    reject(repository, bad.id, "prompt injection")
+    reject(repository, bad.id, "prompt injection", version=bad.version)
     preview = load_selection(repository, [good.id, bad.id])
     assert [s.id for s in preview.skills] == [good.id] and preview.rejected == [bad.id]
     assert repository.exists(bad.id)
@@ -121,3 +121,42 @@ def test_cli_review_and_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert cli(["audit", "--db", str(db), "--since", "2000-01-01", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"][0]["action"] == "skill.review"
     assert cli(["audit", "--db", str(db), "--since", "not a time"]) == 2
+
+
+# --- a decision is on the content version the reviewer saw ---------------------------------------
+
+
+def test_an_approval_never_lands_on_content_the_reviewer_did_not_see(repository: SkillRepository) -> None:
+    skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
+    seen = change_since_approved(repository, skill.id).current  # the reviewer looks at it...
+    changed = repository.update(replace(seen, description="Sneaked in after the look."))  # ...it changes
+    with pytest.raises(ConflictError) as conflict:
+        approve(repository, skill.id, "looks fine", version=seen.version)
+    assert f"you read version {seen.version}" in str(conflict.value)
+    assert f"now holds version {changed.version}" in str(conflict.value)
+    assert repository.get(skill.id).review_state is ReviewState.PENDING and repository.review_decisions(skill.id) == []
+    with pytest.raises(TypeError):
+        repository.review(skill.id, ReviewState.APPROVED, comment="no version")  # type: ignore[call-arg]
+    approved = approve(repository, skill.id, "seen it now", version=changed.version)
+    assert approved.review_state is ReviewState.APPROVED
+    assert repository.audit(action="skill.review")[0].details["version"] == changed.version
+
+
+def test_cli_decides_on_the_version_it_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "lib.db"
+    with create_library(db, sample=False) as database:
+        repository = SkillRepository(database)
+        skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
+        stale = skill.version
+        changed = repository.update(replace(skill, description="Changed after review show."))
+    assert cli(["review", "show", skill.id, "--db", str(db)]) == 0
+    assert f"Content version: {changed.version}" in capsys.readouterr().out
+    assert cli(["review", "approve", skill.id, "--version", str(stale), "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert "changed since" in err and f"review show {skill.id}" in err and str(changed.version) in err
+    with Database(db) as database:
+        assert SkillRepository(database).get(skill.id).review_state is ReviewState.PENDING
+    assert cli(["review", "approve", skill.id, "--db", str(db), "--json"]) == 0  # the version read now
+    assert json.loads(capsys.readouterr().out)["version"] == changed.version
+    assert cli(["review", "reject", skill.id, "--version", str(changed.version), "--db", str(db)]) == 0
+    assert f"(version {changed.version})" in capsys.readouterr().out

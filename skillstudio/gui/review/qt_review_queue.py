@@ -33,7 +33,7 @@ from skillstudio.model import ReviewState, SourceKind
 from skillstudio.review import change_since_approved, findings_for, pending_queue
 from skillstudio.review.linter import Linter
 from skillstudio.review.workflow import QueueItem
-from skillstudio.store import LibraryError, RiskFinding, SkillRepository
+from skillstudio.store import ConflictError, LibraryError, RiskFinding, SkillRepository
 
 SHORTCUTS = {
     ReviewState.APPROVED: QKeySequence("Ctrl+Return"),
@@ -245,6 +245,7 @@ class QtReviewQueue(QDialog):
             self.diff.show_message(str(error))
             return
         skill = change.current
+        self._shown = (skill.id, skill.version)  # a decision is on the content shown here
         quality = skill.quality
         source = skill.provenance.source
         extras = self.repository.extras(skill.id)
@@ -294,8 +295,16 @@ class QtReviewQueue(QDialog):
         ids = self.pending_ids()
         position = ids.index(skill_id)
         following = ids[position + 1] if position + 1 < len(ids) else (ids[position - 1] if position > 0 else None)
+        shown_id, shown_version = getattr(self, "_shown", (None, None))
+        if shown_id != skill_id:  # nothing of it was shown (it could not be read): nothing to decide on
+            self.status.setText('<span style="color:#c62828">Select the skill again: it was not shown.</span>')
+            return False
         try:
-            self.repository.review(skill_id, state, comment=self.comment.toPlainText().strip())
+            self.repository.review(skill_id, state, comment=self.comment.toPlainText().strip(), version=shown_version)
+        except ConflictError as error:  # changed since it was shown: show what it is now
+            self._show_current()
+            self.status.setText(f'<span style="color:#c62828">{_e(error)} Review the change shown now.</span>')
+            return False
         except LibraryError as error:
             self.status.setText(f'<span style="color:#c62828">{_e(error)}</span>')
             return False
