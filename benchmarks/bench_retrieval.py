@@ -28,6 +28,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_store import _size  # one parser for "100k", "1m", "10,000"
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 DEFAULT_SIZES = (10_000, 100_000)
@@ -123,22 +125,6 @@ QUERIES = (
 
 
 # --- parent: spawn the pinned child -------------------------------------------------------------
-
-
-def _size(text: str) -> int:
-    folded = text.strip().lower().replace("_", "").replace(",", "")
-    scale = 1
-    if folded.endswith("k"):
-        folded, scale = folded[:-1], 1_000
-    elif folded.endswith("m"):
-        folded, scale = folded[:-1], 1_000_000
-    try:
-        value = int(float(folded) * scale)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of skills") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("a size must be at least 1")
-    return value
 
 
 def _sizes(text: str) -> list[int]:

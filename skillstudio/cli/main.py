@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 
 from skillstudio import __version__
 from skillstudio.cli import output, verification
+from skillstudio.cli import packages as packages_cli
 from skillstudio.cli import retrieval as retrieval_cli
 from skillstudio.cli import review as review_cli
-from skillstudio.cli import packages as packages_cli
+from skillstudio.cli.arguments import whole_number
 from skillstudio.library import ENV_VAR, create_library, open_library
-from skillstudio.retrieval import ProviderError
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
+from skillstudio.retrieval import ProviderError
 from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
 from skillstudio.store.errors import InvalidStoredSkill
 
@@ -34,23 +35,6 @@ def _enum_argument(parse: Callable[[str], object]) -> Callable[[str], object]:
             raise argparse.ArgumentTypeError(str(error)) from None
 
     convert.__name__ = getattr(parse, "__self__", parse).__name__  # argparse names it in errors
-    return convert
-
-
-def _bounded(flag: str, low: int, high: int = MAX_PAGE) -> Callable[[str], int]:
-    """An argparse type for a whole number in low..high; anything else is a usage error."""
-
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number {low}..{high}, got {text[:24]!r}") from None
-        if not low <= value <= high:
-            shown = text if len(text) <= 24 else text[:21] + "..."
-            raise argparse.ArgumentTypeError(f"must be a whole number {low}..{high}, got {shown}")
-        return value
-
-    convert.__name__ = flag
     return convert
 
 
@@ -82,9 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--review", type=_enum_argument(ReviewState.parse), action="append", help=ReviewState.choices())
     group.add_argument("--sort", type=SortKey, choices=list(SortKey), default=SortKey.RELEVANCE)
     group.add_argument("--desc", action="store_true", help="sort descending")
-    group.add_argument("--limit", type=_bounded("--limit", 1), metavar="N", help=f"at most N skills (1..{MAX_PAGE})")
+    group.add_argument("--limit", type=whole_number("--limit", 1, MAX_PAGE), metavar="N", help=f"at most N skills (1..{MAX_PAGE})")
     group.add_argument(
-        "--offset", type=_bounded("--offset", 0), default=0, metavar="N", help=f"skip the first N (0..{MAX_PAGE})"
+        "--offset", type=whole_number("--offset", 0, MAX_PAGE), default=0, metavar="N", help=f"skip the first N (0..{MAX_PAGE})"
     )
 
     parser = argparse.ArgumentParser(

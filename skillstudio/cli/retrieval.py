@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from skillstudio.cli.arguments import whole_number
 from skillstudio.cli.output import JSON_VERSION, dump_json
 from skillstudio.model import Domain, Issue, SituationSignature, ValidationError, parse_situation
 from skillstudio.retrieval import (
@@ -48,7 +49,7 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
         "embed", parents=[common, as_json, provider], help="compute the vectors that are missing or stale"
     )
     embed.add_argument("--all", action="store_true", help="re-embed every skill, not only missing or stale ones")
-    embed.add_argument("--batch", type=_count(1, 10_000), default=512, metavar="N", help="descriptions per batch")
+    embed.add_argument("--batch", type=whole_number("--batch", 1, 10_000), default=512, metavar="N", help="descriptions per batch")
     embed.add_argument("--quiet", action="store_true", help="no progress output")
 
     retrieve = commands.add_parser(
@@ -57,11 +58,11 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
     retrieve.add_argument("query", metavar="QUERY", nargs="+")
     retrieve.add_argument("--domain", type=_domain, help="ai | content")
     retrieve.add_argument("--game-module", metavar="M", help="ra1, td, ...")
-    retrieve.add_argument("-k", type=_count(1, MAX_K), default=5, metavar="N", help="how many skills (default 5)")
+    retrieve.add_argument("-k", type=whole_number("-k", 1, MAX_K), default=5, metavar="N", help="how many skills (default 5)")
     retrieve.add_argument("--mode", type=_mode, default=Mode.HYBRID, help="hybrid (default) | fts | semantic | tags")
     retrieve.add_argument("--role", metavar="R", help="only skills for this role (SKILL.md roles), seed 004")
     retrieve.add_argument(
-        "--budget", type=_count(0, 1_000_000), default=DEFAULT_BUDGET, metavar="CHARS", help="prompt budget (4000)"
+        "--budget", type=whole_number("--budget", 0, 1_000_000), default=DEFAULT_BUDGET, metavar="CHARS", help="prompt budget (4000)"
     )
     retrieve.add_argument(
         "--format", choices=("table", "context", "catalog"), default="table", help="what to print (default table)"
@@ -77,7 +78,7 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
         "retrieval-eval", parents=[common, as_json, provider], help="recall@k, MRR and nDCG of each mode on labelled queries"
     )
     evaluation.add_argument("queries", metavar="QUERIES", type=Path, help="a YAML or JSON file of labelled queries")
-    evaluation.add_argument("-k", type=_count(1, MAX_K), default=5, metavar="N", help="cut-off (default 5)")
+    evaluation.add_argument("-k", type=whole_number("-k", 1, MAX_K), default=5, metavar="N", help="cut-off (default 5)")
     return {"embed": _embed, "retrieve": _retrieve, "retrieval-eval": _evaluate}
 
 
@@ -297,20 +298,6 @@ def _status_document(status: Any) -> dict[str, Any]:
         "model_id": status.model_id, "total": status.total, "current": status.current, "stale": status.stale,
         "missing": status.missing, "other_models": status.other_models,
     }  # fmt: skip
-
-
-def _count(low: int, high: int) -> Callable[[str], int]:
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is outside {low}..{high}")
-        return value
-
-    convert.__name__ = "number"
-    return convert
 
 
 def _domain(text: str) -> Domain:
