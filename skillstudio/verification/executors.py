@@ -13,6 +13,7 @@ its workers need SkillStudio installed). Dask is optional: ``pip install skillst
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -189,6 +190,19 @@ class _Windowed(Executor):
             self._cancel(pending)
 
 
+def _exit_with_parent(parent: int, interval: float = 0.5) -> None:
+    """In a worker: end when the process that started the pool is gone. A `kill -9` of `verify`
+    runs no cleanup, and the workers would otherwise live on, waiting for chunks forever."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:  # re-parented: our parent died
+                os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 class ProcessExecutor(_Windowed):
     """N local worker processes (``concurrent.futures``, spawned: safe beside threads and Qt)."""
 
@@ -198,7 +212,10 @@ class ProcessExecutor(_Windowed):
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.window = 2 * self.workers
         self.spec = f"processes:{self.workers}"
-        self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        self.pool = ProcessPoolExecutor(
+            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_exit_with_parent,
+            initargs=(os.getpid(),),
+        )  # fmt: skip
 
     def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Future[ChunkResult]:
         return self.pool.submit(fn, chunk)
