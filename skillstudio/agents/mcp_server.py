@@ -8,7 +8,8 @@ the payload says, and lands pending review.
 
 A refused call is a tool result with ``isError`` set, whose structured content is
 ``{"error": code, "message": text}`` and whose text is ``"<code>: <text>"``; ``code`` is one of
-``invalid``, ``conflict``, ``busy``, ``rate_limited``, ``not_found`` (docs/review.md).
+``invalid``, ``conflict``, ``busy``, ``rate_limited``, ``not_found``, ``not_allowed``
+(docs/review.md).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from skillstudio.agents.tool import DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW, AgentSkillTool, AgentToolError
 from skillstudio.store import Actor, Database, LibraryBusy, SkillNotFound, SkillRepository, StorageError
 
-ERROR_CODES = ("invalid", "conflict", "busy", "rate_limited", "not_found")
+ERROR_CODES = ("invalid", "conflict", "busy", "rate_limited", "not_found", "not_allowed")
 
 TOOL_NAMES = ("skill_search", "skill_create", "skill_update")
 

@@ -47,6 +47,7 @@ from skillstudio.retrieval import EmbeddingProvider, Retriever, embed_now, make_
 from skillstudio.retrieval.retriever import MAX_K
 from skillstudio.retrieval.settings import load_provider_config
 from skillstudio.review.linter import Linter
+from skillstudio.review.serving import served_content
 from skillstudio.review.workflow import SERVED_STATES
 from skillstudio.store import (
     Actor,
@@ -83,7 +84,7 @@ class Limits:
 
 
 class AgentToolError(Exception):
-    """A refused call; ``code`` is one of invalid, rate_limited, not_found, conflict, busy."""
+    """A refused call; ``code`` is one of invalid, rate_limited, not_found, not_allowed, conflict, busy."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -113,6 +114,7 @@ class AgentSkillTool:
         game_module: str = "ra1",
         domain: Domain = Domain.AI_STRATEGY,
         provider: EmbeddingProvider | None | str = "configured",
+        serve_unapproved: bool = True,
     ) -> None:
         if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
             raise ValueError(f"agent id {agent_id!r}: 1-64 characters of letters, digits and _.:@/-")
@@ -124,7 +126,10 @@ class AgentSkillTool:
             provider = make_provider(load_provider_config())
         # Searches rank with the retriever (FTS5 + embeddings + evidence); the vector index it holds
         # loads once per tool, so a long-lived MCP server pays for it once.
-        self.retriever = Retriever(self.repository, provider)
+        # What a hit serves (skillstudio.review.serving): a skill awaiting review its last approved
+        # revision; one never approved only when serve_unapproved (docs/review.md).
+        self.serve_unapproved = serve_unapproved
+        self.retriever = Retriever(self.repository, provider, serve_unapproved=serve_unapproved)
         # The write budget lives in the library (studio_agent_writes), one per agent id, shared by
         # every tool and every process serving that agent (docs/review.md).
 
@@ -140,7 +145,12 @@ class AgentSkillTool:
         limit: int = 5,
     ) -> list[dict[str, Any]]:
         """Skills for ``query``, best first, ranked by the retriever (docs/retrieval.md) with their real
-        scores; never rejected ones. ``tags`` keeps only skills carrying all of them."""
+        scores; never rejected ones. ``tags`` keeps only skills carrying all of them.
+
+        Each hit's content is what it serves (:func:`skillstudio.review.serving.served_content`):
+        for a skill whose change awaits review, its last approved revision (``served_version``
+        is that revision's version; ``version`` and ``review_state`` stay the skill's current ones, as
+        ``skill_update`` compares against them); a withheld hit is left out."""
         query = _text(query, "query", self.limits.query, required=False)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= self.limits.results:
             raise AgentToolError("invalid", f"limit: an integer in 1..{self.limits.results}")
@@ -163,23 +173,27 @@ class AgentSkillTool:
         out: list[dict[str, Any]] = []
         for skill_id, score, breakdown in scored:
             try:
-                skill = self.repository.get(skill_id)
+                current = self.repository.get(skill_id)
             except (SkillNotFound, InvalidStoredSkill):
                 continue  # removed meanwhile, or a malformed engine row: never served
+            skill = served_content(self.repository, current, serve_unapproved=self.serve_unapproved)
+            if skill is None:
+                continue  # withheld: rejected, or never approved with serve_unapproved=False
             if tag_filter and not tag_filter <= set(skill.tags):
                 continue
             body = skill.body
             out.append(
                 {
                     "id": skill.id,
-                    "version": skill.version,  # pass it to skill_update: a stale read is refused
+                    "version": current.version,  # pass it to skill_update: a stale read is refused
                     "name": skill.name,
                     "score": None if score is None else round(score, 4),
                     "score_breakdown": breakdown,
                     "tags": list(skill.tags),
                     "confidence": skill.confidence.value,
                     "created_by": skill.created_by,
-                    "review_state": skill.review_state.value if skill.review_state else None,
+                    "review_state": current.review_state.value if current.review_state else None,
+                    **({"served_version": skill.version} if skill is not current else {}),
                     "description": skill.description,
                     **(
                         {"instructions": body.instructions}
@@ -283,6 +297,14 @@ class AgentSkillTool:
             if "references" in body_changes:
                 body = replace(body, references=tuple(self._references(body_changes["references"])))
             edited = replace(edited, body=body)
+        if current.created_by != self.agent_id:  # the edit policy (docs/review.md): own skills only;
+            # after the arguments' checks, before any write or rate-limit slot
+            raise AgentToolError(
+                "not_allowed",
+                f"skill {skill_id!r} was created by {current.created_by or 'someone else'!r}: an agent may update only "
+                "the skills it created (no field, name and tags included, of anyone else's); nothing was written. "
+                "Create your own variant with skill_create instead",
+            )
         if edited == current:
             return {"id": current.id, "status": "unchanged", "review_state": self._state(current.id), "changed": []}
         edited = _validated(edited)

@@ -102,8 +102,18 @@ class Retriever:
     library (the GUI and the MCP server do) so the vectors load once.
     """
 
-    def __init__(self, repository: SkillRepository, provider: EmbeddingProvider | None, *, candidates: int = CANDIDATES):
+    def __init__(
+        self,
+        repository: SkillRepository,
+        provider: EmbeddingProvider | None,
+        *,
+        candidates: int = CANDIDATES,
+        serve_unapproved: bool = True,
+    ):
         self.repository, self.provider, self.candidates = repository, provider, candidates
+        # A skill awaiting review that was never approved: served (True, an agent's fresh
+        # candidate stays findable) or withheld. See skillstudio.review.serving, docs/review.md.
+        self.serve_unapproved = serve_unapproved
         self._index: VectorIndex | None = None
         self._lock = threading.Lock()
 
@@ -210,18 +220,21 @@ class Retriever:
         return RetrievalResult(query, mode, used, self.model_id if used is not Mode.FTS else None, hits[:k], tuple(notes), invalid)
 
     def load(self, result: RetrievalResult) -> list[Skill]:
-        """The hits' skills, in rank order; a row that no longer parses or exists is left out."""
+        """The hits' served skills, in rank order (docs/review.md, "What is served"): a skill
+        awaiting review serves its last approved revision, a never-approved one only with
+        ``serve_unapproved``; a withheld hit, or a row that no longer parses or exists, is left out."""
+        from skillstudio.review.serving import served_many  # here: keeps the retrieval package light to import
+
         try:
-            return self.repository.get_many(result.ids)  # one read for all: the usual case
+            skills = self.repository.get_many(result.ids)  # one read for all: the usual case
         except (SkillNotFound, InvalidStoredSkill):
-            pass
-        skills = []
-        for skill_id in result.ids:  # one is gone or malformed: take the others one by one
-            try:
-                skills.append(self.repository.get(skill_id))
-            except (SkillNotFound, InvalidStoredSkill):
-                continue
-        return skills
+            skills = []
+            for skill_id in result.ids:  # one is gone or malformed: take the others one by one
+                try:
+                    skills.append(self.repository.get(skill_id))
+                except (SkillNotFound, InvalidStoredSkill):
+                    continue
+        return served_many(self.repository, skills, serve_unapproved=self.serve_unapproved)
 
     # --- the parts -----------------------------------------------------------------------------
 

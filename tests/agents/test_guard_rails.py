@@ -58,7 +58,7 @@ def test_one_review_path(repository: SkillRepository) -> None:
 
 
 def test_an_agent_update_still_goes_back_to_pending(repository: SkillRepository) -> None:
-    skill = repository.create(ai_skill())
+    skill = repository.create(ai_skill(created_by="agent-7"))  # agents update only their own skills
     repository.review(skill.id, ReviewState.APPROVED, version=skill.version)
     tool = AgentSkillTool(repository, "agent-7", provider=None)
     assert tool.skill_update(skill.id, description="Rockets first.")["status"] == "updated"

@@ -63,7 +63,14 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
     async def update(session):  # type: ignore[no-untyped-def]
         return result_data(await session.call_tool("skill_update", {"id": created["id"], "description": "Scout before building a refinery."}))
 
-    updated = run_session(library, "agent-8", update)
+    async def attempt(session):  # type: ignore[no-untyped-def]
+        return await session.call_tool("skill_update", {"id": created["id"], "description": "Scout before building a refinery."})
+
+    # Another agent may not change agent-7's skill (docs/review.md, the agents' edit policy) ...
+    refused = run_session(library, "agent-8", attempt)
+    assert refused.is_error and refused.content[0].text.startswith("not_allowed")
+    # ... agent-7 may, and the approved skill goes back to pending.
+    updated = run_session(library, "agent-7", update, "--rate-window", "0")
     assert updated["status"] == "updated" and updated["changed"] == ["description"]
     with Database(library) as database:
         skill = SkillRepository(database).get(created["id"])

@@ -60,7 +60,7 @@ def test_queue_newest_first_with_filters(repository: SkillRepository) -> None:
 
 
 def test_change_since_last_approval(repository: SkillRepository) -> None:
-    skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
+    skill = repository.create(ai_skill(review_state=ReviewState.PENDING, created_by="agent-7"))
     assert change_since_approved(repository, skill.id).approved is None
     approve(repository, skill.id, version=skill.version)
     tool = AgentSkillTool(repository, "agent-7")
