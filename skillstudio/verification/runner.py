@@ -15,6 +15,7 @@ counts; ``SkillRepository.set_quality`` stores it with a revision and an audit e
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -328,34 +329,36 @@ def collect(events: Iterator[Event]) -> RunFinished:
 
 
 class _Heartbeat:
-    """Refreshes a run's claim every ``CLAIM_HEARTBEAT_S`` from a daemon thread, so a long chunk
-    (or a consumer slow to pull events) never makes a live runner's claim look stale."""
+    """Refreshes a run's claim at most every ``CLAIM_HEARTBEAT_S``, from the runner's own loop
+    (between chunks), so a live runner's claim never looks stale.
+
+    No thread of its own: a Python thread beside the GUI's worker QThread, both writing, was seen
+    to deadlock the interpreter under PySide6. A single chunk longer than the stale bound could
+    let another resume take the run over; the evidence's unique key still keeps it from counting
+    twice, and this runner stops at its next check."""
 
     def __init__(self, store: RunStore, claim: Claim, interval: float = CLAIM_HEARTBEAT_S) -> None:
         self.store, self.claim, self.interval = store, claim, interval
         self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"claim-{claim.run_id}", daemon=True)
+        self._last = time.monotonic()
 
     def start(self) -> None:
-        self._thread.start()
+        self._last = time.monotonic()
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(5)
+        pass
 
     def check(self) -> None:
-        if self.lost.is_set():
-            raise ClaimLost(f"run {self.claim.run_id} was taken over by another runner (our claim went stale)")
-
-    def _beat(self) -> None:
-        while not self._stop.wait(self.interval):
+        now = time.monotonic()
+        if not self.lost.is_set() and now - self._last >= self.interval:
+            self._last = now
             try:
                 if not self.store.heartbeat(self.claim):
                     self.lost.set()
-                    return
-            except Exception:  # noqa: BLE001, S112  (busy, say): try again next beat
-                continue
+            except LibraryError:  # busy, say: try again at the next check
+                pass
+        if self.lost.is_set():
+            raise ClaimLost(f"run {self.claim.run_id} was taken over by another runner (our claim went stale)")
 
 
 def _cancel_function(cancel: CancelToken) -> Callable[[], bool]:
