@@ -172,7 +172,7 @@ def test_d057_tables_are_unchanged_after_opening_and_editing(engine_library: Pat
             "studio_verification_runs", "studio_run_skills", "studio_run_games", "studio_skill_intervals",
             "studio_play_imports", "studio_review_decisions", "studio_risk_findings",
             "studio_embedding_meta", "studio_label_embeddings", "studio_retrieval_changes",
-            "studio_agent_writes", "studio_package_keys",
+            "studio_agent_writes", "studio_package_keys", "studio_privacy_marks",
         }  # fmt: skip
         # No foreign keys from our tables, so they can never block or cascade an engine write.
         for table in extension:

@@ -143,7 +143,7 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
         written = export_selection(preview, meta, out, redact=args.redact, readme=readme, vdf=args.vdf)
     else:
         flagged = {f.skill_id for f in preview.findings} if args.redact else set()
-        written = [redact_skill(s) if s.id in flagged else s for s in preview.skills]
+        written = [redact_skill(s, keep=preview.dismissed) if s.id in flagged else s for s in preview.skills]
         if fmt == "json":
             from skillstudio.packages.json_library import export_json_library
 

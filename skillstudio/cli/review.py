@@ -15,7 +15,7 @@ from skillstudio.model import ReviewState, SourceKind, normalize_timestamp
 from skillstudio.review import change_since_approved, findings_for, pending_queue
 from skillstudio.review.audit import AUDIT_COLUMNS, audit_csv
 from skillstudio.review.linter import findings_document
-from skillstudio.store import ConflictError, Database, SkillRepository
+from skillstudio.store import ConflictError, Database, ReviewNotAllowed, SkillRepository
 
 Handler = Callable[[argparse.Namespace, Database], int]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -43,6 +43,17 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
             help="the content version you reviewed (as `review show` prints it); default: the version shown now",
         )  # fmt: skip
 
+    false_positive = verbs.add_parser(
+        "false-positive", parents=[common, as_json],
+        help="mark one export privacy finding of a skill a false positive (it then blocks no export)",
+    )  # fmt: skip
+    false_positive.add_argument("skill_id", metavar="ID")
+    false_positive.add_argument(
+        "--finding", type=int, metavar="N", help="the finding's number, as `review show` lists privacy findings (1 is the first)"
+    )
+    false_positive.add_argument("--note", default="", metavar="TEXT", help="why it is not private data (audited)")
+    false_positive.add_argument("--undo", action="store_true", help="take the mark back")
+
     audit = commands.add_parser("audit", parents=[common, as_json], help="the audit log, newest first")
     audit.add_argument("--actor", metavar="A", help="only this actor (user or agent id)")
     audit.add_argument("--action", metavar="ACTION", help="only this action, e.g. skill.review")
@@ -53,7 +64,7 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
     audit.add_argument("--csv", action="store_true", help="CSV on stdout")
 
     mcp = commands.add_parser("mcp", parents=[common], help="serve the skill tool to an agent over MCP stdio")
-    from skillstudio.agents.mcp_server import add_arguments  # noqa: PLC0415
+    from skillstudio.agents.mcp_server import add_arguments
 
     add_arguments(mcp)
     return {"review": _review, "audit": _audit, "mcp": _mcp}
@@ -84,6 +95,8 @@ def _review(args: argparse.Namespace, database: Database) -> int:
             print(f"{len(items)} pending")
         return EXIT_OK
     skill_id = repository.resolve_id(args.skill_id)
+    if verb == "false-positive":
+        return _false_positive(args, repository, skill_id)
     if verb == "show":
         change = change_since_approved(repository, skill_id)
         findings = findings_for(repository, change.current, relint=args.relint)
@@ -101,6 +114,10 @@ def _review(args: argparse.Namespace, database: Database) -> int:
                 diff_since_approved=change.diff,
                 decisions=[d.__dict__ for d in decisions],
                 content_version=change.current.version,  # what `review approve --version` takes
+                privacy_findings=[
+                    {"number": n, "field": f.path, "kind": f.kind, "text": f.text, "false_positive": marked}
+                    for n, (f, marked) in enumerate(_privacy_findings(repository, change.current), 1)
+                ],
             )
             print(output.dump_json(document))
             return EXIT_OK
@@ -109,6 +126,9 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         print("\nRisk findings:" if findings else "\nRisk findings: none")
         for f in findings:
             print(f"  [{f.severity}] {f.rule}: {f.reason}  ({f.field} {f.start}-{f.end}) {f.excerpt!r}")
+        privacy = _privacy_findings(repository, change.current)
+        print("\nExport privacy findings:" if privacy else "\nExport privacy findings: none")
+        _print_privacy(privacy)
         if decisions:
             print("\nReview decisions:")
             for d in decisions:
@@ -146,6 +166,55 @@ def _review(args: argparse.Namespace, database: Database) -> int:
     return EXIT_OK
 
 
+def _privacy_findings(repository: SkillRepository, skill: Any) -> list[tuple[Any, bool]]:
+    """The skill's export privacy findings in the order ``export --dry-run`` lists them, each
+    with whether a reviewer marked it a false positive."""
+    from skillstudio.packages.privacy import scan_skill
+
+    findings = scan_skill(skill)
+    marks = repository.privacy_marks.marked_many([skill.id]).get(skill.id, set()) if findings else set()
+    return [(f, f.mark_key in marks) for f in findings]
+
+
+def _print_privacy(privacy: Sequence[tuple[Any, bool]], file: Any = None) -> None:
+    for number, (f, marked) in enumerate(privacy, 1):
+        flag = "  (false positive)" if marked else ""
+        print(f"  {number}. {f.path}: {f.kind} {f.text!r}{flag}", file=file)
+
+
+def _false_positive(args: argparse.Namespace, repository: SkillRepository, skill_id: str) -> int:
+    """``review false-positive ID --finding N [--note T] [--undo]``: one finding, by its number."""
+    privacy = _privacy_findings(repository, repository.get(skill_id))
+    if args.finding is None or not 1 <= args.finding <= len(privacy):
+        if not privacy:
+            print(f"skillstudio: {skill_id} has no export privacy findings", file=sys.stderr)
+        else:
+            given = "give --finding N" if args.finding is None else f"there is no finding {args.finding}"
+            print(f"skillstudio: {given}; the privacy findings of {skill_id} are:", file=sys.stderr)
+            _print_privacy(privacy, file=sys.stderr)
+        return EXIT_FAILED
+    finding, _marked = privacy[args.finding - 1]
+    marks = repository.privacy_marks
+    try:
+        if args.undo:
+            changed = marks.unmark(skill_id, finding.path, finding.kind, finding.text, note=args.note)
+        else:
+            changed = marks.mark(skill_id, finding.path, finding.kind, finding.text, note=args.note)
+    except ReviewNotAllowed as error:
+        print(f"skillstudio: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    state = "not a false positive" if args.undo else "false positive"
+    if args.json:
+        print(output.dump_json({
+            "id": skill_id, "finding": args.finding, "field": finding.path, "kind": finding.kind,
+            "false_positive": not args.undo, "changed": changed, "by": repository.actor.id, "note": args.note,
+        }))  # fmt: skip
+    else:
+        already = "" if changed else " (already so)"
+        print(f"{skill_id}  finding {args.finding} ({finding.path}: {finding.kind} {finding.text!r}): {state}{already} by {repository.actor.id}")
+    return EXIT_OK
+
+
 def _severity_rank(severity: str) -> int:
     return ("info", "low", "medium", "high").index(severity) if severity in ("info", "low", "medium", "high") else -1
 
@@ -180,10 +249,10 @@ def _audit(args: argparse.Namespace, database: Database) -> int:
 
 
 def _mcp(args: argparse.Namespace, database: Database) -> int:
-    from skillstudio.agents.mcp_server import serve_database  # noqa: PLC0415
+    from skillstudio.agents.mcp_server import serve_database
 
     try:
-        import mcp  # noqa: F401, PLC0415 - the official SDK, an optional dependency
+        import mcp  # noqa: F401 - the official SDK, an optional dependency
     except ImportError:
         print('skillstudio: the MCP server needs the `mcp` package: pip install "skillstudio[agents]"', file=sys.stderr)
         return EXIT_FAILED

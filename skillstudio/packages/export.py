@@ -16,7 +16,7 @@ from pathlib import Path
 from skillstudio.model import Issue, ReviewState, Skill
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.icpkg import PackageMeta, check_meta, export_package, workshop_vdf
-from skillstudio.packages.privacy import Finding, redact_skill, scan_skill
+from skillstudio.packages.privacy import Finding, redact_skill, scan_skill, split_marked
 from skillstudio.packages.signing import SigningKey, load_or_create_key
 from skillstudio.store import SkillExtras, SkillRepository
 
@@ -42,6 +42,9 @@ class ExportPreview:
     rejected: list[str] = field(default_factory=list)
     # Selected but left out: (id, reason) for rows that are gone or hold no valid skill.
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    # Findings a reviewer marked false positives (``review false-positive``, migration 10): they
+    # block no export and are not redacted; shown apart from ``findings``.
+    dismissed: list[Finding] = field(default_factory=list)
 
 
 def load_selection(
@@ -51,7 +54,8 @@ def load_selection(
     *,
     on_skip: SkipReporter | None = None,
 ) -> ExportPreview:
-    """The selected skills, their extras, and what the privacy check finds in them.
+    """The selected skills, their extras, and what the privacy check finds in them (findings a
+    reviewer marked false positives go to ``dismissed``, not ``findings``).
 
     Rows that are gone or invalid are skipped, not raised on: each is in ``skipped`` and told to
     ``on_skip`` as it is found.
@@ -77,9 +81,13 @@ def load_selection(
             skills.append(skill)
             findings.extend(scan_skill(skill))
     extras = repository.extras_many([skill.id for skill in skills])
+    dismissed: list[Finding] = []
+    if findings:
+        marks = repository.privacy_marks.marked_many(list(dict.fromkeys(f.skill_id for f in findings)))
+        findings, dismissed = split_marked(findings, marks)
     if progress is not None:
         progress(len(ids), len(ids))
-    return ExportPreview(skills, findings, extras, rejected, skipped)
+    return ExportPreview(skills, findings, extras, rejected, skipped, dismissed)
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -115,7 +123,7 @@ def export_selection(
     if sign and signing_key is None:
         signing_key = load_or_create_key(meta.publisher)
     flagged = {finding.skill_id for finding in preview.findings}
-    skills = [redact_skill(skill) if skill.id in flagged else skill for skill in preview.skills]
+    skills = [redact_skill(skill, keep=preview.dismissed) if skill.id in flagged else skill for skill in preview.skills]
     data = export_package(skills, meta, readme=readme, extras=preview.extras, signing_key=signing_key if sign else None)
     path = Path(out)
     write_atomically(path, data)

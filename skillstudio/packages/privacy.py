@@ -15,8 +15,9 @@ logs use (``player: Name``, ``Player 2 "Name"``, ``opponent_name=...``).
 from __future__ import annotations
 
 import getpass
+import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -71,6 +72,28 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.skill_id}: {self.path}: {self.kind} {self.text!r}"
+
+    @property
+    def text_sha256(self) -> str:
+        """What a reviewer's false-positive mark holds for this finding's text (migration 10)."""
+        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    @property
+    def mark_key(self) -> tuple[str, str, str]:
+        """(field path, kind, text sha256): how a false-positive mark names this finding."""
+        return (self.path, self.kind, self.text_sha256)
+
+
+def split_marked(
+    findings: Iterable[Finding], marks: dict[str, set[tuple[str, str, str]]]
+) -> tuple[list[Finding], list[Finding]]:
+    """(findings still standing, findings a reviewer marked a false positive), given the marks
+    per skill as ``PrivacyMarks.marked_many`` returns them."""
+    standing: list[Finding] = []
+    dismissed: list[Finding] = []
+    for finding in findings:
+        (dismissed if finding.mark_key in marks.get(finding.skill_id, ()) else standing).append(finding)
+    return standing, dismissed
 
 
 @lru_cache(maxsize=1)
@@ -128,24 +151,33 @@ def scan_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> list[
     return scan_document(skill_to_document(skill, local=False), skill.id, user_names)
 
 
-def _redact(value: Any, path: str, patterns: list[tuple[str, re.Pattern[str]]]) -> Any:
+def _redact(
+    value: Any, path: str, patterns: list[tuple[str, re.Pattern[str]]], keep: frozenset[tuple[str, str, str]] = frozenset()
+) -> Any:
     if path in _SKIPPED:
         return value
     if isinstance(value, str):
-        for _kind, pattern in patterns:
-            value = pattern.sub(REDACTED, value)
+        for kind, pattern in patterns:
+            if keep:
+                value = pattern.sub(
+                    lambda m, k=kind: m.group(0) if (path, k, m.group(0).strip()) in keep else REDACTED, value
+                )
+            else:
+                value = pattern.sub(REDACTED, value)
         return value
     if isinstance(value, dict):
-        return {key: _redact(item, f"{path}.{key}" if path else str(key), patterns) for key, item in value.items()}
+        return {key: _redact(item, f"{path}.{key}" if path else str(key), patterns, keep) for key, item in value.items()}
     if isinstance(value, list):
-        return [_redact(item, path, patterns) for item in value]
+        return [_redact(item, path, patterns, keep) for item in value]
     return value
 
 
-def redact_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> Skill:
-    """The skill with every finding replaced by ``[redacted]`` (validated again)."""
+def redact_skill(skill: Skill, user_names: tuple[str, ...] | None = None, keep: Iterable[Finding] = ()) -> Skill:
+    """The skill with every finding replaced by ``[redacted]`` (validated again), except those in
+    ``keep`` (findings a reviewer marked false positives, ``ExportPreview.dismissed``)."""
     names = local_user_names() if user_names is None else user_names
-    document = _redact(skill_to_document(skill, local=False), "", _patterns(tuple(names)))
+    kept = frozenset((f.path, f.kind, f.text) for f in keep if f.skill_id == skill.id)
+    document = _redact(skill_to_document(skill, local=False), "", _patterns(tuple(names)), kept)
     return parse_skill(document, context=f"skill {skill.id!r} after redaction")
 
 
@@ -158,4 +190,5 @@ __all__ = [
     "refuses_export",
     "scan_document",
     "scan_skill",
+    "split_marked",
 ]
