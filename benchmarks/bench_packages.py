@@ -36,7 +36,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 DEFAULT_SIZES = (10_000,)
 QUICK_SIZES = (1_000,)
 META = PackageMeta("bench-library", "bench", "1.0.0", description="synthetic benchmark library")
-ACTOR = Actor("benchmark", "agent")
+ACTOR = Actor("benchmark", "system")
 
 
 def _size(text: str) -> int:

@@ -245,7 +245,7 @@ def run_size(
     workdir = Path(tempfile.mkdtemp(prefix=f"skillstudio-bench-retrieval-{size}-"))
     path = workdir / "library.db"
     with Database(path, create=True) as database:
-        repository = SkillRepository(database, Actor("benchmark", "agent"))
+        repository = SkillRepository(database, Actor("benchmark", "system"))
         for offset in range(0, len(skills), INSERT_BATCH):
             repository.create_many(skills[offset : offset + INSERT_BATCH], message="benchmark import")
     report["build"] = {"generate_s": generated - start, "insert_s": time.perf_counter() - generated}
@@ -254,7 +254,7 @@ def run_size(
 
     database = Database(path)
     try:
-        repository = SkillRepository(database, Actor("benchmark", "agent"))
+        repository = SkillRepository(database, Actor("benchmark", "system"))
         provider = LocalEmbeddings()
         start = time.perf_counter()
         provider.embed(["warm up"])

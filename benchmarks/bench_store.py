@@ -37,7 +37,7 @@ DEFAULT_BATCH = 5_000
 DEFAULT_REPEATS = 15
 DEFAULT_WARMUPS = 2
 SUMMARY_ROWS = 200  # what a skill table shows at once
-ACTOR = Actor("benchmark", "agent")
+ACTOR = Actor("benchmark", "system")
 
 FILTERED = SkillQuery(
     domains=(Domain.AI_STRATEGY,),
@@ -74,7 +74,7 @@ path = sys.argv[1]
 start = time.perf_counter()
 database = Database(path)
 opened = time.perf_counter()
-count = SkillRepository(database, Actor("benchmark", "agent")).count()
+count = SkillRepository(database, Actor("benchmark", "system")).count()
 counted = time.perf_counter()
 database.close()
 print(json.dumps({"open_s": opened - start, "count_s": counted - opened, "total_s": counted - start, "count": count}))

@@ -17,7 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillstudio.agents.tool import DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW, AgentSkillTool, AgentToolError
+from skillstudio.agents.tool import (
+    DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW, AgentSkillTool, AgentToolError, InvalidAgentId, check_agent_id,
+)
 from skillstudio.store import Actor, Database, LibraryBusy, SkillNotFound, SkillRepository, StorageError
 
 ERROR_CODES = ("invalid", "conflict", "busy", "rate_limited", "not_found", "not_allowed")
@@ -146,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="skillstudio-mcp", description=__doc__.splitlines()[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
+    try:
+        check_agent_id(args.agent_id)
+    except InvalidAgentId as error:  # before opening the library: a message, not a traceback
+        parser.error(str(error))
     serve(args.db, args.agent_id, rate_limit=args.rate_limit, rate_window=args.rate_window, game_module=args.game_module)
     return 0
 

@@ -95,6 +95,32 @@ class AgentToolError(Exception):
 
 
 _AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,63}")
+# Ids an agent may not take: they read as a person or as the library itself in created_by and
+# the audit log (issue 13 point 17). The local OS user name is refused too (see reserved_agent_ids).
+RESERVED_AGENT_IDS = frozenset({"root", "admin", "administrator", "system", "external", "unknown", "user"})
+
+
+class InvalidAgentId(LibraryError, ValueError):
+    """An agent id that is malformed or could be taken for a person; ``str()`` names the rule."""
+
+
+def reserved_agent_ids() -> frozenset[str]:
+    """The reserved ids, case-folded, with the local user name (Actor.current_user's)."""
+    return RESERVED_AGENT_IDS | {Actor.current_user().id.casefold()}
+
+
+def check_agent_id(agent_id: object) -> str:
+    """``agent_id`` if an agent may use it, else InvalidAgentId (a ValueError and a LibraryError)."""
+    if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
+        raise InvalidAgentId(f"agent id {agent_id!r}: 1-64 characters of letters, digits and _.:@/-")
+    if agent_id.casefold() in reserved_agent_ids():
+        raise InvalidAgentId(
+            f"agent id {agent_id!r} is reserved: an agent may not be named like a person or the library "
+            f"({', '.join(sorted(RESERVED_AGENT_IDS))} or the local user name, in any case)"
+        )
+    return agent_id
+
+
 _TAG = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
 _UPDATABLE = ("name", "description", "instructions", "tags", "tools", "model", "references")
 
@@ -116,9 +142,7 @@ class AgentSkillTool:
         provider: EmbeddingProvider | None | str = "configured",
         serve_unapproved: bool = True,
     ) -> None:
-        if not isinstance(agent_id, str) or not _AGENT_ID.fullmatch(agent_id):
-            raise ValueError(f"agent id {agent_id!r}: 1-64 characters of letters, digits and _.:@/-")
-        self.agent_id = agent_id
+        self.agent_id = check_agent_id(agent_id)
         self.repository = repository.as_actor(Actor(agent_id, "agent"))
         self.rate_limit, self.rate_window, self.clock = rate_limit, rate_window, clock
         self.limits, self.game_module, self.domain = limits, game_module, domain
@@ -474,4 +498,7 @@ def _validated(skill: Skill) -> Skill:
         raise AgentToolError("invalid", str(error)) from None
 
 
-__all__ = ["AgentSkillTool", "AgentToolError", "DEFAULT_RATE_LIMIT", "DEFAULT_RATE_WINDOW", "Limits", "content_hash"]
+__all__ = [
+    "AgentSkillTool", "AgentToolError", "DEFAULT_RATE_LIMIT", "DEFAULT_RATE_WINDOW", "InvalidAgentId", "Limits",
+    "RESERVED_AGENT_IDS", "check_agent_id", "content_hash", "reserved_agent_ids",
+]

@@ -19,6 +19,7 @@ from skillstudio.cli import review as review_cli
 from skillstudio.cli.arguments import whole_number
 from skillstudio.library import ENV_VAR, create_library, open_library
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
+from skillstudio.packages.importer import claimed_quality_text
 from skillstudio.retrieval import ProviderError
 from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
 from skillstudio.store.errors import InvalidStoredSkill
@@ -197,10 +198,17 @@ def _show(args: argparse.Namespace, database: Database) -> int:
         "revisions": repository.revisions(skill.id),
         "verifications": repository.verifications(skill.id),
     }
+    # A package's figures are its claim, not this library's evidence (docs/packages.md).
+    extras = repository.extras(skill.id)
+    claim = extras.frontmatter.get("claimed_quality") if extras is not None else None
     if args.json:
-        print(output.dump_json(output.skill_document(skill, **details)))
+        document = output.skill_document(skill, **details)
+        document["claimed_quality"] = claim if isinstance(claim, dict) else None
+        print(output.dump_json(document))
     else:
         print(output.skill_text(skill, **details))
+        if isinstance(claim, dict):
+            print(claimed_quality_text(claim))
     return EXIT_OK
 
 

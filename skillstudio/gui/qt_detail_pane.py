@@ -21,6 +21,7 @@ from skillstudio.model import (
     VerifiedExample,
 )
 from skillstudio.model.evidence import VerificationRecord
+from skillstudio.packages.importer import claimed_quality_text
 from skillstudio.store import InvalidStoredSkill, LibraryError, SkillRepository
 
 _STYLE = """
@@ -203,6 +204,9 @@ class QtDetailPane(QTextBrowser):
         parts = ["<h3>Imported</h3>"]
         if extras.origin:
             parts.append(f"<p>From {_e(extras.origin)}</p>")
+        claim = extras.frontmatter.get("claimed_quality")
+        if isinstance(claim, dict):  # the package's figures: a claim, never this library's evidence
+            parts.append(f"<p><b>Quality claimed by the package</b>: {_e(claimed_quality_text(claim).strip())}</p>")
         if extras.warnings:
             items = "".join(f'<li class="problem">{_e(warning)}</li>' for warning in extras.warnings)
             parts.append(f"<p><b>Warnings from the import</b> (kept, for review):</p><ul>{items}</ul>")

@@ -644,7 +644,8 @@ def _read_resource(
     check: Checker, document: object
 ) -> tuple[PackageMeta | None, dict[str, tuple[str, int]] | None, dict[str, Any]]:
     """D057's ``resource.yaml``: flat, no identity. Name, publisher and version may be given;
-    else the name is the display name as a slug, the publisher ``local``, the version 0.0.0."""
+    else the name is the display name as a slug plus a hash of the document, the publisher
+    ``local``, the version 0.0.0."""
     root = check.mapping(document, "")
     if root is None:
         return None, None, {}
@@ -652,7 +653,14 @@ def _read_resource(
         check.fail("type", f"{root.get('type')!r} is not skill_library")
     library = _read_library_fields(check, root, "")
     display = library.get("display_name") or ""
-    name = root.get("name", _slug(display or "skill-library"))
+    if "name" in root:
+        name = root["name"]
+    else:
+        # No name: a fixed default would make every nameless library one identity, so that one's
+        # --replace could trash another's skills. The content names it: the same document gets
+        # the same name on a re-import, a different one never collides.
+        digest = hashlib.sha256(json.dumps(root, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        name = f"{_slug(display or 'skill-library')[:55]}-{digest}"
     publisher = root.get("publisher", root.get("author", "local"))
     semver = root.get("version", "0.0.0")
     _check_identity(check, name, publisher, semver, "")

@@ -5,7 +5,8 @@ Policy (docs/packages.md), for a skill whose id is already in the library:
 * same content (everything but quality figures, use count and last use) -> **skipped**
   (so importing the same package twice adds nothing);
 * different content, and the stored skill came from the same origin (the same package at any
-  version, or the same folder/file) -> **updated** (quality figures included);
+  version, or the same folder/file) -> **updated** (quality figures included, except for a
+  package: see "Claimed quality" below);
 * different content from another origin -> **conflict**: reported and skipped (``--merge``) or
   **updated** (``--replace``);
 * the id is in the trash -> skipped: restore it or empty the trash first.
@@ -23,6 +24,12 @@ closure (a link one skill of the package states is a link of both), and leaving 
 skills outside the package that the library made itself (those are kept on update). So
 importing the same package again changes nothing, and review decisions stay.
 
+Claimed quality (docs/packages.md): a package's quality figures (tier, verification count,
+success rate, rating) are the package's claim, not this library's evidence. A new skill from a
+package is stored ``tentative`` with no verifications, and the claim is kept in its import
+extras (``frontmatter["claimed_quality"]``, with the package it came from); an update keeps
+the stored quality. Only this library's own verifications promote or demote it.
+
 Package identity (``publisher/name``, docs/packages.md "Package identity and trust"): the
 library remembers the key that first brought a signed identity; a package of that identity
 signed by another key, or unsigned, is refused (:class:`signing.UntrustedPackage`) unless the
@@ -35,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from skillstudio.model import Skill, Source, SourceKind, skill_to_document
+from skillstudio.model import Quality, Skill, Source, SourceKind, skill_to_document
 from skillstudio.packages.icpkg import Package
 from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
@@ -118,8 +125,31 @@ def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
         base = packaged.extras or SkillExtras()
         warnings = tuple(f"{note.path}: {note.message}" for note in packaged.notes)
         extras = replace(base, origin=origin, warnings=tuple(base.warnings) + warnings)
+        skill, extras = claim_quality(skill, extras, origin)
         out.append(Incoming(packaged.entry, skill, extras, warnings, signer=package.signer))
     return out, origin
+
+
+CLAIMED_QUALITY = "claimed_quality"
+
+
+def claim_quality(skill: Skill, extras: SkillExtras, origin: str) -> tuple[Skill, SkillExtras]:
+    """The skill with no quality of its own (tentative, no verifications), its package's figures
+    moved to ``extras.frontmatter["claimed_quality"]``. A skill that claims nothing keeps any
+    claim its extras already carry (a re-shared package passes the first claim on)."""
+    quality = skill.quality
+    if quality == Quality():
+        return skill, extras
+    claim: dict[str, Any] = {
+        "by": origin[len("workshop:") :] if origin.startswith("workshop:") else origin,
+        "confidence": quality.confidence.value,
+        "verification_count": quality.verification_count,
+        "success_rate": quality.success_rate,
+        "average_rating": quality.average_rating,
+        "last_verified": quality.last_verified,
+    }
+    frontmatter = {**extras.frontmatter, CLAIMED_QUALITY: claim}
+    return replace(skill, quality=Quality()), replace(extras, frontmatter=frontmatter)
 
 
 def _content(skill: Skill, partners: set[str] | None = None) -> dict:
@@ -224,6 +254,8 @@ def plan_import(
             kept = replace(
                 skill, version=current.version, created_at=current.created_at, composable_with=tuple(sorted(closure | local))
             )
+            if origin.startswith("workshop:"):  # a package's figures are a claim: keep our own
+                kept = replace(kept, quality=current.quality)
             plan.replaced.append(ImportItem(kept, extras))
         else:
             plan.steps.append(step("conflict", f"id exists with other content from {stored_origin or 'this library'}; kept"))
@@ -262,4 +294,18 @@ def apply_plan(repository: SkillRepository, plan: ImportPlan) -> ImportPlan:
     return plan
 
 
-__all__ = ["ImportPlan", "Incoming", "PlannedSkill", "apply_plan", "incoming_from_package", "origin_family", "plan_import"]
+def claimed_quality_text(claim: dict[str, Any]) -> str:
+    """A package's claimed figures, said as a claim (they never count as this library's evidence)."""
+    rate = claim.get("success_rate")
+    figures = (
+        f"{claim.get('verification_count')} games at {rate:.0%}"
+        if isinstance(rate, int | float) and not isinstance(rate, bool)
+        else "no figures"
+    )
+    return (
+        f"  claimed by package {claim.get('by', '?')}: {claim.get('confidence', '?')}, {figures}"
+        " (a claim; only this library's own evidence promotes or demotes)"
+    )
+
+
+__all__ = ["ImportPlan", "Incoming", "PlannedSkill", "CLAIMED_QUALITY", "apply_plan", "claim_quality", "incoming_from_package", "origin_family", "plan_import"]

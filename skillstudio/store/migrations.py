@@ -485,6 +485,28 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    Migration(
+        10,
+        "Privacy false positives: a reviewer's mark on one export privacy finding",
+        """
+        -- A person marked this privacy finding a false positive (docs/packages.md, "Privacy"):
+        -- it then blocks no export and is not redacted. The mark holds for that exact text
+        -- (its sha256), so editing the flagged text makes the mark lapse.
+        CREATE TABLE studio_privacy_marks (
+            skill_id     TEXT NOT NULL,
+            field        TEXT NOT NULL,     -- field path, e.g. body.Instructions.text
+            kind         TEXT NOT NULL,     -- api_key | email | replay | ...
+            text_sha256  TEXT NOT NULL,     -- sha256 of the flagged text
+            marked_by    TEXT NOT NULL,
+            marked_at    TEXT NOT NULL,     -- UTC
+            note         TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (skill_id, field, kind, text_sha256)
+        );
+        """,
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

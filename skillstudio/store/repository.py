@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from skillstudio.model import (
     Confidence,
     Issue,
+    ReviewState,
     Skill,
     ValidationError,
     body_to_json,
@@ -34,6 +35,7 @@ from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_
 from skillstudio.model.validation import Checker, describe
 from skillstudio.store.database import Database
 from skillstudio.store.embeddings import EmbeddingStore, description_hash
+from skillstudio.store.privacy_marks import PrivacyMarks
 from skillstudio.store.events import LibraryChange
 from skillstudio.store.errors import (
     ConflictError,
@@ -238,6 +240,7 @@ class SkillRepository:
         self.database = database
         self.actor = actor or Actor.current_user()
         self.embeddings = EmbeddingStore(database, self.actor.id, self.actor.kind)
+        self.privacy_marks = PrivacyMarks(database, self.actor.id, self.actor.kind)
 
     def as_actor(self, actor: Actor) -> SkillRepository:
         return SkillRepository(self.database, actor)
@@ -575,6 +578,10 @@ class SkillRepository:
             return 0
         skills = [skill for skill, _ in pairs]
         _refuse_duplicate_ids(skills)
+        # An agent's skill starts pending: a decided state would be a review, which only people make.
+        # (SkillStudio itself, as "system", writes the bundled sample's recorded decisions.)
+        if self.actor.kind == "agent" and any(s.review_state not in (None, ReviewState.PENDING) for s in skills):
+            self._require_human("create a skill with a review decision")
         now = utc_now()
         with self._write(action) as (session, touched):
             if based_on is not None:
@@ -985,6 +992,7 @@ class SkillRepository:
     def restore(self, skill_id: str, *, message: str = "") -> Skill | None:
         """Bring a skill back from the trash, exactly as it was stored. Returns it, or None if
         the restored row is not a valid skill (it was trashed that way)."""
+        self._require_human("restore skills from the trash")
         now = utc_now()
         with self._write("skill.restore") as (session, touched):
             touched.append(skill_id)

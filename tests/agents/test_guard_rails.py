@@ -178,3 +178,17 @@ def test_a_committed_write_is_reported_as_stored_when_linting_fails(
     with pytest.raises(AgentToolError) as refused:  # the stored write did use its slot
         create(tool, "Another")
     assert refused.value.code == "rate_limited"
+
+
+def test_non_human_actors_cannot_create_decided_skills_or_restore(repository: SkillRepository) -> None:
+    from skillstudio.store import Actor, ReviewNotAllowed
+
+    agent = repository.as_actor(Actor("agent-9", "agent"))
+    with pytest.raises(ReviewNotAllowed):
+        agent.create(ai_skill(review_state=ReviewState.APPROVED, created_by="agent-9"))
+    assert agent.create(ai_skill(review_state=ReviewState.PENDING, created_by="agent-9")).review_state is ReviewState.PENDING
+    trashed = repository.create(ai_skill())
+    repository.delete(trashed.id)
+    with pytest.raises(ReviewNotAllowed):
+        agent.restore(trashed.id)
+    assert repository.restore(trashed.id) is not None  # a person may

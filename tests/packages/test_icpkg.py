@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from skillstudio.model import SourceKind, skill_to_document
+from skillstudio.model import Quality, SourceKind, skill_to_document
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.export import PrivacyError, export_selection, load_selection
 from skillstudio.packages.icpkg import PackageMeta, export_package, read_package, workshop_vdf
@@ -57,9 +57,14 @@ def test_round_trip_keeps_every_skill_exactly_but_provenance(repository: SkillRe
         else:
             assert stored.provenance.source.source_id == "kessler/ra1-naval@1.2.0"
             assert stored.provenance.source.author == "kessler"
-        expected = skill_to_document(replace(original, provenance=stored.provenance), local=False)
+        # quality figures are the package's claim (kept in the extras), not this library's evidence
+        expected = skill_to_document(replace(original, provenance=stored.provenance, quality=Quality()), local=False)
         assert skill_to_document(stored, local=False) == expected
-        assert repository.extras(original.id).origin == "workshop:kessler/ra1-naval@1.2.0"
+        extras = repository.extras(original.id)
+        assert extras.origin == "workshop:kessler/ra1-naval@1.2.0"
+        if original.quality != Quality():
+            claim = extras.frontmatter["claimed_quality"]
+            assert (claim["confidence"], claim["verification_count"]) == (original.quality.confidence.value, original.quality.verification_count)
 
 
 def test_importing_the_same_package_twice_adds_nothing(repository: SkillRepository) -> None:
@@ -127,8 +132,10 @@ def test_resource_yaml_form_is_accepted() -> None:
     entries["resource.yaml"] = yaml.safe_dump(resource).encode()
     package = read_package(rezip(entries))
     assert package.manifest_form == "resource.yaml"
-    assert package.meta.ai_usage == "allow" and package.meta.name == "competitive-ra1-ai-strategies"
-    assert package.meta.package_id == "local/competitive-ra1-ai-strategies@0.0.0"
+    # No name: the display name as a slug plus the document's hash, so nameless libraries never share one.
+    assert package.meta.ai_usage == "allow" and package.meta.name.startswith("competitive-ra1-ai-strategies-")
+    assert len(package.meta.name) == len("competitive-ra1-ai-strategies-") + 8
+    assert package.meta.package_id == f"local/{package.meta.name}@0.0.0"
     assert len(package.skills) == 4
 
 

@@ -226,3 +226,17 @@ def test_refused_trust_changes_nothing_in_the_library(repository: SkillRepositor
     with pytest.raises(PackageError, match=other.signer.fingerprint):
         plan_import(repository, incoming, origin=origin, source="b", trust_key="0" * 16, signer=other.signer)
     assert library_state(repository) == before
+
+
+def test_nameless_resource_yaml_libraries_never_share_an_identity() -> None:
+    """Two resource.yaml libraries without a name used to be one identity (local/skill-library)."""
+    from skillstudio.packages.icpkg import _read_resource
+    from skillstudio.model.validation import Checker
+
+    def identity(description: str) -> str:
+        meta, _files, _library = _read_resource(Checker(), {"type": "skill_library", "description": description})
+        assert meta is not None
+        return meta.package_id
+
+    assert identity("one library") != identity("another library")
+    assert identity("one library") == identity("one library")  # a re-import is the same package
