@@ -28,6 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_engine import _pin_to_one_core  # one way to pin a child to one core
 from benchmarks.bench_store import _size  # one parser for "100k", "1m", "10,000"
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -184,14 +185,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # --- child: everything measured, on one core -----------------------------------------------------
-
-
-def _pin_to_one_core() -> str:
-    if hasattr(os, "sched_setaffinity"):
-        cpu = min(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpu})
-        return f"pinned to CPU {cpu}"
-    return "not pinned (no sched_setaffinity on this platform)"
 
 
 def _child(args: argparse.Namespace) -> int:
