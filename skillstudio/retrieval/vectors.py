@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from skillstudio.store.embeddings import EmbeddingStore, VectorRow
+from skillstudio.store.embeddings import EmbeddingStore, VectorColumns
 
 Vector = npt.NDArray[np.float32]
 _SERVED_CONFIDENCE = {None, "tentative", "established", "proven"}
@@ -146,87 +146,80 @@ class VectorIndex:
             self._cursor = cursor
 
     def _full_load(self) -> None:
-        """Every vector of the model at once, as columns: one buffer, checked and normalised
-        row-wise by numpy (per-row Python would take seconds at 100k)."""
+        """Every vector of the model at once, as columns (per-row Python would take seconds at 100k)."""
         self._data_version = self.store.database.data_version()
         cursor = self.store.change_cursor()  # first: a write racing the load is replayed later
         table = self.store.vector_columns(self.model_id)
-        self.invalid = {}
-        width = 4 * self.dimensions
-        sized = [n for n, blob in enumerate(table.blobs) if len(blob) == width]
-        for n, blob in enumerate(table.blobs):
-            if len(blob) != width:
-                self.invalid[table.skill_ids[n]] = str(decode_vector(blob, self.dimensions))
-        described = _matrix([table.blobs[n] for n in sized], self.dimensions)
-        usable: list[bool] = np.asarray(np.isfinite(described).all(axis=1) & described.any(axis=1)).tolist()
-        for n, ok in zip(sized, usable, strict=True):
-            if not ok:
-                self.invalid[table.skill_ids[n]] = str(decode_vector(table.blobs[n], self.dimensions))
-        kept = [n for n, ok in zip(sized, usable, strict=True) if ok]
-        matrix = normalise(described[np.asarray(usable, dtype=bool)]) if kept else described[:0]
-        # Add each usable label vector's direction (name and tags) to its description's.
-        labelled = [i for i, n in enumerate(kept) if len(table.label_blobs[n] or b"") == width]
-        if labelled:
-            labels = _matrix([table.label_blobs[kept[i]] or b"" for i in labelled], self.dimensions)
-            fine = np.isfinite(labels).all(axis=1) & labels.any(axis=1)
-            matrix[np.asarray(labelled)[fine]] += normalise(labels[fine])
+        kept, matrix, self.invalid = _search_vectors(table, self.dimensions)
         self._ids = [table.skill_ids[n] for n in kept]
         self._row = {skill_id: i for i, skill_id in enumerate(self._ids)}
-        self._matrix = normalise(matrix)
+        self._matrix = matrix
         self._domain = np.array([self._code(table.domains[n]) for n in kept], dtype=np.int32)
         self._module = np.array([self._code(table.game_modules[n]) for n in kept], dtype=np.int32)
-        self._live = np.array(
-            [table.review_states[n] != "rejected" and table.confidences[n] in _SERVED_CONFIDENCE for n in kept],
-            dtype=bool,
-        )
+        self._live = np.array([_served(table, n) for n in kept], dtype=bool)
         self._cursor, self._loaded = cursor, True
 
     def _patch(self, changed: list[str]) -> None:
-        fresh = {row.skill_id: row for row in self.store.vector_rows(self.model_id, changed)}
-        appended: list[tuple[VectorRow, Vector]] = []
+        """Re-read just these skills' vectors, the same way a full load reads them all."""
+        table = self.store.vector_columns(self.model_id, changed)
+        kept, matrix, invalid = _search_vectors(table, self.dimensions)
         for skill_id in changed:
             self.invalid.pop(skill_id, None)
-            row = fresh.get(skill_id)
-            vector = None if row is None else self._valid(row)
+        self.invalid.update(invalid)
+        fresh = {table.skill_ids[n]: (n, i) for i, n in enumerate(kept)}
+        appended: list[tuple[int, int]] = []
+        for skill_id in changed:
             at = self._row.get(skill_id)
-            if row is None or vector is None:  # gone, another model's now, or malformed
+            if skill_id not in fresh:  # gone, another model's now, or malformed
                 if at is not None:
                     self._live[at] = False
                 continue
+            n, i = fresh[skill_id]
             if at is None:
-                appended.append((row, vector))
+                appended.append((n, i))
                 continue
-            self._matrix[at] = normalise(vector[None, :])[0]
-            self._domain[at], self._module[at] = self._code(row.domain), self._code(row.game_module)
-            self._live[at] = _served(row)
+            self._matrix[at] = matrix[i]
+            self._domain[at], self._module[at] = self._code(table.domains[n]), self._code(table.game_modules[n])
+            self._live[at] = _served(table, n)
         if appended:
-            start = len(self._ids)
-            for n, (row, _vector) in enumerate(appended):
-                self._ids.append(row.skill_id)
-                self._row[row.skill_id] = start + n
-            block = normalise(np.vstack([vector for _row, vector in appended]))
-            self._matrix = np.vstack([self._matrix, block])
-            domains = np.array([self._code(r.domain) for r, _ in appended], dtype=np.int32)
-            modules = np.array([self._code(r.game_module) for r, _ in appended], dtype=np.int32)
+            for n, _i in appended:
+                self._row[table.skill_ids[n]] = len(self._ids)
+                self._ids.append(table.skill_ids[n])
+            self._matrix = np.vstack([self._matrix, matrix[[i for _n, i in appended]]])
+            domains = np.array([self._code(table.domains[n]) for n, _i in appended], dtype=np.int32)
+            modules = np.array([self._code(table.game_modules[n]) for n, _i in appended], dtype=np.int32)
             self._domain = np.concatenate([self._domain, domains])
             self._module = np.concatenate([self._module, modules])
-            self._live = np.concatenate([self._live, np.array([_served(r) for r, _ in appended], dtype=bool)])
+            self._live = np.concatenate([self._live, np.array([_served(table, n) for n, _i in appended], dtype=bool)])
 
     def _code(self, name: str) -> int:
         return self._codes.setdefault(name, len(self._codes))
 
-    def _valid(self, row: VectorRow) -> Vector | None:
-        """The skill's search vector: its description's direction plus its label's (name and tags),
-        when that one is usable too; None (and the reason noted) for a malformed description vector."""
-        decoded = decode_vector(row.blob, self.dimensions)
-        if isinstance(decoded, str):
-            self.invalid[row.skill_id] = decoded
-            return None
-        vector = normalise(decoded[None, :])[0]
-        label = decode_vector(row.label_blob, self.dimensions) if row.label_blob is not None else None
-        if label is not None and not isinstance(label, str):
-            vector = vector + normalise(label[None, :])[0]
-        return vector
+
+def _search_vectors(table: VectorColumns, dimensions: int) -> tuple[list[int], npt.NDArray[np.float32], dict[str, str]]:
+    """(positions in ``table`` of the usable vectors, their search vectors, why the others were skipped).
+
+    A skill's search vector is its description's direction plus its label's (name and tags) when
+    that one is usable too, normalised; checked row-wise by numpy over one buffer."""
+    invalid: dict[str, str] = {}
+    width = 4 * dimensions
+    sized = [n for n, blob in enumerate(table.blobs) if len(blob) == width]
+    for n, blob in enumerate(table.blobs):
+        if len(blob) != width:
+            invalid[table.skill_ids[n]] = str(decode_vector(blob, dimensions))
+    described = _matrix([table.blobs[n] for n in sized], dimensions)
+    usable: list[bool] = np.asarray(np.isfinite(described).all(axis=1) & described.any(axis=1)).tolist()
+    for n, ok in zip(sized, usable, strict=True):
+        if not ok:
+            invalid[table.skill_ids[n]] = str(decode_vector(table.blobs[n], dimensions))
+    kept = [n for n, ok in zip(sized, usable, strict=True) if ok]
+    matrix = normalise(described[np.asarray(usable, dtype=bool)]) if kept else described[:0]
+    labelled = [i for i, n in enumerate(kept) if len(table.label_blobs[n] or b"") == width]
+    if labelled:
+        labels = _matrix([table.label_blobs[kept[i]] or b"" for i in labelled], dimensions)
+        fine = np.isfinite(labels).all(axis=1) & labels.any(axis=1)
+        matrix[np.asarray(labelled)[fine]] += normalise(labels[fine])
+    return kept, normalise(matrix), invalid
 
 
 def _matrix(blobs: list[bytes], dimensions: int) -> npt.NDArray[np.float32]:
@@ -236,8 +229,8 @@ def _matrix(blobs: list[bytes], dimensions: int) -> npt.NDArray[np.float32]:
     return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dimensions).astype(np.float32)
 
 
-def _served(row: VectorRow) -> bool:
-    return row.review_state != "rejected" and row.confidence in _SERVED_CONFIDENCE
+def _served(table: VectorColumns, n: int) -> bool:
+    return table.review_states[n] != "rejected" and table.confidences[n] in _SERVED_CONFIDENCE
 
 
 __all__ = ["Similarities", "Vector", "VectorIndex", "decode_vector", "encode_vector", "normalise"]

@@ -15,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Connection, text
 
@@ -73,21 +74,8 @@ class EmbeddingStatus:
 
 
 @dataclass(frozen=True)
-class VectorRow:
-    """One stored vector with the fields retrieval filters on."""
-
-    skill_id: str
-    blob: bytes
-    domain: str
-    game_module: str
-    confidence: str | None
-    review_state: str | None
-    label_blob: bytes | None = None  # the label vector of the same model, if any
-
-
-@dataclass(frozen=True)
 class VectorColumns:
-    """The same fields as :class:`VectorRow`, one list per field."""
+    """Stored vectors of one model with the fields retrieval filters on, one list per field."""
 
     skill_ids: list[str]
     blobs: list[bytes]
@@ -95,7 +83,7 @@ class VectorColumns:
     game_modules: list[str]
     confidences: list[str | None]
     review_states: list[str | None]
-    label_blobs: list[bytes | None]
+    label_blobs: list[bytes | None]  # the label vector of the same model, if any
 
 
 _VECTOR_SQL = (
@@ -103,7 +91,7 @@ _VECTOR_SQL = (
     " CASE WHEN l.model_id = e.model_id THEN l.embedding END"
     " FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
     " LEFT JOIN studio_skill_meta m ON m.skill_id = e.skill_id"
-    " LEFT JOIN studio_label_embeddings l ON l.skill_id = e.skill_id WHERE e.model_id = ?"
+    " LEFT JOIN studio_label_embeddings l ON l.skill_id = e.skill_id WHERE e.model_id = :model"
 )
 
 
@@ -215,31 +203,19 @@ class EmbeddingStore:
                 state = "stale"
             yield _Freshness(str(skill_id), description, label, state, label_current, other)
 
-    def vector_rows(self, model_id: str, ids: Sequence[str] | None = None) -> list[VectorRow]:
-        """The stored vectors of ``model_id`` (of these skills only, if given), with filter fields."""
-        sql = (
-            "SELECT e.skill_id, e.embedding, s.domain, s.game_module, s.confidence, m.review_state,"
-            " CASE WHEN l.model_id = e.model_id THEN l.embedding END"
-            " FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
-            " LEFT JOIN studio_skill_meta m ON m.skill_id = e.skill_id"
-            " LEFT JOIN studio_label_embeddings l ON l.skill_id = e.skill_id WHERE e.model_id = :model"
-        )
-        out: list[VectorRow] = []
+    def vector_columns(self, model_id: str, ids: Sequence[str] | None = None) -> VectorColumns:
+        """The stored vectors of ``model_id`` (of these skills only, if given) as columns: the fast
+        way to load 100k of them."""
+        rows: list[Any] = []
         with self.database.read() as session:
             connection = session.connection()
+            # The driver's own cursor: at 100k rows SQLAlchemy's row objects cost more than SQLite.
             if ids is None:
-                result = connection.execute(text(sql), {"model": model_id})
-                out.extend(_vector_row(row) for row in result)
+                rows = list(connection.exec_driver_sql(_VECTOR_SQL, {"model": model_id}).fetchall())
             else:
                 for marks, params in id_lists(list(ids)):
-                    result = connection.execute(text(f"{sql} AND e.skill_id IN ({marks})"), {**params, "model": model_id})
-                    out.extend(_vector_row(row) for row in result)
-        return out
-
-    def vector_columns(self, model_id: str) -> VectorColumns:
-        """Every stored vector of ``model_id`` as columns: the fast way to load 100k of them."""
-        with self.database.read() as session:
-            rows = session.connection().exec_driver_sql(_VECTOR_SQL, (model_id,)).fetchall()
+                    sql = f"{_VECTOR_SQL} AND e.skill_id IN ({marks})"
+                    rows.extend(connection.exec_driver_sql(sql, {**params, "model": model_id}).fetchall())
         if not rows:
             return VectorColumns([], [], [], [], [], [], [])
         ids, blobs, domains, modules, confidences, reviews, labels = (list(column) for column in zip(*rows, strict=True))
@@ -361,19 +337,6 @@ def _is_current(model_id: str, description: object, meta_model: object, digest: 
     return digest == description_hash(description)
 
 
-def _vector_row(row: Sequence[object]) -> VectorRow:
-    skill_id, blob, domain, module, confidence, review, label = tuple(row)
-    return VectorRow(
-        str(skill_id),
-        bytes(blob) if isinstance(blob, bytes | bytearray | memoryview) else b"",
-        str(domain),
-        str(module),
-        confidence if isinstance(confidence, str) else None,
-        review if isinstance(review, str) else None,
-        bytes(label) if isinstance(label, bytes | bytearray | memoryview) else None,
-    )
-
-
 def _prune_change_log(connection: Connection) -> None:
     connection.execute(
         text(
@@ -391,7 +354,6 @@ __all__ = [
     "EmbeddingStore",
     "PendingText",
     "VectorColumns",
-    "VectorRow",
     "description_hash",
     "label_text",
 ]
