@@ -30,6 +30,13 @@ LOCAL_MODEL_ID = "wordllama/l2_supercat_256"
 MAX_EMBED_CHARS = 8000
 
 
+def embeddable_text(text: str) -> str:
+    """What any provider is given for a text: at most MAX_EMBED_CHARS, with anything UTF-8 cannot
+    carry (lone surrogates from undecodable argv bytes) replaced, so odd input is embedded
+    instead of making a tokenizer or a server fail."""
+    return text[:MAX_EMBED_CHARS].encode("utf-8", "replace").decode("utf-8")
+
+
 class ProviderError(Exception):
     """An embedding provider failed: unreachable, too slow, or answered something unusable.
 
@@ -102,9 +109,7 @@ class LocalEmbeddings:
         if not texts:
             return out
         model = self._load()
-        # Lone surrogates (undecodable bytes) would make the tokenizer raise; replace them.
-        clean = [text[:MAX_EMBED_CHARS].encode("utf-8", "replace").decode("utf-8") for text in texts]
-        encodings = model.encode(clean, add_special_tokens=False)
+        encodings = model.encode([embeddable_text(text) for text in texts], add_special_tokens=False)
         token_ids = [encoding.ids for encoding in encodings]
         by_length: dict[int, list[int]] = {}
         for row, ids in enumerate(token_ids):
@@ -177,5 +182,6 @@ __all__ = [
     "Matrix",
     "ProviderConfig",
     "ProviderError",
+    "embeddable_text",
     "make_provider",
 ]

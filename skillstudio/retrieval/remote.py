@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from skillstudio.retrieval.providers import MAX_EMBED_CHARS, Matrix, ProviderConfig, ProviderError
+from skillstudio.retrieval.providers import Matrix, ProviderConfig, ProviderError, embeddable_text
 
 # The largest answer read from a server. 2048 texts x 3072 dimensions in JSON is ~130 MB, so a
 # batch that large needs a smaller batch_size; 64 texts are well under 10 MB.
@@ -100,7 +100,7 @@ class _RemoteEmbeddings:
         key = self._key()
         parts: list[Matrix] = []
         for start in range(0, len(texts), self.batch_size):
-            chunk = [str(text)[:MAX_EMBED_CHARS] for text in texts[start : start + self.batch_size]]
+            chunk = [embeddable_text(str(text)) for text in texts[start : start + self.batch_size]]
             answer = self._post({"model": self.model, "input": chunk}, key)
             try:
                 rows = self._rows(answer, len(chunk), key)

@@ -20,9 +20,9 @@ import numpy as np
 
 from skillstudio.model import Domain, SituationSignature, Skill, StrategicPattern, ValidationError, parse_body_json
 from skillstudio.retrieval import ranking
-from skillstudio.retrieval.providers import MAX_EMBED_CHARS, EmbeddingProvider, ProviderError
+from skillstudio.retrieval.providers import EmbeddingProvider, ProviderError
 from skillstudio.retrieval.vectors import VectorIndex
-from skillstudio.store import InvalidStoredSkill, SkillNotFound, SkillRepository, SkillSummary
+from skillstudio.store import SkillRepository, SkillSummary
 from skillstudio.store.embeddings import EmbeddingStatus
 from skillstudio.store.keyword_search import keyword_candidates, query_words, term_coverage
 
@@ -225,15 +225,7 @@ class Retriever:
         ``serve_unapproved``; a withheld hit, or a row that no longer parses or exists, is left out."""
         from skillstudio.review.serving import served_many  # here: keeps the retrieval package light to import
 
-        try:
-            skills = self.repository.get_many(result.ids)  # one read for all: the usual case
-        except (SkillNotFound, InvalidStoredSkill):
-            skills = []
-            for skill_id in result.ids:  # one is gone or malformed: take the others one by one
-                try:
-                    skills.append(self.repository.get(skill_id))
-                except (SkillNotFound, InvalidStoredSkill):
-                    continue
+        skills, _skipped = self.repository.get_many_valid(result.ids)
         return served_many(self.repository, skills, serve_unapproved=self.serve_unapproved)
 
     # --- the parts -----------------------------------------------------------------------------
@@ -246,7 +238,7 @@ class Retriever:
             notes.append("no embedding provider is configured; ranked by FTS5 keyword search (D057's fallback)")
             return None
         try:
-            answer = self.provider.embed([_embeddable(query[:MAX_EMBED_CHARS])])
+            answer = self.provider.embed([query])
         except ProviderError as error:
             notes.append(f"the embedding provider failed ({error}); ranked by FTS5 keyword search (D057's fallback)")
             return None
@@ -412,12 +404,6 @@ def _evidence(summary: SkillSummary) -> ranking.Evidence:
     rating = summary.average_rating
     usable_rating = isinstance(rating, int | float) and not isinstance(rating, bool) and math.isfinite(rating)
     return ranking.Evidence(games, float(rate), float(rating) if usable_rating else None)  # type: ignore[arg-type]
-
-
-def _embeddable(text: str) -> str:
-    """The text with anything a tokenizer cannot encode (lone surrogates from undecodable argv
-    bytes) replaced, so odd input is embedded rather than crashing the provider."""
-    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _domain_value(domain: Domain | str | None) -> str | None:
