@@ -43,9 +43,9 @@ from skillstudio.model import (
     skill_to_document,
     utc_now,
 )
-from skillstudio.retrieval import EmbeddingProvider, Retriever, embed_now, make_provider
+from skillstudio.retrieval import EmbeddingProvider, Retriever, embed_now
 from skillstudio.retrieval.retriever import MAX_K
-from skillstudio.retrieval.settings import load_provider_config
+from skillstudio.retrieval.settings import configured_provider
 from skillstudio.review.linter import Linter
 from skillstudio.review.serving import served_content
 from skillstudio.review.workflow import SERVED_STATES
@@ -147,12 +147,11 @@ class AgentSkillTool:
         self.rate_limit, self.rate_window, self.clock = rate_limit, rate_window, clock
         self.limits, self.game_module, self.domain = limits, game_module, domain
         if isinstance(provider, str):  # the provider the user configured (retrieval.yaml), else local
-            provider = make_provider(load_provider_config())
+            provider = configured_provider()
         # Searches rank with the retriever (FTS5 + embeddings + evidence); the vector index it holds
         # loads once per tool, so a long-lived MCP server pays for it once.
         # What a hit serves (skillstudio.review.serving): a skill awaiting review its last approved
         # revision; one never approved only when serve_unapproved (docs/review.md).
-        self.serve_unapproved = serve_unapproved
         self.retriever = Retriever(self.repository, provider, serve_unapproved=serve_unapproved)
         # The write budget lives in the library (studio_agent_writes), one per agent id, shared by
         # every tool and every process serving that agent (docs/review.md).
@@ -200,7 +199,7 @@ class AgentSkillTool:
                 current = self.repository.get(skill_id)
             except (SkillNotFound, InvalidStoredSkill):
                 continue  # removed meanwhile, or a malformed engine row: never served
-            skill = served_content(self.repository, current, serve_unapproved=self.serve_unapproved)
+            skill = served_content(self.repository, current, serve_unapproved=self.retriever.serve_unapproved)
             if skill is None:
                 continue  # withheld: rejected, or never approved with serve_unapproved=False
             if tag_filter and not tag_filter <= set(skill.tags):

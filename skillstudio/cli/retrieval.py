@@ -218,10 +218,10 @@ def embed_written(repository: SkillRepository, ids: list[str]) -> str | None:
     if not ids:
         return None
     from skillstudio.retrieval import embed_now
-    from skillstudio.retrieval.settings import load_provider_config
+    from skillstudio.retrieval.settings import configured_provider
 
     try:
-        provider = make_provider(load_provider_config())
+        provider = configured_provider()
     except (ValidationError, ValueError) as error:
         return f"no vectors were computed: the retrieval settings are invalid ({error})"
     return embed_now(repository, provider, ids)

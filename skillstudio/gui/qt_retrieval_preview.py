@@ -62,7 +62,6 @@ from skillstudio.retrieval import (
     LocalEmbeddings,
     Mode,
     PromptContext,
-    ProviderConfig,
     ProviderError,
     RetrievalResult,
     Retriever,
@@ -70,9 +69,8 @@ from skillstudio.retrieval import (
     embed_library,
     embed_now,
     format_as_context,
-    make_provider,
+    settings,
 )
-from skillstudio.retrieval.settings import load_provider_config
 from skillstudio.store import LibraryChange, LibraryError, SkillRepository
 from skillstudio.store.embeddings import EmbeddingStatus
 
@@ -104,13 +102,9 @@ _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 def configured_provider() -> tuple[EmbeddingProvider | None, str]:
     """The provider the retrieval settings name, and a note when they could not be used (then local)."""
     try:
-        config, note = load_provider_config(), ""
+        return settings.configured_provider(), ""
     except Exception as error:  # noqa: BLE001 - a broken settings file must not stop the GUI
-        config, note = ProviderConfig(), f"the retrieval settings cannot be read ({error}); using the local model"
-    try:
-        return make_provider(config), note
-    except (ValueError, ProviderError) as error:
-        return LocalEmbeddings(), f"the configured provider cannot be used ({error}); using the local model"
+        return LocalEmbeddings(), f"the retrieval settings cannot be used ({error}); using the local model"
 
 
 def number(value: float | None, digits: int = 3) -> str:

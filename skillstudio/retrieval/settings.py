@@ -33,7 +33,7 @@ import platformdirs
 import yaml
 
 from skillstudio.model.validation import Checker, Issue, ValidationError, describe, join_path
-from skillstudio.retrieval.providers import PROVIDER_KINDS, ProviderConfig
+from skillstudio.retrieval.providers import PROVIDER_KINDS, EmbeddingProvider, ProviderConfig, make_provider
 
 MAX_SETTINGS_BYTES = 64 * 1024
 MAX_TIMEOUT = 300.0  # seconds per request
@@ -50,6 +50,11 @@ _HEADER = "# SkillStudio retrieval settings. The API key stays in the environmen
 
 def settings_path() -> Path:
     return platformdirs.user_config_path("SkillStudio", appauthor=False) / "retrieval.yaml"
+
+
+def configured_provider(path: Path | None = None) -> EmbeddingProvider | None:
+    """The provider the settings name (``None`` for ``none``); ValidationError if they are invalid."""
+    return make_provider(load_provider_config(path))
 
 
 def load_provider_config(path: Path | None = None) -> ProviderConfig:
@@ -243,6 +248,7 @@ def _timeout(check: Checker, value: object, path: str) -> float | None:
 __all__ = [
     "MAX_SETTINGS_BYTES",
     "config_from_options",
+    "configured_provider",
     "load_provider_config",
     "save_provider_config",
     "settings_path",
