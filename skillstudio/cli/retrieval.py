@@ -8,10 +8,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from skillstudio.cli.arguments import whole_number
 from skillstudio.cli.output import JSON_VERSION, dump_json
+from skillstudio.cli.progress import ProgressLine
 from skillstudio.model import Domain, Issue, SituationSignature, ValidationError, parse_situation
 from skillstudio.retrieval import (
     DEFAULT_BUDGET,
@@ -91,12 +92,12 @@ def _embed(args: argparse.Namespace, database: Database) -> int:
     if provider is None:
         print("skillstudio: the provider is `none`: there is nothing to embed with", file=sys.stderr)
         return 1
-    bar = _Bar(sys.stderr, quiet=args.quiet or args.json)
+    bar = ProgressLine(sys.stderr, quiet=args.quiet or args.json, unit="skills")
     last = None
     try:
         for progress in embed_library(repository, provider, everything=args.all, batch=args.batch):
             last = progress
-            bar.show(progress.done + len(progress.skipped), progress.total, provider.model_id)
+            bar.show(progress.done + len(progress.skipped), progress.total, f"embedding with {provider.model_id}")
     except ProviderError as error:
         bar.done()
         stored = last.done if last else 0
@@ -315,33 +316,6 @@ def _mode(text: str) -> Mode:
     if mode is Mode.RRF:
         raise argparse.ArgumentTypeError("rrf is the evaluation baseline; choose hybrid, fts, semantic or tags")
     return mode
-
-
-class _Bar:
-    """A progress bar on a terminal; a line every 2 s otherwise; nothing when quiet."""
-
-    def __init__(self, stream: TextIO, *, quiet: bool) -> None:
-        self.stream, self.quiet, self.tty = stream, quiet, stream.isatty()
-        self.last = 0.0
-        self.shown = False
-
-    def show(self, done: int, total: int, model_id: str) -> None:
-        if self.quiet:
-            return
-        now = time.monotonic()
-        if self.tty:
-            filled = int(30 * done / total) if total else 30
-            self.stream.write(f"\rembedding [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {model_id}")
-            self.stream.flush()
-            self.shown = True
-        elif now - self.last >= 2.0 or done >= total:
-            self.stream.write(f"embedding {done}/{total} with {model_id}\n")
-            self.last = now
-
-    def done(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
-            self.shown = False
 
 
 __all__ = ["add_commands", "embed_written"]

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from skillstudio.cli import output
+from skillstudio.cli.progress import ProgressLine
 from skillstudio.model import BodyKind, Confidence, Domain, Skill
 from skillstudio.store import Database, LibraryBusy, LibraryError, SkillQuery, SkillRepository
 from skillstudio.store.runs import RunInfo, RunSkill, RunStore
@@ -213,15 +213,11 @@ def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: l
 
 
 class _ProgressView:
-    """A progress bar on a terminal (stderr); plain lines, at most one every 2 s, otherwise."""
+    """A batch's progress: its start as a line, then games played with W/L/D/E and the win rate."""
 
     def __init__(self, stream: TextIO, *, quiet: bool) -> None:
-        self.stream = stream
-        self.quiet = quiet
-        self.tty = stream.isatty()
-        self.last = 0.0
-        self.started = time.monotonic()
-        self.shown = False
+        self.stream, self.quiet = stream, quiet
+        self.line = ProgressLine(stream, quiet=quiet, unit="games")
 
     def start(self, event: RunStarted) -> None:
         if self.quiet:
@@ -231,32 +227,13 @@ class _ProgressView:
               file=self.stream, flush=True)  # fmt: skip
 
     def update(self, event: Progress) -> None:
-        if self.quiet:
-            return
-        now = time.monotonic()
-        final = event.games_done >= event.games_total
-        if not final and now - self.last < (0.1 if self.tty else 2.0):
-            return
-        self.last = now
-        fraction = event.games_done / event.games_total if event.games_total else 1.0
         decided = event.wins + event.losses + event.draws
         rate = f"{event.wins / decided:.0%} {wilson(event.wins, decided)}" if decided else "-"
         figures = f"W{event.wins} L{event.losses} D{event.draws} E{event.errors}  win rate {rate}"
-        if self.tty:
-            width = 28
-            bar = "#" * int(width * fraction) + "-" * (width - int(width * fraction))
-            text = f"\r[{bar}] {event.games_done}/{event.games_total}  {figures}  {now - self.started:.0f}s"
-            self.stream.write(text[:200])
-            self.shown = True
-        else:
-            self.stream.write(f"{event.games_done}/{event.games_total} games ({fraction:.0%})  {figures}\n")
-        self.stream.flush()
+        self.line.show(event.games_done, event.games_total, figures)
 
     def done(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.shown = False
+        self.line.done()
 
 
 # --- documents and tables --------------------------------------------------------------------------
