@@ -18,7 +18,7 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThread, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeySequence
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -190,6 +190,20 @@ class _SearchTask(QRunnable):
         self.signals.finished.emit(self.generation, preview)
 
 
+def _text_tab(parent: QWidget, font: QFont) -> tuple[QWidget, QLabel, QPlainTextEdit]:
+    """A tab of read-only monospace text under a size label (the prompt, the catalog)."""
+    tab = QWidget(parent)
+    label = QLabel("", tab)
+    text = QPlainTextEdit(tab)
+    text.setReadOnly(True)
+    text.setFont(font)
+    layout = QVBoxLayout(tab)
+    layout.setContentsMargins(4, 4, 4, 4)
+    layout.addWidget(label)
+    layout.addWidget(text, 1)
+    return tab, label, text
+
+
 class _AutoEmbedTask(QRunnable):
     """Vectors for skills this window just wrote (a save, an import, a restore), off the GUI thread.
 
@@ -353,30 +367,13 @@ class QtRetrievalPreview(QDockWidget):
         self.table.itemSelectionChanged.connect(self._on_row_selected)
 
         fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.prompt = QPlainTextEdit(body)
-        self.prompt.setReadOnly(True)
-        self.prompt.setFont(fixed)
+        prompt_tab, self.prompt_size, self.prompt = _text_tab(body, fixed)
         self.prompt.setPlaceholderText("The prompt text appears here.")
-        self.prompt_size = QLabel("", body)
         self.prompt_size.setWordWrap(True)
         self.copy_button = QPushButton("&Copy", body)
         self.copy_button.setToolTip("Copy the prompt text to the clipboard")
         self.copy_button.clicked.connect(self.copy_prompt)
-        prompt_tab = QWidget(body)
-        prompt_layout = QVBoxLayout(prompt_tab)
-        prompt_layout.setContentsMargins(4, 4, 4, 4)
-        prompt_layout.addWidget(self.prompt_size)
-        prompt_layout.addWidget(self.prompt, 1)
-
-        self.catalog_text = QPlainTextEdit(body)
-        self.catalog_text.setReadOnly(True)
-        self.catalog_text.setFont(fixed)
-        self.catalog_size = QLabel("", body)
-        catalog_tab = QWidget(body)
-        catalog_layout = QVBoxLayout(catalog_tab)
-        catalog_layout.setContentsMargins(4, 4, 4, 4)
-        catalog_layout.addWidget(self.catalog_size)
-        catalog_layout.addWidget(self.catalog_text, 1)
+        catalog_tab, self.catalog_size, self.catalog_text = _text_tab(body, fixed)
 
         self.tabs = QTabWidget(body)
         self.tabs.addTab(prompt_tab, "Prompt")
