@@ -99,3 +99,8 @@ class InvalidStoredSkill(LibraryError):
         self.skill_id = skill_id
         self.issues = error.issues
         super().__init__(f"skill {skill_id!r} in the database is not valid: {error}")
+
+    @property
+    def reason(self) -> str:
+        """Why the row was skipped, in one line, for reports that name the skill beside it."""
+        return "not a valid skill: " + "; ".join(str(issue) for issue in self.issues)

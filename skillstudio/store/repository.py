@@ -273,7 +273,7 @@ class SkillRepository:
             if error is None:
                 skills.append(skill)  # type: ignore[arg-type]
             elif isinstance(error, InvalidStoredSkill):
-                skipped.append((skill_id, "not a valid skill: " + "; ".join(str(issue) for issue in error.issues)))
+                skipped.append((skill_id, error.reason))
             else:
                 skipped.append((skill_id, str(error)))  # gone: "no skill with id ... in the trash"
         return skills, skipped

@@ -234,8 +234,7 @@ def _run_claimed(
             store.skip_skill(database, run_id, entry.skill_id, "skill deleted before its games were applied")
             continue
         except InvalidStoredSkill as error:  # the row went bad (another writer) since the run began
-            reason = "not a valid skill: " + "; ".join(str(issue) for issue in error.issues)
-            store.skip_skill(database, run_id, entry.skill_id, reason)
+            store.skip_skill(database, run_id, entry.skill_id, error.reason)
             continue
         skills[entry.skill_id] = skill
         pending[entry.skill_id] = entry
