@@ -22,6 +22,7 @@ from skillstudio.model import Domain, SituationSignature, Skill, StrategicPatter
 from skillstudio.retrieval import ranking
 from skillstudio.retrieval.providers import EmbeddingProvider, ProviderError
 from skillstudio.retrieval.vectors import VectorIndex
+from skillstudio.review.serving import served_many
 from skillstudio.store import SkillRepository, SkillSummary
 from skillstudio.store.embeddings import EmbeddingStatus
 from skillstudio.store.keyword_search import keyword_candidates, query_words, term_coverage
@@ -223,8 +224,6 @@ class Retriever:
         """The hits' served skills, in rank order (docs/review.md, "What is served"): a skill
         awaiting review serves its last approved revision, a never-approved one only with
         ``serve_unapproved``; a withheld hit, or a row that no longer parses or exists, is left out."""
-        from skillstudio.review.serving import served_many  # here: keeps the retrieval package light to import
-
         skills, _skipped = self.repository.get_many_valid(result.ids)
         return served_many(self.repository, skills, serve_unapproved=self.serve_unapproved)
 
