@@ -120,7 +120,11 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
             settle(window)
             samples.append(time.perf_counter() - started)
             blocking.append(action_s + blocked[-1])
-        results[f"filter: tag {common_tag!r} alone"] = {"samples": samples, "blocked": blocking, "rows": window.model.rowCount()}
+        results[f"filter: tag {common_tag!r} alone"] = {
+            "samples": samples,
+            "blocked": blocking,
+            "rows": window.model.rowCount(),
+        }
         window.filters.clear()
         settle(window)
 
@@ -139,7 +143,11 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
                 settle(window)
                 samples.append(time.perf_counter() - started)
                 blocking.append(action_s + blocked[-1])
-            results[f"keystroke: {typed!r}"] = {"samples": samples, "blocked": blocking, "rows": window.model.rowCount()}
+            results[f"keystroke: {typed!r}"] = {
+                "samples": samples,
+                "blocked": blocking,
+                "rows": window.model.rowCount(),
+            }
         window.search.clear()
         window.apply_filters()
         settle(window)
@@ -176,23 +184,35 @@ def _child(path: str, repeats: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench_browser", description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", nargs="+", type=lambda t: int(t.lower().replace("k", "000")), default=list(DEFAULT_SIZES))
+    parser.add_argument(
+        "--sizes", nargs="+", type=lambda t: int(t.lower().replace("k", "000")), default=list(DEFAULT_SIZES)
+    )
     parser.add_argument("--quick", action="store_true", help="1,000 skills only")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--fresh", action="store_true", help="regenerate the libraries")
     args, _unknown = parser.parse_known_args(argv)
     sizes = [1_000] if args.quick else args.sizes
-    print(f"SkillStudio browser benchmark: sizes {', '.join(f'{s:,}' for s in sizes)} skills; "
-          f"{args.repeats} repeats; offscreen Qt; times from action to repainted table")  # fmt: skip
+    print(
+        f"SkillStudio browser benchmark: sizes {', '.join(f'{s:,}' for s in sizes)} skills; "
+        f"{args.repeats} repeats; offscreen Qt; times from action to repainted table"
+    )
     report: dict[str, object] = {}
     for size in sizes:
         path = library_for(size, fresh=args.fresh)
         root = Path(__file__).resolve().parents[1]
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}
         done = subprocess.run(
-            [sys.executable, "-c", f"from benchmarks.bench_browser import _child; _child({str(path)!r}, {args.repeats})"],
-            capture_output=True, text=True, env=env, cwd=root, timeout=1800,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-c",
+                f"from benchmarks.bench_browser import _child; _child({str(path)!r}, {args.repeats})",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
+            timeout=1800,
+        )
         if done.returncode != 0:
             print(done.stderr[-3000:])
             return 1

@@ -33,10 +33,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="10 skills x 100 games")
     parser.add_argument("--skills", type=int, default=50, help="AI skills verified (default 50)")
     parser.add_argument("--games", type=int, default=200, help="games per skill (default 200: 10,000 games)")
-    parser.add_argument("--chunks", type=int, nargs="+", default=[20, 100], help="chunk sizes, one batch each (default 20 100)")
+    parser.add_argument(
+        "--chunks", type=int, nargs="+", default=[20, 100], help="chunk sizes, one batch each (default 20 100)"
+    )
     parser.add_argument("--seed", type=int, default=57)
-    parser.add_argument("--executor", default="inprocess", help="executor of the batch (default inprocess, as the Verify dialog)")
-    parser.add_argument("--switch-interval", type=float, default=None, help="sys.setswitchinterval for the run (seconds)")
+    parser.add_argument(
+        "--executor", default="inprocess", help="executor of the batch (default inprocess, as the Verify dialog)"
+    )
+    parser.add_argument(
+        "--switch-interval", type=float, default=None, help="sys.setswitchinterval for the run (seconds)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where dashboard.json goes")
     return parser
 
@@ -54,28 +60,40 @@ def _library(path: Path, count: int) -> list[str]:
     from skillstudio.store import Actor, Database, SkillRepository
 
     skills = generate_skills(max(400, count * 8))  # a library of every kind; the playable AI skills are verified
-    playable = [s for s in skills if s.domain is Domain.AI_STRATEGY
-                and s.body_kind is BodyKind.STRATEGIC_PATTERN and s.game_module in ("ra1", "td")][:count]  # fmt: skip
+    playable = [
+        s
+        for s in skills
+        if s.domain is Domain.AI_STRATEGY
+        and s.body_kind is BodyKind.STRATEGIC_PATTERN
+        and s.game_module in ("ra1", "td")
+    ][:count]
     with Database(path, create=True) as database:
         SkillRepository(database, Actor("bench")).create_many(skills)
     return [s.id for s in playable]
 
 
-def _one_batch(app: Any, library: Path, ids: list[str], games: int, chunk: int, seed: int, settings: Path, executor: str) -> dict[str, Any]:
+def _one_batch(
+    app: Any, library: Path, ids: list[str], games: int, chunk: int, seed: int, settings: Path, executor: str
+) -> dict[str, Any]:
     from PySide6.QtCore import QEventLoop, QItemSelectionModel, QSettings, QTimer
 
     from skillstudio.gui.dashboard.verify_worker import BatchOptions
     from skillstudio.gui.qt_main_window import QtMainWindow
     from skillstudio.store import Actor, Database, SkillRepository
 
-    window = QtMainWindow(SkillRepository(Database(library), Actor("bench")), QSettings(str(settings), QSettings.Format.IniFormat))
+    window = QtMainWindow(
+        SkillRepository(Database(library), Actor("bench")), QSettings(str(settings), QSettings.Format.IniFormat)
+    )
     window.resize(1500, 950)
     window.show()
     window.model.wait()
     for skill_id in ids[:10]:  # a selection for the dashboard to follow, as a user would have
         row = window.model.row_of(skill_id)
         if row is not None:
-            window.table.selectionModel().select(window.model.index(row, 0), QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+            window.table.selectionModel().select(
+                window.model.index(row, 0),
+                QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+            )
     dashboard = window.dashboard
     dashboard.wait()
     settle = QEventLoop()  # the window's first paints and the plots' first data, before measuring
@@ -88,7 +106,9 @@ def _one_batch(app: Any, library: Path, ids: list[str], games: int, chunk: int, 
     loop = QEventLoop()
     outcome: list[Any] = []
     ended: list[float] = []
-    dashboard.batch_finished.connect(lambda result: (outcome.append(result), ended.append(time.perf_counter()), QTimer.singleShot(1000, loop.quit)))
+    dashboard.batch_finished.connect(
+        lambda result: (outcome.append(result), ended.append(time.perf_counter()), QTimer.singleShot(1000, loop.quit))
+    )
     progress_signals = [0]
     timer.start()
     started = time.perf_counter()
@@ -106,14 +126,25 @@ def _one_batch(app: Any, library: Path, ids: list[str], games: int, chunk: int, 
     result = outcome[0] if outcome else None
     played = result.finished.games_done if result is not None else 0
     return {
-        "executor": executor, "chunk_games": chunk, "skills": len(ids), "games_per_skill": games, "games": played,
-        "status": result.finished.status if result is not None else "failed", "seconds": round(elapsed, 3),
-        "games_per_second": round(played / elapsed, 1) if elapsed else None, "ticks": len(ticks),
-        "expected_ticks": int(elapsed * 1000 / TICK_MS), "progress_signals": progress_signals[0],
-        "worst_stall_ms": round(max(stalls, default=0.0), 2), "p99_stall_ms": round(_percentile(stalls, 99), 2),
-        "p50_gap_ms": round(_percentile(gaps, 50), 2), "stalls_over_50ms": sum(s > STALL_LIMIT_MS for s in stalls),
-        "loaded_plots": dashboard.loads, "worst_stall_at_s": worst_at, "batch_ended_at_s": round(ended[0] - started, 3) if ended else None,
-    }  # fmt: skip
+        "executor": executor,
+        "chunk_games": chunk,
+        "skills": len(ids),
+        "games_per_skill": games,
+        "games": played,
+        "status": result.finished.status if result is not None else "failed",
+        "seconds": round(elapsed, 3),
+        "games_per_second": round(played / elapsed, 1) if elapsed else None,
+        "ticks": len(ticks),
+        "expected_ticks": int(elapsed * 1000 / TICK_MS),
+        "progress_signals": progress_signals[0],
+        "worst_stall_ms": round(max(stalls, default=0.0), 2),
+        "p99_stall_ms": round(_percentile(stalls, 99), 2),
+        "p50_gap_ms": round(_percentile(gaps, 50), 2),
+        "stalls_over_50ms": sum(s > STALL_LIMIT_MS for s in stalls),
+        "loaded_plots": dashboard.loads,
+        "worst_stall_at_s": worst_at,
+        "batch_ended_at_s": round(ended[0] - started, 3) if ended else None,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,17 +165,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         for chunk in args.chunks:
             library = Path(folder) / f"library-{chunk}.db"
             library.write_bytes(template.read_bytes())
-            rows.append(_one_batch(app, library, ids, args.games, chunk, args.seed, Path(folder) / "settings.ini", args.executor))
+            rows.append(
+                _one_batch(
+                    app, library, ids, args.games, chunk, args.seed, Path(folder) / "settings.ini", args.executor
+                )
+            )
     print(f"Event-loop stalls during a batch on the dashboard's worker thread ({TICK_MS} ms timer, offscreen)")
-    print(f"{'chunk':>6} {'games':>7} {'seconds':>8} {'games/s':>8} {'ticks':>6} {'worst ms':>9} {'p99 ms':>7} {'>50 ms':>7}")
+    print(
+        f"{'chunk':>6} {'games':>7} {'seconds':>8} {'games/s':>8} {'ticks':>6} {'worst ms':>9} {'p99 ms':>7} {'>50 ms':>7}"
+    )
     for row in rows:
-        print(f"{row['chunk_games']:>6} {row['games']:>7,} {row['seconds']:>8.1f} {row['games_per_second']:>8,.0f} {row['ticks']:>6} "
-              f"{row['worst_stall_ms']:>9.1f} {row['p99_stall_ms']:>7.1f} {row['stalls_over_50ms']:>7}")  # fmt: skip
+        print(
+            f"{row['chunk_games']:>6} {row['games']:>7,} {row['seconds']:>8.1f} {row['games_per_second']:>8,.0f} {row['ticks']:>6} "
+            f"{row['worst_stall_ms']:>9.1f} {row['p99_stall_ms']:>7.1f} {row['stalls_over_50ms']:>7}"
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     out = args.out / "dashboard.json"
-    out.write_text(json.dumps({"benchmark": "dashboard", "tick_ms": TICK_MS, "runs": rows}, indent=2) + "\n", encoding="utf-8")
+    out.write_text(
+        json.dumps({"benchmark": "dashboard", "tick_ms": TICK_MS, "runs": rows}, indent=2) + "\n", encoding="utf-8"
+    )
     for row in rows:
-        print(f"chunk {row['chunk_games']}: worst stall at {row['worst_stall_at_s']} s; the batch ended at {row['batch_ended_at_s']} s")
+        print(
+            f"chunk {row['chunk_games']}: worst stall at {row['worst_stall_at_s']} s; the batch ended at {row['batch_ended_at_s']} s"
+        )
     print(f"written to {out}")
     return 0
 

@@ -31,7 +31,7 @@ DEFAULT_SIZES = (1_000, 10_000)
 QUICK_SIZES = (1_000,)
 DEFAULT_REPEATS = 5
 DEFAULT_PROTOCOL_GAMES = 5_000
-SINGLE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
+SINGLE_THREAD = dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"), "1")
 
 
 def _size(text: str) -> int:
@@ -44,7 +44,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--sizes", nargs="+", type=_size, help="batch sizes in games (default 1000 10000; 10k works)")
     parser.add_argument("--quick", action="store_true", help="1,000 games, fewer repeats, a smaller protocol batch")
     parser.add_argument("--repeats", type=int, default=None, help=f"timed runs per size (default {DEFAULT_REPEATS})")
-    parser.add_argument("--protocol-games", type=_size, default=None, help=f"games sent through the protocol (default {DEFAULT_PROTOCOL_GAMES})")
+    parser.add_argument(
+        "--protocol-games",
+        type=_size,
+        default=None,
+        help=f"games sent through the protocol (default {DEFAULT_PROTOCOL_GAMES})",
+    )
     parser.add_argument("--opponent", default="IC Default Hard")
     parser.add_argument("--module", default="ra1")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where engine.json goes")
@@ -68,10 +73,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _args(list(argv) if argv is not None else sys.argv[1:])
     if args.child:
         return _child(args)
-    command = [sys.executable, "-m", "benchmarks.bench_engine", "--child", "--sizes", *map(str, args.sizes),
-               "--repeats", str(args.repeats), "--protocol-games", str(args.protocol_games),
-               "--opponent", args.opponent, "--module", args.module, "--out", str(args.out)]  # fmt: skip
-    env = {**os.environ, **SINGLE_THREAD, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_engine",
+        "--child",
+        "--sizes",
+        *map(str, args.sizes),
+        "--repeats",
+        str(args.repeats),
+        "--protocol-games",
+        str(args.protocol_games),
+        "--opponent",
+        args.opponent,
+        "--module",
+        args.module,
+        "--out",
+        str(args.out),
+    ]
+    env = {
+        **os.environ,
+        **SINGLE_THREAD,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     return subprocess.call(command, cwd=ROOT, env=env)
 
 
@@ -92,19 +116,38 @@ def _child(args: argparse.Namespace) -> int:
     from skillstudio.engine.protocol import Job, ProcessEngine, reference_engine_argv
     from skillstudio.engine.sim import simulate
     from skillstudio.model import (
-        BuildFocus, Domain, EconomicGuidance, EconomyState, GamePhase, Provenance, RiskAssessment,
-        SituationSignature, Skill, Source, StrategicPattern, StrategicPlan, ThreatLevel,
-    )  # fmt: skip
+        BuildFocus,
+        Domain,
+        EconomicGuidance,
+        EconomyState,
+        GamePhase,
+        Provenance,
+        RiskAssessment,
+        SituationSignature,
+        Skill,
+        Source,
+        StrategicPattern,
+        StrategicPlan,
+        ThreatLevel,
+    )
 
     pattern = StrategicPattern(
         SituationSignature(GamePhase.EARLY, EconomyState.EVEN),
-        StrategicPlan(BuildFocus.MIXED, economic_guidance=EconomicGuidance(expand=True, harvester_target=5),
-                      risk_assessment=RiskAssessment(threat_level=ThreatLevel.MEDIUM)),
-    )  # fmt: skip
+        StrategicPlan(
+            BuildFocus.MIXED,
+            economic_guidance=EconomicGuidance(expand=True, harvester_target=5),
+            risk_assessment=RiskAssessment(threat_level=ThreatLevel.MEDIUM),
+        ),
+    )
     skill = Skill(
-        id="bench-engine-skill", domain=Domain.AI_STRATEGY, name="Benchmark plan", description="Mixed, expands",
-        body=pattern, provenance=Provenance(Source.hand_authored(), args.module), created_at="2025-01-01T00:00:00.000Z",
-    )  # fmt: skip
+        id="bench-engine-skill",
+        domain=Domain.AI_STRATEGY,
+        name="Benchmark plan",
+        description="Mixed, expands",
+        body=pattern,
+        provenance=Provenance(Source.hand_authored(), args.module),
+        created_at="2025-01-01T00:00:00.000Z",
+    )
     setup, opponent, _id, _ignored, _notes = prepare(skill, args.opponent, args.module)
     print(
         f"SkillStudio engine benchmark: module {args.module}, opponent {opponent.label}, plan Mixed/expand/5 harvesters; "
@@ -115,9 +158,16 @@ def _child(args: argparse.Namespace) -> int:
     )
     simulate(setup, rng.derive_seeds(0, "warm-up", 0, 64))  # warm caches and lazy imports
 
-    report: dict[str, Any] = {"environment": _environment(pinning), "module": args.module, "opponent": opponent.label,
-                              "in_process": [], "protocol": None}  # fmt: skip
-    print(f"\n{'games':>8} {'best s':>8} {'median s':>9} {'games/s (best)':>15} {'games/s (median)':>17} {'cpu/wall':>9} {'win rate':>9}")
+    report: dict[str, Any] = {
+        "environment": _environment(pinning),
+        "module": args.module,
+        "opponent": opponent.label,
+        "in_process": [],
+        "protocol": None,
+    }
+    print(
+        f"\n{'games':>8} {'best s':>8} {'median s':>9} {'games/s (best)':>15} {'games/s (median)':>17} {'cpu/wall':>9} {'win rate':>9}"
+    )
     for size in args.sizes:
         seeds = rng.derive_seeds(1, skill.id, 0, size)
         walls, cpus = [], []
@@ -128,14 +178,22 @@ def _child(args: argparse.Namespace) -> int:
             cpus.append(time.process_time() - cpu0)
         best, median = min(walls), statistics.median(walls)
         row = {
-            "games": size, "repeats": args.repeats, "best_s": best, "median_s": median,
-            "games_per_s_best": size / best, "games_per_s_median": size / median,
+            "games": size,
+            "repeats": args.repeats,
+            "best_s": best,
+            "median_s": median,
+            "games_per_s_best": size / best,
+            "games_per_s_median": size / median,
             "cpu_over_wall": statistics.median(c / w for c, w in zip(cpus, walls, strict=True)),
-            "win_rate": float(np.mean(raw.outcome == 1)), "mean_duration_s": float(raw.duration_s.mean()),
-        }  # fmt: skip
+            "win_rate": float(np.mean(raw.outcome == 1)),
+            "mean_duration_s": float(raw.duration_s.mean()),
+        }
         report["in_process"].append(row)
-        print(f"{size:>8,} {best:>8.3f} {median:>9.3f} {row['games_per_s_best']:>15,.0f} {row['games_per_s_median']:>17,.0f} "
-              f"{row['cpu_over_wall']:>9.2f} {row['win_rate']:>9.3f}", flush=True)  # fmt: skip
+        print(
+            f"{size:>8,} {best:>8.3f} {median:>9.3f} {row['games_per_s_best']:>15,.0f} {row['games_per_s_median']:>17,.0f} "
+            f"{row['cpu_over_wall']:>9.2f} {row['win_rate']:>9.3f}",
+            flush=True,
+        )
 
     # --- through the process protocol -------------------------------------------------------------
     games = args.protocol_games
@@ -152,14 +210,21 @@ def _child(args: argparse.Namespace) -> int:
     startup = min(through_protocol(1)[0] for _ in range(3))
     total, errors = min((through_protocol(games) for _ in range(2)), key=lambda pair: pair[0])
     seeds = rng.derive_seeds(1, skill.id, 0, games)
-    in_process = min(_time(lambda: run_batch(skill, args.opponent, games, 1, args.module, seeds=seeds)) for _ in range(3))
+    in_process = min(
+        _time(lambda: run_batch(skill, args.opponent, games, 1, args.module, seeds=seeds)) for _ in range(3)
+    )
     one = min(_time(lambda: run_batch(skill, args.opponent, 1, 1, args.module)) for _ in range(3))
     marginal = ((total - startup) - (in_process - one)) / max(games - 1, 1)
     report["protocol"] = {
-        "games": games, "total_s": total, "errors": errors, "startup_s": startup,
-        "in_process_s": in_process, "per_game_all_in_ms": total / games * 1e3,
-        "per_game_overhead_ms": marginal * 1e3, "games_per_s": games / total,
-    }  # fmt: skip
+        "games": games,
+        "total_s": total,
+        "errors": errors,
+        "startup_s": startup,
+        "in_process_s": in_process,
+        "per_game_all_in_ms": total / games * 1e3,
+        "per_game_overhead_ms": marginal * 1e3,
+        "games_per_s": games / total,
+    }
     print(
         f"\nprocess protocol, {games:,} games: {total:.3f} s in all ({games / total:,.0f} games/s, {errors} errors); "
         f"start-up (a 1-game job: Python, imports, module, hello) {startup * 1e3:.0f} ms; "

@@ -86,7 +86,9 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
             def do_import() -> Any:
                 package = read_package(package_path)
                 incoming, origin = incoming_from_package(package)
-                return apply_plan(repository, plan_import(repository, incoming, origin=origin, source=package_path.name))
+                return apply_plan(
+                    repository, plan_import(repository, incoming, origin=origin, source=package_path.name)
+                )
 
             samples, plan = _timed(do_import, 1)
             import_samples += samples

@@ -41,16 +41,7 @@ INSERT_BATCH = 5_000  # create_many batch, as bench_store
 K = 10
 PLAIN_CANDIDATES = 200  # the retriever's CANDIDATES: rows the bare FTS / numpy limits fetch
 FILTER = ("ai_strategy", "ra1")  # domain + game module of the filtered figures
-SINGLE_THREAD = {
-    name: "1"
-    for name in (
-        "OPENBLAS_NUM_THREADS",
-        "OMP_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "VECLIB_MAXIMUM_THREADS",
-        "RAYON_NUM_THREADS",
-    )
-}
+SINGLE_THREAD = dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "RAYON_NUM_THREADS"), "1")
 
 TARGETS = {  # what the figures should reach at 100k skills
     "throughput": 20_000.0,  # descriptions/s, at least
@@ -171,10 +162,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.child:
         return _child(args)
     command = [
-        sys.executable, "-m", "benchmarks.bench_retrieval", "--child", "--sizes", *map(str, args.sizes),
-        "--repeats", str(args.repeats), "--warmups", str(args.warmups), "--queries", str(args.queries),
-        "--seed", str(args.seed), "--out", str(args.out),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "benchmarks.bench_retrieval",
+        "--child",
+        "--sizes",
+        *map(str, args.sizes),
+        "--repeats",
+        str(args.repeats),
+        "--warmups",
+        str(args.warmups),
+        "--queries",
+        str(args.queries),
+        "--seed",
+        str(args.seed),
+        "--out",
+        str(args.out),
+    ]
     env = {
         **os.environ,
         **SINGLE_THREAD,
@@ -224,12 +228,19 @@ def run_size(
     report: dict[str, Any] = {
         "benchmark": "retrieval",
         "size": size,
-        "config": {"repeats": args.repeats, "warmups": args.warmups, "queries": len(queries), "seed": args.seed,
-                   "k": K, "embed_batch": BATCH, "filter": list(FILTER)},
+        "config": {
+            "repeats": args.repeats,
+            "warmups": args.warmups,
+            "queries": len(queries),
+            "seed": args.seed,
+            "k": K,
+            "embed_batch": BATCH,
+            "filter": list(FILTER),
+        },
         "environment": environment,
         "targets": TARGETS,
         "load_before": _load_average(),
-    }  # fmt: skip
+    }
 
     say(f"generating skills (seed {args.seed}) and inserting with create_many x{INSERT_BATCH:,} ...")
     start = time.perf_counter()
@@ -269,10 +280,11 @@ def run_size(
         report["throughput"] = {
             "descriptions": len(texts),
             "mean_chars": sum(map(len, texts)) / max(len(texts), 1),
-            "ours_s": ours_s, "raw_s": raw_s,
+            "ours_s": ours_s,
+            "raw_s": raw_s,
             "ours_per_s": len(texts) / statistics.median(ours_s),
             "raw_per_s": len(texts) / statistics.median(raw_s),
-        }  # fmt: skip
+        }
 
         # 2. embed_library end to end, and the bare-SQLite write of the same blobs
         say("embed_library (embedding + SQLite writes) ...")
@@ -300,13 +312,15 @@ def run_size(
             model.embed(label_texts[offset : offset + BATCH])  # type: ignore[attr-defined]
         raw_labels_s = time.perf_counter() - start
         report["embed_library"] = {
-            "seconds": embed_s, "stored": progress.done, "skipped": len(progress.skipped),
+            "seconds": embed_s,
+            "stored": progress.done,
+            "skipped": len(progress.skipped),
             "vectors": {table: len(rows) for table, rows in blobs.items()},
             "per_s": progress.done / embed_s if embed_s else None,
             "bare_write_s": write_s,
             "raw_embed_labels_s": raw_labels_s,
             "raw_embed_plus_bare_write_s": statistics.median(raw_s) + raw_labels_s + write_s,
-        }  # fmt: skip
+        }
         del blobs
 
         # query vectors, computed once: the search figures are only the search
@@ -330,19 +344,28 @@ def run_size(
         plain = _bare_load(path, provider.model_id, provider.dimensions)
         plain_load_s = time.perf_counter() - start
         with sqlite3.connect(path) as bare:
-            fields = dict(bare.execute(
-                "SELECT e.skill_id, s.domain || '/' || s.game_module FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
-                " WHERE e.model_id = ?", (provider.model_id,),
-            ).fetchall())  # fmt: skip
-            plain_ids = [row[0] for row in bare.execute(
-                "SELECT skill_id FROM skill_embeddings WHERE model_id = ?", (provider.model_id,)
-            )]  # fmt: skip
+            fields = dict(
+                bare.execute(
+                    "SELECT e.skill_id, s.domain || '/' || s.game_module FROM skill_embeddings e JOIN skills s ON s.id = e.skill_id"
+                    " WHERE e.model_id = ?",
+                    (provider.model_id,),
+                ).fetchall()
+            )
+            plain_ids = [
+                row[0]
+                for row in bare.execute(
+                    "SELECT skill_id FROM skill_embeddings WHERE model_id = ?", (provider.model_id,)
+                )
+            ]
         plain_rows = np.array([n for n, sid in enumerate(plain_ids) if fields[sid] == "/".join(FILTER)], dtype=np.int64)
         report["index"] = {
-            "load_s": load_s, "vectors": int(matrix.shape[0]), "live": len(index),
-            "matrix_bytes": int(matrix.nbytes), "bare_load_s": plain_load_s,
+            "load_s": load_s,
+            "vectors": int(matrix.shape[0]),
+            "live": len(index),
+            "matrix_bytes": int(matrix.nbytes),
+            "bare_load_s": plain_load_s,
             "invalid": len(index.invalid),
-        }  # fmt: skip
+        }
 
         # 3. semantic top-10 with the index in memory, and bare numpy on the same shape
         def semantic(domain: str | None, module: str | None) -> Callable[[int], Any]:
@@ -365,10 +388,11 @@ def run_size(
             "filtered": _series(semantic(*FILTER), n_queries, warm, len),
             "plain_all": _series(plain_top(None, K), n_queries, warm, len),
             "plain_filtered": _series(plain_top(plain_rows, min(K, max(len(plain_rows), 1))), n_queries, warm, len)
-            if len(plain_rows) else None,
+            if len(plain_rows)
+            else None,
             "filtered_rows": len(plain_rows),
             "query_embedding": _summary(single),
-        }  # fmt: skip
+        }
 
         # 4. whole retrieve + load of the top K, and bare FTS5 + numpy
         say("retrieve (hybrid, fts) ...")
@@ -451,9 +475,13 @@ def run_size(
         after = index._matrix
         current = not bool(np.allclose(after[index._row[edited_id]], old_vector))
         report["edit"] = {
-            "update_s": update_s, "reembed_s": reembed_s, "next_search_s": catch_up_s,
-            "reloaded": after is not before, "row_updated": current, "embed_message": message,
-        }  # fmt: skip
+            "update_s": update_s,
+            "reembed_s": reembed_s,
+            "next_search_s": catch_up_s,
+            "reloaded": after is not before,
+            "row_updated": current,
+            "embed_message": message,
+        }
     finally:
         database.close()
         for leftover in sorted(workdir.iterdir()):
@@ -543,7 +571,7 @@ def _environment(pinning: str) -> dict[str, Any]:
         from importlib.metadata import version
 
         wordllama = version("wordllama")
-    except Exception:  # noqa: BLE001 - informational only
+    except Exception:
         wordllama = None
     return {
         "python": platform.python_version(),
@@ -622,23 +650,38 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
     for r in reports:
         x = r["throughput"]
         ok = x["ours_per_s"] >= t["throughput"]
-        add("1 embed throughput, 1 core (desc/s)", r, f"{x['ours_per_s']:,.0f}/s",
+        add(
+            "1 embed throughput, 1 core (desc/s)",
+            r,
+            f"{x['ours_per_s']:,.0f}/s",
             f"{x['raw_per_s']:,.0f}/s raw WordLlama embed()",
-            f">= {t['throughput']:,.0f}/s: {_verdict(ok, r['size'])}")  # fmt: skip
+            f">= {t['throughput']:,.0f}/s: {_verdict(ok, r['size'])}",
+        )
     for r in reports:
         x = r["embed_library"]
         ok = x["seconds"] <= t["embed_library"]
-        add("2 embed_library, whole library", r, f"{x['seconds']:.2f} s ({x['per_s']:,.0f}/s)",
+        add(
+            "2 embed_library, whole library",
+            r,
+            f"{x['seconds']:.2f} s ({x['per_s']:,.0f}/s)",
             f"bare executemany {x['bare_write_s']:.2f} s; raw embed + it {x['raw_embed_plus_bare_write_s']:.2f} s"
             + (" (desc + label vectors)" if len(x.get("vectors", {})) > 1 else ""),
-            f"<= {t['embed_library']:.0f} s at 100k: {_verdict(ok, r['size'])}")  # fmt: skip
-    for key, label, plain_key in (("all", "3 semantic top-10, no filter", "plain_all"),
-                                  ("filtered", "3 semantic top-10, ai+ra1", "plain_filtered")):  # fmt: skip
+            f"<= {t['embed_library']:.0f} s at 100k: {_verdict(ok, r['size'])}",
+        )
+    for key, label, plain_key in (
+        ("all", "3 semantic top-10, no filter", "plain_all"),
+        ("filtered", "3 semantic top-10, ai+ra1", "plain_filtered"),
+    ):
         for r in reports:
             x = r["semantic"][key]
             ok = x["median_ms"] <= t["semantic"]
-            add(label + " (med/p95)", r, _mp(x), f"{_mp(r['semantic'][plain_key])} matrix@q + argpartition",
-                f"<= {t['semantic']:.0f} ms: {_verdict(ok, r['size'])}")  # fmt: skip
+            add(
+                label + " (med/p95)",
+                r,
+                _mp(x),
+                f"{_mp(r['semantic'][plain_key])} matrix@q + argpartition",
+                f"<= {t['semantic']:.0f} ms: {_verdict(ok, r['size'])}",
+            )
     for r in reports:
         add("  query embedding, one text", r, _mp(r["semantic"]["query_embedding"]), "", "")
     for key, label, plain_key, plain_text in (
@@ -650,20 +693,34 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
         for r in reports:
             x = r["retrieve"][key]
             ok = x["median_ms"] <= t["retrieve"]
-            add(label + " (med/p95)", r, _mp(x), f"{_mp(r['retrieve'][plain_key])} {plain_text}",
-                f"<= {t['retrieve']:.0f} ms: {_verdict(ok, r['size'])}")  # fmt: skip
+            add(
+                label + " (med/p95)",
+                r,
+                _mp(x),
+                f"{_mp(r['retrieve'][plain_key])} {plain_text}",
+                f"<= {t['retrieve']:.0f} ms: {_verdict(ok, r['size'])}",
+            )
     for r in reports:
         add("  of which load(top 10): get() x10", r, _mp(r["retrieve"]["load_only"]), "", "")
     for r in reports:
         x = r["index"]
-        add("5 index load (first search)", r, f"{x['load_s'] * 1000:,.0f} ms, {x['matrix_bytes'] / 2**20:.1f} MB matrix",
-            f"{x['bare_load_s'] * 1000:,.0f} ms bare SELECT + frombuffer", f"{x['live']:,} live vectors")  # fmt: skip
+        add(
+            "5 index load (first search)",
+            r,
+            f"{x['load_s'] * 1000:,.0f} ms, {x['matrix_bytes'] / 2**20:.1f} MB matrix",
+            f"{x['bare_load_s'] * 1000:,.0f} ms bare SELECT + frombuffer",
+            f"{x['live']:,} live vectors",
+        )
     for r in reports:
         x = r["edit"]
-        add("  one edit: update / re-embed / next search", r,
+        add(
+            "  one edit: update / re-embed / next search",
+            r,
             f"{_ms(x['update_s'] * 1000)} / {_ms(x['reembed_s'] * 1000)} / {_ms(x['next_search_s'] * 1000)}",
             f"search median {_ms(r['semantic']['all']['median_ms'])}",
-            ("RELOADED everything" if x["reloaded"] else "patched in place") + (", row updated" if x["row_updated"] else ", ROW NOT UPDATED"))  # fmt: skip
+            ("RELOADED everything" if x["reloaded"] else "patched in place")
+            + (", row updated" if x["row_updated"] else ", ROW NOT UPDATED"),
+        )
     for r in reports:
         b = r["build"]
         add("  (build, not timed above)", r, f"generate {b['generate_s']:.1f} s, insert {b['insert_s']:.1f} s", "", "")

@@ -151,11 +151,13 @@ def run_size(size: int, config: Config, *, log: Callable[[str], None] = print) -
         "benchmark": "store",
         "size": size,
         "config": {
-            "repeats": config.repeats, "warmups": config.warmups, "batch": config.batch,
+            "repeats": config.repeats,
+            "warmups": config.warmups,
+            "batch": config.batch,
             "seed": config.seed,
         },
         "environment": environment(),
-    }  # fmt: skip
+    }
 
     log(f"[store {size:,}] generating skills (seed {config.seed}) ...")
     start = time.perf_counter()
@@ -207,10 +209,14 @@ def _insert(path: Path, skills: list, batch: int) -> dict[str, Any]:
             rows = {
                 table: connection.exec_driver_sql(f"SELECT COUNT(*) FROM {table}").scalar_one()
                 for table in (
-                    "skills", "studio_skill_meta", "studio_revisions", "studio_audit_log",
-                    "skill_compositions", "studio_skill_versions",
+                    "skills",
+                    "studio_skill_meta",
+                    "studio_revisions",
+                    "studio_audit_log",
+                    "skill_compositions",
+                    "studio_skill_versions",
                 )
-            }  # fmt: skip
+            }
     finally:
         database.close()  # the last connection checkpoints the WAL into the file
     total = sum(batch_s)
@@ -237,9 +243,7 @@ def _file_report(path: Path) -> dict[str, Any]:
     try:  # dbstat is compiled into most SQLite builds, not all
         connection = sqlite3.connect(path)
         try:
-            rows = connection.execute(
-                "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC"
-            ).fetchall()
+            rows = connection.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
         finally:
             connection.close()
         grouped: dict[str, int] = {}
@@ -269,8 +273,12 @@ def _open_timings(path: Path, config: Config) -> list[Timing]:
     for _ in range(config.repeats):
         done = subprocess.run(
             [sys.executable, "-c", _COLD_OPEN_CHILD, str(path)],
-            env=env, capture_output=True, text=True, check=True, cwd=ROOT,
-        )  # fmt: skip
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
         cold.append(json.loads(done.stdout.strip().splitlines()[-1]))
     count = cold[-1]["count"]
 
@@ -454,24 +462,43 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
     rows: list[tuple[str, list[str]]] = []
     rows.append(("", [f"{r['size']:,} skills" for r in reports]))
     rows.append(("WRITE", ["" for _ in reports]))
-    rows.append(("generate (not in insert time)", [
-        f"{r['generate']['seconds']:.1f} s ({r['generate']['skills_per_s']:,.0f}/s)" for r in reports
-    ]))  # fmt: skip
-    rows.append((f"insert, create_many x{config['batch']:,}", [
-        f"{r['insert']['seconds']:.1f} s = {r['insert']['skills_per_s']:,.0f} skills/s" for r in reports
-    ]))  # fmt: skip
-    rows.append(("  first / last batch", [
-        f"{r['insert']['first_batch_skills_per_s']:,.0f} / {r['insert']['last_batch_skills_per_s']:,.0f} skills/s"
-        for r in reports
-    ]))  # fmt: skip
-    rows.append(("  rows written", [
-        f"{r['insert']['rows']['skills']:,} skills, {r['insert']['rows']['studio_revisions']:,} rev, "
-        f"{r['insert']['rows']['studio_audit_log']:,} audit"
-        for r in reports
-    ]))  # fmt: skip
-    rows.append(("file size", [
-        f"{_bytes(r['file']['bytes'])} ({r['file']['bytes'] / r['size'] / 1024:.1f} KB/skill)" for r in reports
-    ]))  # fmt: skip
+    rows.append(
+        (
+            "generate (not in insert time)",
+            [f"{r['generate']['seconds']:.1f} s ({r['generate']['skills_per_s']:,.0f}/s)" for r in reports],
+        )
+    )
+    rows.append(
+        (
+            f"insert, create_many x{config['batch']:,}",
+            [f"{r['insert']['seconds']:.1f} s = {r['insert']['skills_per_s']:,.0f} skills/s" for r in reports],
+        )
+    )
+    rows.append(
+        (
+            "  first / last batch",
+            [
+                f"{r['insert']['first_batch_skills_per_s']:,.0f} / {r['insert']['last_batch_skills_per_s']:,.0f} skills/s"
+                for r in reports
+            ],
+        )
+    )
+    rows.append(
+        (
+            "  rows written",
+            [
+                f"{r['insert']['rows']['skills']:,} skills, {r['insert']['rows']['studio_revisions']:,} rev, "
+                f"{r['insert']['rows']['studio_audit_log']:,} audit"
+                for r in reports
+            ],
+        )
+    )
+    rows.append(
+        (
+            "file size",
+            [f"{_bytes(r['file']['bytes'])} ({r['file']['bytes'] / r['size'] / 1024:.1f} KB/skill)" for r in reports],
+        )
+    )
     for rank in range(3):
         rows.append((f"  largest #{rank + 1}", [_table_share(r, rank) for r in reports]))
     rows.append(("", ["" for _ in reports]))

@@ -41,7 +41,9 @@ def _size(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_verification", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench_verification", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--sizes", nargs="+", type=_size, help="library sizes in skills (default 1000)")
     parser.add_argument("--quick", action="store_true", help="a 200-skill library")
     parser.add_argument("--games", type=int, default=20, help="games per skill (default 20)")
@@ -99,11 +101,22 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
     ai = [s for s in skills if s.domain is Domain.AI_STRATEGY]
     playable = [s for s in ai if s.body_kind is BodyKind.STRATEGIC_PATTERN]
     report: dict[str, Any] = {
-        "library_skills": size, "ai_skills": len(ai), "verified_skills": len(playable), "games_per_skill": args.games,
-        "chunk_games": args.chunk, "opponent": args.opponent, "seed": args.seed, "runs": [], "overhead": [],
-        "environment": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                        "parallel_speedup_2_processes": round(parallel_speedup(), 2)},
-    }  # fmt: skip
+        "library_skills": size,
+        "ai_skills": len(ai),
+        "verified_skills": len(playable),
+        "games_per_skill": args.games,
+        "chunk_games": args.chunk,
+        "opponent": args.opponent,
+        "seed": args.seed,
+        "runs": [],
+        "overhead": [],
+        "environment": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "parallel_speedup_2_processes": round(parallel_speedup(), 2),
+        },
+    }
     signatures = {}
     with tempfile.TemporaryDirectory() as folder:
         for spec in args.executors:
@@ -114,8 +127,15 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
                 executor = open_executor(spec)
                 startup = time.perf_counter() - started
                 try:
-                    run_id = start_run(database, playable, opponent=args.opponent, games=args.games, seed=args.seed,
-                                       executor=spec, chunk_games=args.chunk)  # fmt: skip
+                    run_id = start_run(
+                        database,
+                        playable,
+                        opponent=args.opponent,
+                        games=args.games,
+                        seed=args.seed,
+                        executor=spec,
+                        chunk_games=args.chunk,
+                    )
                     began = time.perf_counter()
                     first_progress = None
                     for event in run_verification(database, run_id, executor=executor):
@@ -127,20 +147,30 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
                     counts = RunStore(database).counts(run_id)
                     signatures[spec] = sorted((k, v.wins, v.losses, v.draws, v.errors) for k, v in counts.items())
                     games = sum(c.played for c in counts.values())
-                    report["runs"].append({
-                        "executor": spec, "status": final.status, "games": games, "seconds": round(elapsed, 3),
-                        "executor_startup_s": round(startup, 3), "games_per_s": round(games / elapsed, 1),
-                        "skills_per_s": round(len(playable) / elapsed, 2), "first_progress_s": round(first_progress or 0, 3),
-                        "wins": sum(c.wins for c in counts.values()), "losses": sum(c.losses for c in counts.values()),
-                        "draws": sum(c.draws for c in counts.values()), "errors": sum(c.errors for c in counts.values()),
-                    })  # fmt: skip
+                    report["runs"].append(
+                        {
+                            "executor": spec,
+                            "status": final.status,
+                            "games": games,
+                            "seconds": round(elapsed, 3),
+                            "executor_startup_s": round(startup, 3),
+                            "games_per_s": round(games / elapsed, 1),
+                            "skills_per_s": round(len(playable) / elapsed, 2),
+                            "first_progress_s": round(first_progress or 0, 3),
+                            "wins": sum(c.wins for c in counts.values()),
+                            "losses": sum(c.losses for c in counts.values()),
+                            "draws": sum(c.draws for c in counts.values()),
+                            "errors": sum(c.errors for c in counts.values()),
+                        }
+                    )
                     empty = [Chunk(i, args.opponent, 0, ()) for i in range(args.overhead_chunks)]
                     list(executor.map_unordered(play_chunk, empty[:4], lambda: False))  # warm up
                     began = time.perf_counter()
                     list(executor.map_unordered(play_chunk, empty, lambda: False))
                     overhead = (time.perf_counter() - began) / max(1, args.overhead_chunks)
-                    report["overhead"].append({"executor": spec, "chunks": args.overhead_chunks,
-                                               "per_chunk_ms": round(overhead * 1000, 3)})  # fmt: skip
+                    report["overhead"].append(
+                        {"executor": spec, "chunks": args.overhead_chunks, "per_chunk_ms": round(overhead * 1000, 3)}
+                    )
                 finally:
                     executor.close()
     report["identical_results"] = len({json.dumps(s) for s in signatures.values()}) <= 1
@@ -157,11 +187,15 @@ def render(report: dict[str, Any]) -> str:
         f"{'W':>6} {'L':>6} {'D':>5} {'E':>5}",
     ]
     for r in report["runs"]:
-        lines.append(f"{r['executor']:<16} {r['games']:>7} {r['seconds']:>8.1f} {r['games_per_s']:>8.1f} "
-                     f"{r['skills_per_s']:>8.2f} {r['executor_startup_s']:>9.2f} {r['wins']:>6} {r['losses']:>6} "
-                     f"{r['draws']:>5} {r['errors']:>5}")  # fmt: skip
-    lines.append("overhead per chunk (empty chunks): " + ", ".join(
-        f"{o['executor']} {o['per_chunk_ms']:.2f} ms" for o in report["overhead"]))  # fmt: skip
+        lines.append(
+            f"{r['executor']:<16} {r['games']:>7} {r['seconds']:>8.1f} {r['games_per_s']:>8.1f} "
+            f"{r['skills_per_s']:>8.2f} {r['executor_startup_s']:>9.2f} {r['wins']:>6} {r['losses']:>6} "
+            f"{r['draws']:>5} {r['errors']:>5}"
+        )
+    lines.append(
+        "overhead per chunk (empty chunks): "
+        + ", ".join(f"{o['executor']} {o['per_chunk_ms']:.2f} ms" for o in report["overhead"])
+    )
     lines.append(f"identical results across executors: {report['identical_results']}")
     return "\n".join(lines)
 

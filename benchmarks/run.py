@@ -61,14 +61,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = benchmark(list(rest))
         except SystemExit as exit_:  # argparse errors inside a benchmark
             status = exit_.code if isinstance(exit_.code, int) else 1
-        except Exception:  # noqa: BLE001 - report and go on with the next benchmark
+        except Exception:
             traceback.print_exc()
             status = 1
-        print(f"=== {name}: {'ok' if not status else f'FAILED ({status})'} in {time.perf_counter() - began:.1f} s\n", flush=True)
+        print(
+            f"=== {name}: {'ok' if not status else f'FAILED ({status})'} in {time.perf_counter() - began:.1f} s\n",
+            flush=True,
+        )
         if status:
             failed.append(name)
-    print(f"{len(benchmarks)} benchmark(s) in {time.perf_counter() - started:.1f} s"
-          + (f"; failed: {', '.join(failed)}" if failed else ""))  # fmt: skip
+    print(
+        f"{len(benchmarks)} benchmark(s) in {time.perf_counter() - started:.1f} s"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

@@ -59,9 +59,7 @@ def run_round(writers: int, seconds: float) -> dict[str, object]:
     create_library(path, sample=True).close()
     context = multiprocessing.get_context("spawn")
     outputs = [folder / f"writer-{n}.json" for n in range(writers)]
-    processes = [
-        context.Process(target=_writer, args=(str(path), n, seconds, str(outputs[n]))) for n in range(writers)
-    ]
+    processes = [context.Process(target=_writer, args=(str(path), n, seconds, str(outputs[n]))) for n in range(writers)]
     started = time.monotonic()
     for process in processes:
         process.start()
@@ -81,10 +79,13 @@ def run_round(writers: int, seconds: float) -> dict[str, object]:
             seen = {text.rsplit("#", 1)[-1] for text in history if "#" in text}
             lost += sum(1 for token, _at in writes if token not in seen)
     return {
-        "writers": writers, "seconds": round(elapsed, 1), "acknowledged": len(acknowledged),
-        "conflicts": sum(r["conflicts"] for r in results), "busy": sum(r["busy"] for r in results),
+        "writers": writers,
+        "seconds": round(elapsed, 1),
+        "acknowledged": len(acknowledged),
+        "conflicts": sum(r["conflicts"] for r in results),
+        "busy": sum(r["busy"] for r in results),
         "lost": lost,
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

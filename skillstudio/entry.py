@@ -14,7 +14,7 @@ from skillstudio.cli.main import build_parser, run
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in (None, "gui"):
-        from skillstudio.gui.app import main as gui_main  # noqa: PLC0415 - Qt only when needed
+        from skillstudio.gui.app import main as gui_main
 
         return gui_main(db=getattr(args, "db", None))
     return run(args)

@@ -6,11 +6,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
-from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
+from skillstudio.store import Actor, Database, SkillRepository
 
 
 @pytest.fixture(autouse=True)

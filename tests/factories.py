@@ -89,7 +89,9 @@ def content_skill(**overrides: Any) -> Skill:
                 SceneInstance("ambush", {"location": "bridge_north", "delay": 30}),
                 SceneInstance("extraction", {"pickup_zone": "lz_alpha", "transport_type": "chinook"}),
             ),
-            mission_structure=MissionStructureHints(mission_type="escort", difficulty="normal", outcomes=("victory", "defeat")),
+            mission_structure=MissionStructureHints(
+                mission_type="escort", difficulty="normal", outcomes=("victory", "defeat")
+            ),
         ),
         provenance=Provenance(Source.hand_authored(), "td", "0.5.0"),
         created_at="2026-02-01T10:00:00.000Z",

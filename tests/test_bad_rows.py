@@ -44,8 +44,18 @@ def _engine_library(path: Path, bad: list[tuple[str, tuple]]) -> Path:
 
 def _row(skill_id: str, name: str, body: str = BODY, tags: str = "[]", **extra: object) -> tuple[str, tuple]:
     columns = COLUMNS + "".join(f", {key}" for key in extra)
-    values = (skill_id, "ai_strategy", name, "written by an engine", body, tags, "ra1", "llm_discovered",
-              "2026-03-03T03:03:03.000Z", *extra.values())  # fmt: skip
+    values = (
+        skill_id,
+        "ai_strategy",
+        name,
+        "written by an engine",
+        body,
+        tags,
+        "ra1",
+        "llm_discovered",
+        "2026-03-03T03:03:03.000Z",
+        *extra.values(),
+    )
     return f"INSERT INTO skills ({columns}) VALUES ({', '.join('?' * len(values))})", values
 
 
@@ -148,9 +158,16 @@ def test_export_of_only_invalid_rows_fails(capsys, bad_library: Path, tmp_path: 
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--limit", "99999999999999999999999"), ("--limit", "-5"), ("--limit", "0"), ("--limit", "ten"),
-     ("--offset", "-1"), ("--offset", str(2**31)), ("--offset", "99999999999999999999999")],
-)  # fmt: skip
+    [
+        ("--limit", "99999999999999999999999"),
+        ("--limit", "-5"),
+        ("--limit", "0"),
+        ("--limit", "ten"),
+        ("--offset", "-1"),
+        ("--offset", str(2**31)),
+        ("--offset", "99999999999999999999999"),
+    ],
+)
 def test_limit_and_offset_out_of_range_are_usage_errors(capsys, bad_library: Path, flag: str, value: str) -> None:
     with pytest.raises(SystemExit) as usage:
         cli(["list", "--db", str(bad_library), flag, value])
@@ -188,8 +205,20 @@ def test_show_json_of_an_invalid_row(capsys, bad_library: Path) -> None:
 
 
 def test_verify_skips_invalid_rows_and_plays_the_others(capsys, bad_library: Path) -> None:
-    code, out, err = run(capsys, "verify", "--db", str(bad_library), "--games", "2", "--opponent", "IC Default Hard",
-                         "--seed", "3", "--quiet", "--json")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "verify",
+        "--db",
+        str(bad_library),
+        "--games",
+        "2",
+        "--opponent",
+        "IC Default Hard",
+        "--seed",
+        "3",
+        "--quiet",
+        "--json",
+    )
     assert code == 0, err
     document = json.loads(out)
     skipped = {item["id"]: item["reason"] for item in document["skipped"]}

@@ -69,9 +69,15 @@ def test_store_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
     assert rows["skills"] == rows["studio_revisions"] == rows["studio_audit_log"] == 200
     operations = {op["name"]: op for op in report["operations"]}
     assert set(operations) >= {
-        "open_cold", "open_warm", "list_filtered", "list_filtered_tag", "summaries",
-        "fts_prefix", "fts_common_term", "get",
-    }  # fmt: skip
+        "open_cold",
+        "open_warm",
+        "list_filtered",
+        "list_filtered_tag",
+        "summaries",
+        "fts_prefix",
+        "fts_common_term",
+        "get",
+    }
     assert all(op["repeats"] == 2 for op in operations.values())
     assert operations["open_cold"]["result"]["count"] == 200
     filtered = operations["list_filtered"]["result"]

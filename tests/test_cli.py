@@ -44,12 +44,30 @@ def test_list_json_is_stable_and_documented(capsys, library) -> None:
     code, out, _ = run(capsys, "list", "--db", str(path), "--json")
     assert code == 0
     document = json.loads(out)
-    assert (document["format"], document["version"], document["total"], document["count"]) == ("skillstudio.skill-list", 1, 4, 4)
+    assert (document["format"], document["version"], document["total"], document["count"]) == (
+        "skillstudio.skill-list",
+        1,
+        4,
+        4,
+    )
     assert set(document["skills"][0]) == {
-        "id", "name", "domain", "game_module", "confidence", "success_rate", "verification_count",
-        "average_rating", "use_count", "source", "created_by", "created_at", "last_verified", "last_used",
-        "tags", "review_state",
-    }  # fmt: skip
+        "id",
+        "name",
+        "domain",
+        "game_module",
+        "confidence",
+        "success_rate",
+        "verification_count",
+        "average_rating",
+        "use_count",
+        "source",
+        "created_by",
+        "created_at",
+        "last_verified",
+        "last_used",
+        "tags",
+        "review_state",
+    }
 
 
 @pytest.mark.parametrize(
@@ -174,8 +192,12 @@ def test_python_dash_m_runs_the_cli_without_loading_qt(library) -> None:
         "sys.exit(code)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, cwd=REPO, timeout=60,
+        [sys.executable, "-c", probe, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
         env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert "4 skills" in done.stdout

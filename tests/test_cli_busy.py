@@ -7,8 +7,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from skillstudio.cli.main import main as cli
 from skillstudio.library import create_library
 

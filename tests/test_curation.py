@@ -40,7 +40,9 @@ def test_editing_an_agents_or_workshop_skill_creates_a_refinement(editor: SkillR
 
 @pytest.mark.parametrize("source", [Source.hand_authored(), Source.human_refined("x")])
 def test_editing_a_human_skill_updates_it_in_place(editor: SkillRepository, source: Source) -> None:
-    original = editor.create(content_skill(provenance=replace(content_skill().provenance, source=source), quality=VERIFIED))
+    original = editor.create(
+        content_skill(provenance=replace(content_skill().provenance, source=source), quality=VERIFIED)
+    )
     outcome = save_edit(editor, original, replace(original, description="clearer"))
     assert outcome.refined_from is None and outcome.skill.id == original.id
     assert outcome.skill.description == "clearer" and outcome.skill.version == original.version + 1

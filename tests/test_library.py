@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillstudio.library import create_library, load_sample, open_library
-from skillstudio.library import locations
+from skillstudio.library import create_library, load_sample, locations, open_library
 from skillstudio.library.sample import load_sample_file
 from skillstudio.model import ValidationError
 from skillstudio.store import LibraryError, LibraryNotFound, SkillRepository

@@ -103,7 +103,10 @@ def test_every_problem_is_reported_at_once() -> None:
         (lambda d: d.update(body={"Poem": {}}), "body: 'Poem' is not one of"),
         (lambda d: d.update(body={"A": {}, "B": {}}), "body: expected one body variant"),
         (lambda d: d.update(body=[]), "body: expected a mapping, got a list"),
-        (lambda d: d.update(domain="content"), "body: a StrategicPattern body does not belong to the content_generation"),
+        (
+            lambda d: d.update(domain="content"),
+            "body: a StrategicPattern body does not belong to the content_generation",
+        ),
     ],
 )
 def test_bad_fields_are_refused_with_a_message(mutate, expected) -> None:
@@ -196,9 +199,15 @@ def test_serde_spellings_of_the_whole_skill_are_read() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "member"),
-    [("AntiArmor", BuildFocus.ANTI_ARMOR), ("anti-armor", BuildFocus.ANTI_ARMOR), ("ANTI_AIR", BuildFocus.ANTI_AIR),
-     ("balanced", BuildFocus.MIXED), ("infantry_mass", BuildFocus.INFANTRY), ("AirPower", BuildFocus.AIR_POWER)],
-)  # fmt: skip
+    [
+        ("AntiArmor", BuildFocus.ANTI_ARMOR),
+        ("anti-armor", BuildFocus.ANTI_ARMOR),
+        ("ANTI_AIR", BuildFocus.ANTI_AIR),
+        ("balanced", BuildFocus.MIXED),
+        ("infantry_mass", BuildFocus.INFANTRY),
+        ("AirPower", BuildFocus.AIR_POWER),
+    ],
+)
 def test_enum_spellings(raw: str, member: BuildFocus) -> None:
     assert BuildFocus.parse(raw) is member
 
@@ -234,19 +243,30 @@ def test_llm_wire_schema_plan_is_converted() -> None:
                 "situation": {"game_phase": "early", "economy_state": "behind"},
                 "plan": {
                     "priority_targets": [
-                        {"description": "enemy refinery", "target_type": "structure",
-                         "location_hint": "north east", "urgency": "immediate"},
+                        {
+                            "description": "enemy refinery",
+                            "target_type": "structure",
+                            "location_hint": "north east",
+                            "urgency": "immediate",
+                        },
                     ],
-                    "build_focus": {"unit_priority": "balanced", "structure_priority": "economy",
-                                    "specific_units": ["ore_truck"]},
+                    "build_focus": {
+                        "unit_priority": "balanced",
+                        "structure_priority": "economy",
+                        "specific_units": ["ore_truck"],
+                    },
                     "economic_guidance": {"expand": True, "protect_harvesters": True, "target_income": "maximize"},
-                    "risk_assessment": {"threat_level": "high", "defensive_posture": "turtle", "time_pressure": "moderate"},
+                    "risk_assessment": {
+                        "threat_level": "high",
+                        "defensive_posture": "turtle",
+                        "time_pressure": "moderate",
+                    },
                     "tactical_notes": "keep the MCV safe",
                     "reasoning": "behind on economy",
                 },
             }
         }
-    )  # fmt: skip
+    )
     plan = body.plan
     assert plan.build_focus is BuildFocus.ECONOMY
     assert plan.priority_targets[0].target_type is TargetType.ATTACK
@@ -308,9 +328,16 @@ def test_parsing_does_not_modify_its_input() -> None:
 
 
 def test_verification_records_round_trip_through_their_document() -> None:
-    from skillstudio.model.evidence import EvidenceKind, VerificationRecord, read_verification_record, record_to_document
+    from skillstudio.model.evidence import (
+        EvidenceKind,
+        VerificationRecord,
+        read_verification_record,
+        record_to_document,
+    )
     from skillstudio.model.validation import Checker
 
-    record = VerificationRecord("2026-04-01T20:00:00.000Z", EvidenceKind.PLAY, 3, 1, 0, 2, None, 4.25, 4, "0.5.0", "ab", "n")
+    record = VerificationRecord(
+        "2026-04-01T20:00:00.000Z", EvidenceKind.PLAY, 3, 1, 0, 2, None, 4.25, 4, "0.5.0", "ab", "n"
+    )
     check = Checker()
     assert read_verification_record(check, record_to_document(record), "r") == record and not check.issues

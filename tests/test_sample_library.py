@@ -62,15 +62,7 @@ DIFFICULTIES = {"Sandbox", "Easy", "Normal", "Hard", "Brutal"}
 MISSION_DIFFICULTIES = {d.lower() for d in DIFFICULTIES}
 
 # ic-formats.md section 1: set_parameter() names; values are 0..100 unless listed here.
-PARAMETER_RANGES: dict[str, tuple[int, int]] = {
-    name: (0, 100)
-    for name in (
-        "aggression", "expansion_priority", "harvester_count_target", "tech_priority_aa",
-        "tech_priority_armor", "infantry_ratio", "vehicle_ratio", "naval_priority", "defense_ratio",
-        "defense_allocation", "harvester_defense", "scout_priority", "reaction_urgency",
-        "aggression_weight",
-    )
-}  # fmt: skip
+PARAMETER_RANGES: dict[str, tuple[int, int]] = dict.fromkeys(("aggression", "expansion_priority", "harvester_count_target", "tech_priority_aa", "tech_priority_armor", "infantry_ratio", "vehicle_ratio", "naval_priority", "defense_ratio", "defense_allocation", "harvester_defense", "scout_priority", "reaction_urgency", "aggression_weight"), (0, 100))
 PARAMETER_RANGES["consultation_interval"] = (30, 3000)  # ticks
 PARAMETER_RANGES["plan_depth"] = (1, 10)
 PARAMETER_RANGES["replan_interval"] = (10, 120)
@@ -80,30 +72,110 @@ CELL = 1024  # world units per cell
 MAP_CELLS = 128
 
 RA1_UNITS = {
-    "rifle_infantry", "rocket_infantry", "grenadier", "flamethrower", "engineer", "medic", "spy",
-    "thief", "tanya", "attack_dog", "light_tank", "medium_tank", "heavy_tank", "mammoth_tank",
-    "ranger", "apc", "artillery", "v2_launcher", "flak_truck", "mine_layer", "mcv", "ore_truck",
-    "chinook", "longbow", "hind", "mig", "yak", "gunboat", "destroyer", "cruiser", "transport",
+    "rifle_infantry",
+    "rocket_infantry",
+    "grenadier",
+    "flamethrower",
+    "engineer",
+    "medic",
+    "spy",
+    "thief",
+    "tanya",
+    "attack_dog",
+    "light_tank",
+    "medium_tank",
+    "heavy_tank",
+    "mammoth_tank",
+    "ranger",
+    "apc",
+    "artillery",
+    "v2_launcher",
+    "flak_truck",
+    "mine_layer",
+    "mcv",
+    "ore_truck",
+    "chinook",
+    "longbow",
+    "hind",
+    "mig",
+    "yak",
+    "gunboat",
+    "destroyer",
+    "cruiser",
+    "transport",
     "submarine",
-}  # fmt: skip
+}
 RA1_STRUCTURES = {
-    "construction_yard", "power_plant", "advanced_power_plant", "ore_refinery", "ore_silo",
-    "barracks", "kennel", "war_factory", "radar_dome", "airfield", "helipad", "naval_yard",
-    "sub_pen", "service_depot", "tech_center", "pillbox", "camo_pillbox", "gun_turret", "aa_gun",
-    "flame_tower", "tesla_coil", "sam_site",
-}  # fmt: skip
+    "construction_yard",
+    "power_plant",
+    "advanced_power_plant",
+    "ore_refinery",
+    "ore_silo",
+    "barracks",
+    "kennel",
+    "war_factory",
+    "radar_dome",
+    "airfield",
+    "helipad",
+    "naval_yard",
+    "sub_pen",
+    "service_depot",
+    "tech_center",
+    "pillbox",
+    "camo_pillbox",
+    "gun_turret",
+    "aa_gun",
+    "flame_tower",
+    "tesla_coil",
+    "sam_site",
+}
 TD_UNITS = {
-    "minigunner", "grenadier", "rocket_soldier", "flamethrower", "chem_warrior", "engineer",
-    "commando", "humvee", "buggy", "recon_bike", "apc", "light_tank", "medium_tank",
-    "mammoth_tank", "flame_tank", "stealth_tank", "artillery", "mlrs", "ssm_launcher",
-    "harvester", "mcv", "orca", "apache", "chinook",
-}  # fmt: skip
+    "minigunner",
+    "grenadier",
+    "rocket_soldier",
+    "flamethrower",
+    "chem_warrior",
+    "engineer",
+    "commando",
+    "humvee",
+    "buggy",
+    "recon_bike",
+    "apc",
+    "light_tank",
+    "medium_tank",
+    "mammoth_tank",
+    "flame_tank",
+    "stealth_tank",
+    "artillery",
+    "mlrs",
+    "ssm_launcher",
+    "harvester",
+    "mcv",
+    "orca",
+    "apache",
+    "chinook",
+}
 TD_STRUCTURES = {
-    "construction_yard", "power_plant", "advanced_power_plant", "tiberium_refinery",
-    "tiberium_silo", "barracks", "hand_of_nod", "weapons_factory", "airstrip",
-    "communications_center", "advanced_communications_center", "helipad", "repair_facility",
-    "temple_of_nod", "guard_tower", "advanced_guard_tower", "turret", "obelisk", "sam_site",
-}  # fmt: skip
+    "construction_yard",
+    "power_plant",
+    "advanced_power_plant",
+    "tiberium_refinery",
+    "tiberium_silo",
+    "barracks",
+    "hand_of_nod",
+    "weapons_factory",
+    "airstrip",
+    "communications_center",
+    "advanced_communications_center",
+    "helipad",
+    "repair_facility",
+    "temple_of_nod",
+    "guard_tower",
+    "advanced_guard_tower",
+    "turret",
+    "obelisk",
+    "sam_site",
+}
 UNITS = {"ra1": RA1_UNITS, "td": TD_UNITS}
 STRUCTURES = {"ra1": RA1_STRUCTURES, "td": TD_STRUCTURES}
 FACTIONS = {"ra1": {"allies", "soviet"}, "td": {"gdi", "nod"}}
@@ -190,8 +262,11 @@ def test_sample_loads_with_at_least_44_skills(sample):
 def test_every_yaml_file_is_one_skill(sample):
     files = sorted(sample_dir().rglob("*.yaml"))
     assert len(files) == len(sample), "load_sample skipped or duplicated files"
-    stray = [str(p.relative_to(sample_dir())) for p in sample_dir().rglob("*") if p.is_file()
-             and p.suffix not in (".yaml", ".md")]  # fmt: skip
+    stray = [
+        str(p.relative_to(sample_dir()))
+        for p in sample_dir().rglob("*")
+        if p.is_file() and p.suffix not in (".yaml", ".md")
+    ]
     assert not stray, f"non-YAML files in the sample folder:{report(stray)}"
 
 
@@ -222,8 +297,7 @@ def test_file_names_and_folders_match_module_and_domain(sample):
     for entry in sample:
         rel = entry.path.relative_to(sample_dir())
         if len(rel.parts) != 2 or rel.parts[0] != FOLDERS[entry.skill.domain]:
-            problems.append(f"{rel}: a {entry.skill.domain.value} skill belongs in "
-                            f"{FOLDERS[entry.skill.domain]}/")  # fmt: skip
+            problems.append(f"{rel}: a {entry.skill.domain.value} skill belongs in {FOLDERS[entry.skill.domain]}/")
         if not FILE_NAME.match(entry.path.name):
             problems.append(f"{rel}: file name is not <module>-<kebab-case>.yaml")
         elif not entry.path.name.startswith(entry.skill.game_module + "-"):
@@ -248,9 +322,19 @@ def test_files_are_in_canonical_form(sample):
 
 
 RECORD_FIELDS = {
-    "recorded_at", "kind", "opponent", "wins", "losses", "draws", "errors", "rating", "rated",
-    "engine_version", "body_hash", "note",
-}  # fmt: skip
+    "recorded_at",
+    "kind",
+    "opponent",
+    "wins",
+    "losses",
+    "draws",
+    "errors",
+    "rating",
+    "rated",
+    "engine_version",
+    "body_hash",
+    "note",
+}
 
 
 def test_verification_records_use_known_fields(sample):
@@ -271,8 +355,11 @@ def test_timestamps_are_canonical_and_in_2026(sample):
     problems = []
     for entry in sample:
         skill = entry.skill
-        stamps = {"created_at": skill.created_at, "last_used": skill.last_used,
-                  "quality.last_verified": skill.quality.last_verified}  # fmt: skip
+        stamps = {
+            "created_at": skill.created_at,
+            "last_used": skill.last_used,
+            "quality.last_verified": skill.quality.last_verified,
+        }
         stamps.update({f"verifications[{i}]": r.recorded_at for i, r in enumerate(entry.verifications)})
         raw = yaml.safe_load(entry.path.read_text(encoding="utf-8"))
         written = [raw["created_at"], raw["last_used"], raw["quality"]["last_verified"]]
@@ -305,8 +392,12 @@ def test_both_game_modules_in_both_domains(sample):
 
 def test_every_body_kind_is_represented(sample):
     counts = Counter(e.skill.body_kind for e in sample)
-    minimum = {BodyKind.STRATEGIC_PATTERN: 10, BodyKind.ENCOUNTER_PATTERN: 10,
-               BodyKind.VERIFIED_EXAMPLE: 4, BodyKind.INSTRUCTIONS: 4}  # fmt: skip
+    minimum = {
+        BodyKind.STRATEGIC_PATTERN: 10,
+        BodyKind.ENCOUNTER_PATTERN: 10,
+        BodyKind.VERIFIED_EXAMPLE: 4,
+        BodyKind.INSTRUCTIONS: 4,
+    }
     short = [f"{k.value}: {counts[k]} < {n}" for k, n in minimum.items() if counts[k] < n]
     assert not short, f"too few bodies of a kind:{report(short)}"
     for domain in Domain:
@@ -359,7 +450,11 @@ def test_human_refined_skills_differ_from_their_originals(sample, by_id):
         o = original.skill
         if o.source_kind is not SourceKind.LLM_DISCOVERED:
             problems.append(f"{name(entry)}: refines {name(original)}, which is not llm_discovered")
-        if (o.domain, o.game_module, o.body_kind) != (entry.skill.domain, entry.skill.game_module, entry.skill.body_kind):
+        if (o.domain, o.game_module, o.body_kind) != (
+            entry.skill.domain,
+            entry.skill.game_module,
+            entry.skill.body_kind,
+        ):
             problems.append(f"{name(entry)}: domain, module or body kind differs from {name(original)}")
         if body_to_json(o.body) == body_to_json(entry.skill.body):
             problems.append(f"{name(entry)}: body is identical to {name(original)}'s")
@@ -410,12 +505,16 @@ def test_creators_and_models_fit_the_source(sample):
         model = skill.provenance.model_id
         if skill.source_kind is SourceKind.LLM_DISCOVERED:
             if not AGENT.match(skill.created_by):
-                problems.append(f"{name(entry)}: an llm_discovered skill is created by agent:<name>, not {skill.created_by!r}")
+                problems.append(
+                    f"{name(entry)}: an llm_discovered skill is created by agent:<name>, not {skill.created_by!r}"
+                )
             if not model:
                 problems.append(f"{name(entry)}: an llm_discovered skill names its model_id")
         else:
             if not HANDLE.match(skill.created_by) or skill.created_by.startswith("agent:"):
-                problems.append(f"{name(entry)}: {skill.source_kind.value} skill needs a human handle, not {skill.created_by!r}")
+                problems.append(
+                    f"{name(entry)}: {skill.source_kind.value} skill needs a human handle, not {skill.created_by!r}"
+                )
             if model is not None:
                 problems.append(f"{name(entry)}: model_id is only for llm_discovered skills")
     assert not problems, f"provenance does not fit the source:{report(problems)}"
@@ -456,7 +555,9 @@ def test_instruction_references_exist(sample, by_id):
         if isinstance(body, Instructions):
             if not body.references:
                 problems.append(f"{name(entry)}: references no skills")
-            problems += [f"{name(entry)}: reference {r} is not in the sample" for r in body.references if r not in by_id]
+            problems += [
+                f"{name(entry)}: reference {r} is not in the sample" for r in body.references if r not in by_id
+            ]
             if entry.skill.id in body.references:
                 problems.append(f"{name(entry)}: references itself")
     assert not problems, f"bad Instructions references:{report(problems)}"
@@ -471,15 +572,25 @@ def test_quality_matches_verification_history(sample):
         quality = entry.skill.quality
         summary = summarize(entry.verifications)
         if quality.verification_count != summary.verification_count:
-            problems.append(f"{name(entry)}: verification_count {quality.verification_count}, records add up to {summary.verification_count}")
+            problems.append(
+                f"{name(entry)}: verification_count {quality.verification_count}, records add up to {summary.verification_count}"
+            )
         if abs(quality.success_rate - summary.success_rate) > 0.0005:
-            problems.append(f"{name(entry)}: success_rate {quality.success_rate}, records give {summary.success_rate:.4f}")
+            problems.append(
+                f"{name(entry)}: success_rate {quality.success_rate}, records give {summary.success_rate:.4f}"
+            )
         if (quality.average_rating is None) != (summary.average_rating is None):
-            problems.append(f"{name(entry)}: average_rating {quality.average_rating}, records give {summary.average_rating}")
+            problems.append(
+                f"{name(entry)}: average_rating {quality.average_rating}, records give {summary.average_rating}"
+            )
         elif quality.average_rating is not None and abs(quality.average_rating - summary.average_rating) > 0.005:
-            problems.append(f"{name(entry)}: average_rating {quality.average_rating}, records give {summary.average_rating:.3f}")
+            problems.append(
+                f"{name(entry)}: average_rating {quality.average_rating}, records give {summary.average_rating:.3f}"
+            )
         if quality.last_verified != summary.last_verified:
-            problems.append(f"{name(entry)}: last_verified {quality.last_verified}, latest record {summary.last_verified}")
+            problems.append(
+                f"{name(entry)}: last_verified {quality.last_verified}, latest record {summary.last_verified}"
+            )
     assert not problems, f"quality disagrees with verifications:{report(problems)}"
 
 
@@ -538,13 +649,24 @@ def test_histories_tell_varied_stories(sample):
     def grew(entry: SampleSkill) -> bool:
         records = entry.verifications
         versions = {r.engine_version for r in records}
-        return bool(records) and records[0].decided <= 5 and summarize(records).verification_count >= 40 and len(versions) >= 2
+        return (
+            bool(records)
+            and records[0].decided <= 5
+            and summarize(records).verification_count >= 40
+            and len(versions) >= 2
+        )
 
     assert any(grew(e) for e in sample), "no skill grew from a handful of games to 40+ across engine versions"
     assert sum(1 for e in sample if any(r.errors for r in e.verifications)) >= 2, "fewer than 2 skills with error games"
     assert any(not e.verifications for e in sample if e.skill.domain is Domain.AI_STRATEGY), "no fresh AI candidate"
-    assert any(not e.verifications for e in sample if e.skill.domain is Domain.CONTENT_GENERATION), "no fresh content candidate"
-    weak = [e for e in sample if e.skill.confidence is Confidence.TENTATIVE and summarize(e.verifications).verification_count >= 5]
+    assert any(not e.verifications for e in sample if e.skill.domain is Domain.CONTENT_GENERATION), (
+        "no fresh content candidate"
+    )
+    weak = [
+        e
+        for e in sample
+        if e.skill.confidence is Confidence.TENTATIVE and summarize(e.verifications).verification_count >= 5
+    ]
     assert weak, "no tentative skill with enough games to show weak figures"
     assert any(r.draws for e in sample for r in e.verifications), "no history records a draw"
 
@@ -741,7 +863,9 @@ def test_scene_values_are_sensible(sample):
     for entry, body in encounters(sample):
         for i, scene in enumerate(body.scene_composition):
             for key, value in scene.values.items():
-                _check_values(f"{name(entry)} scene {i} ({scene.template})", key, value, entry.skill.game_module, problems)
+                _check_values(
+                    f"{name(entry)} scene {i} ({scene.template})", key, value, entry.skill.game_module, problems
+                )
     assert not problems, f"implausible scene values:{report(problems)}"
 
 
@@ -775,7 +899,9 @@ def test_ai_examples_reply_with_a_valid_strategic_plan(sample):
             problems.append(f"{name(entry)}: prompt_context does not show the game state")
         try:
             plan = json.loads(body.response)
-            parse_body({"StrategicPattern": {"situation": {"game_phase": "Mid", "economy_state": "Even"}, "plan": plan}})
+            parse_body(
+                {"StrategicPattern": {"situation": {"game_phase": "Mid", "economy_state": "Even"}, "plan": plan}}
+            )
         except ValueError as error:  # JSONDecodeError and ValidationError are both ValueErrors
             problems.append(f"{name(entry)}: response is not a valid StrategicPlan: {error}")
     assert not problems, f"bad AI examples:{report(problems)}"

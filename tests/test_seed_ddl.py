@@ -43,41 +43,91 @@ ENGINE_BODY = {
         },
         "plan": {
             "priority_targets": [
-                {"target_type": "Harass", "position": {"x": 4096, "y": 1024, "z": 0}, "priority": 7,
-                 "description": "ore trucks at the eastern field"},
+                {
+                    "target_type": "Harass",
+                    "position": {"x": 4096, "y": 1024, "z": 0},
+                    "priority": 7,
+                    "description": "ore trucks at the eastern field",
+                },
             ],
             "build_focus": "AntiAir",
-            "economic_guidance": {"expand": False, "harvester_target": 3, "sell_structures": ["tech_center"],
-                                  "priority_builds": ["sam_site"]},
-            "risk_assessment": {"threat_level": "High", "expected_attack_direction": None,
-                                "recommended_defense": "sam sites near the refinery", "time_pressure": "Immediate"},
+            "economic_guidance": {
+                "expand": False,
+                "harvester_target": 3,
+                "sell_structures": ["tech_center"],
+                "priority_builds": ["sam_site"],
+            },
+            "risk_assessment": {
+                "threat_level": "High",
+                "expected_attack_direction": None,
+                "recommended_defense": "sam sites near the refinery",
+                "time_pressure": "Immediate",
+            },
             "confidence": 640,
             "reasoning": "MiGs are punishing the refinery.",
         },
         "parameter_bindings": [["tech_priority_aa", 80], ["aggression", 20]],
     }
-}  # fmt: skip
+}
 ENCOUNTER_BODY = {
     "EncounterPattern": {
-        "scene_composition": [{"template": "convoy_escort", "values": {"route": "river_road", "convoy_units": ["apc", "apc"]}}],
-        "mission_structure": {"mission_type": "escort", "player_faction": "allies", "difficulty": "hard",
-                              "estimated_minutes": 20, "objectives": ["convoy reaches the depot"],
-                              "outcomes": ["victory", "defeat"], "notes": ""},
+        "scene_composition": [
+            {"template": "convoy_escort", "values": {"route": "river_road", "convoy_units": ["apc", "apc"]}}
+        ],
+        "mission_structure": {
+            "mission_type": "escort",
+            "player_faction": "allies",
+            "difficulty": "hard",
+            "estimated_minutes": 20,
+            "objectives": ["convoy reaches the depot"],
+            "outcomes": ["victory", "defeat"],
+            "notes": "",
+        },
     }
-}  # fmt: skip
+}
 
 
 def engine_rows() -> list[tuple]:
     return [
-        ("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f60", "ai_strategy", "SAM wall against MiG raids",
-         "Answer MiG raids on the refinery with SAM sites and fewer trucks.", json.dumps(ENGINE_BODY),
-         json.dumps(["anti-air", "mid-game"]), "ra1", "llm_discovered", "some-llm", 14, 0.71, None,
-         "proven", 31, "2026-02-11T08:00:00.000Z", "2026-05-01T20:00:00.000Z", "2026-04-30T20:00:00.000Z"),
-        ("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f61", "content_generation", "River convoy",
-         "An escort along a river road with two ambush points.", json.dumps(ENCOUNTER_BODY),
-         json.dumps(["escort"]), "td", "hand_authored", None, 4, 0.75, 3.9, "established", 2,
-         "2026-01-05T08:00:00Z", None, None),
-    ]  # fmt: skip
+        (
+            "8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f60",
+            "ai_strategy",
+            "SAM wall against MiG raids",
+            "Answer MiG raids on the refinery with SAM sites and fewer trucks.",
+            json.dumps(ENGINE_BODY),
+            json.dumps(["anti-air", "mid-game"]),
+            "ra1",
+            "llm_discovered",
+            "some-llm",
+            14,
+            0.71,
+            None,
+            "proven",
+            31,
+            "2026-02-11T08:00:00.000Z",
+            "2026-05-01T20:00:00.000Z",
+            "2026-04-30T20:00:00.000Z",
+        ),
+        (
+            "8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f61",
+            "content_generation",
+            "River convoy",
+            "An escort along a river road with two ambush points.",
+            json.dumps(ENCOUNTER_BODY),
+            json.dumps(["escort"]),
+            "td",
+            "hand_authored",
+            None,
+            4,
+            0.75,
+            3.9,
+            "established",
+            2,
+            "2026-01-05T08:00:00Z",
+            None,
+            None,
+        ),
+    ]
 
 
 @pytest.fixture
@@ -126,7 +176,9 @@ def test_our_copy_of_the_ddl_is_the_seeds() -> None:
 
 
 def test_engine_rows_open_list_and_search(engine_library: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rows_before = {table: all_rows(engine_library, table) for table in ("skills", "skill_embeddings", "skill_compositions")}
+    rows_before = {
+        table: all_rows(engine_library, table) for table in ("skills", "skill_embeddings", "skill_compositions")
+    }
     with Database(engine_library) as database:
         repository = SkillRepository(database)
         assert repository.count() == 3
@@ -146,7 +198,11 @@ def test_engine_rows_open_list_and_search(engine_library: Path, capsys: pytest.C
     assert cli(["list", "--db", str(engine_library), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["total"] == 3
-    assert {s["name"] for s in listed["skills"]} == {"SAM wall against MiG raids", "River convoy", "Few-shot rush reply"}
+    assert {s["name"] for s in listed["skills"]} == {
+        "SAM wall against MiG raids",
+        "River convoy",
+        "Few-shot rush reply",
+    }
 
 
 def test_d057_tables_are_unchanged_after_opening_and_editing(engine_library: Path) -> None:
@@ -164,16 +220,36 @@ def test_d057_tables_are_unchanged_after_opening_and_editing(engine_library: Pat
         name, tags, rate, uses = connection.execute(
             "SELECT name, tags, success_rate, use_count FROM skills WHERE id LIKE '%60'"
         ).fetchone()
-        assert (name, json.loads(tags), rate, uses) == ("SAM wall against MiGs", ["anti-air", "mid-game", "refinery"], 0.71, 31)
+        assert (name, json.loads(tags), rate, uses) == (
+            "SAM wall against MiGs",
+            ["anti-air", "mid-game", "refinery"],
+            0.71,
+            31,
+        )
         extension = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert {table for table in extension if not table.startswith(("skill", "sqlite_"))} == {
-            "studio_schema_migrations", "studio_skill_meta", "studio_skill_versions", "studio_revisions",
-            "studio_audit_log", "studio_trash", "studio_verifications", "studio_skill_extras",
-            "studio_verification_runs", "studio_run_skills", "studio_run_games", "studio_skill_intervals",
-            "studio_play_imports", "studio_review_decisions", "studio_risk_findings",
-            "studio_embedding_meta", "studio_label_embeddings", "studio_retrieval_changes",
-            "studio_agent_writes", "studio_package_keys", "studio_privacy_marks",
-        }  # fmt: skip
+            "studio_schema_migrations",
+            "studio_skill_meta",
+            "studio_skill_versions",
+            "studio_revisions",
+            "studio_audit_log",
+            "studio_trash",
+            "studio_verifications",
+            "studio_skill_extras",
+            "studio_verification_runs",
+            "studio_run_skills",
+            "studio_run_games",
+            "studio_skill_intervals",
+            "studio_play_imports",
+            "studio_review_decisions",
+            "studio_risk_findings",
+            "studio_embedding_meta",
+            "studio_label_embeddings",
+            "studio_retrieval_changes",
+            "studio_agent_writes",
+            "studio_package_keys",
+            "studio_privacy_marks",
+        }
         # No foreign keys from our tables, so they can never block or cascade an engine write.
         for table in extension:
             if table.startswith("studio_"):
@@ -206,6 +282,6 @@ def test_sqlite3_shell_shows_the_same_d057_schema(engine_library: Path) -> None:
     """The seed DDL's text survives verbatim in sqlite_master (what `sqlite3 .schema` prints)."""
     Database(engine_library).close()
     for table, (sql, _columns) in d057_schema(engine_library).items():
-        statement = re.search(rf"CREATE (?:VIRTUAL )?TABLE {table}\b.*?\)\s*(?=;)", seed_ddl(), re.S)
+        statement = re.search(rf"CREATE (?:VIRTUAL )?TABLE {table}\b.*?\)\s*(?=;)", seed_ddl(), re.DOTALL)
         assert statement is not None
         assert sql[0] == statement.group(0).strip()

@@ -107,8 +107,10 @@ def test_filters(repository: SkillRepository, library: dict[str, str]) -> None:
     assert set(ids(repository, domains=(Domain.CONTENT_GENERATION,))) == {library["bridge"], library["waves"]}
     assert ids(repository, confidences=(Confidence.PROVEN,)) == [library["flak"]]
     assert set(ids(repository, confidences=Confidence.parse_range("established+"))) == {
-        library["flak"], library["bridge"], library["naval"],
-    }  # fmt: skip
+        library["flak"],
+        library["bridge"],
+        library["naval"],
+    }
     assert set(ids(repository, game_modules=("td",))) == {library["flak"], library["bridge"]}
     assert ids(repository, sources=(SourceKind.WORKSHOP,)) == [library["naval"]]
     assert set(ids(repository, tags=("early-game",))) == {library["rockets"], library["flak"]}
@@ -204,7 +206,9 @@ def test_stale_update_is_refused_and_changes_nothing(repository: SkillRepository
     assert len(repository.revisions(original.id)) == 2
 
 
-def test_a_change_by_another_process_is_a_conflict_and_enters_history(repository: SkillRepository, database: Database) -> None:
+def test_a_change_by_another_process_is_a_conflict_and_enters_history(
+    repository: SkillRepository, database: Database
+) -> None:
     skill = repository.create(ai_skill())
     with sqlite3.connect(database.path) as other:  # e.g. the engine, with none of our code
         other.execute("UPDATE skills SET description = 'engine tuned this' WHERE id = ?", (skill.id,))
@@ -220,14 +224,19 @@ def test_a_change_by_another_process_is_a_conflict_and_enters_history(repository
 def test_engine_bumping_use_count_is_not_a_conflict(repository: SkillRepository, database: Database) -> None:
     skill = repository.create(ai_skill())
     with sqlite3.connect(database.path) as other:
-        other.execute("UPDATE skills SET use_count = use_count + 1, last_used = '2026-06-01T00:00:00.000Z' WHERE id = ?", (skill.id,))
+        other.execute(
+            "UPDATE skills SET use_count = use_count + 1, last_used = '2026-06-01T00:00:00.000Z' WHERE id = ?",
+            (skill.id,),
+        )
     updated = repository.update(replace(skill, name="still fine"))
     assert updated.use_count == 1
 
 
 def test_review_state_change_is_recorded(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
-    reviewed = repository.as_actor(Actor("rhea")).review(skill.id, ReviewState.APPROVED, comment="ok", version=skill.version)
+    reviewed = repository.as_actor(Actor("rhea")).review(
+        skill.id, ReviewState.APPROVED, comment="ok", version=skill.version
+    )
     assert reviewed.review_state is ReviewState.APPROVED and reviewed.version == skill.version
     entry = repository.audit(action="skill.review")[0]
     assert entry.actor == "rhea" and entry.details["comment"] == "ok" and entry.details["state"] == "approved"
@@ -309,7 +318,9 @@ def test_verification_records_are_stored_with_the_body_hash(repository: SkillRep
 # --- bad data from other writers -----------------------------------------------------------------
 
 
-def test_an_invalid_row_written_by_another_program_is_reported_not_crashed_on(repository: SkillRepository, database: Database) -> None:
+def test_an_invalid_row_written_by_another_program_is_reported_not_crashed_on(
+    repository: SkillRepository, database: Database
+) -> None:
     good = repository.create(ai_skill())
     with sqlite3.connect(database.path) as other:
         other.execute(
@@ -368,6 +379,7 @@ def test_a_file_from_a_newer_skillstudio_is_refused(tmp_path) -> None:
 
 def test_pragmas_follow_d034(database: Database) -> None:
     with database.engine.connect() as connection:
+
         def pragma(name: str):
             return connection.exec_driver_sql(f"PRAGMA {name}").scalar()
 
@@ -383,7 +395,9 @@ def test_data_version_moves_when_another_connection_commits(repository: SkillRep
     before = database.data_version()
     with sqlite3.connect(database.path) as other:
         other.execute("UPDATE skills SET use_count = 1")
-        other.execute("INSERT INTO studio_audit_log (at, actor, actor_kind, action) VALUES ('t', 'x', 'system', 'poke')")
+        other.execute(
+            "INSERT INTO studio_audit_log (at, actor, actor_kind, action) VALUES ('t', 'x', 'system', 'poke')"
+        )
     assert database.data_version() != before
 
 
@@ -435,7 +449,9 @@ def test_a_locked_library_is_a_clear_error_not_a_traceback(repository: SkillRepo
     assert repository.get(skill.id).name == skill.name
 
 
-def test_committed_writes_are_announced_and_failed_ones_are_not(repository: SkillRepository, database: Database) -> None:
+def test_committed_writes_are_announced_and_failed_ones_are_not(
+    repository: SkillRepository, database: Database
+) -> None:
     heard = []
     unsubscribe = database.changes.subscribe(heard.append)
     skill = repository.create(ai_skill())
@@ -490,5 +506,5 @@ def test_tag_counts_are_cached_until_anyone_commits(repository: SkillRepository,
     skill = repository.create(ai_skill(tags=("early-game",)))
     assert repository.tag_counts() == {"early-game": 1}
     with sqlite3.connect(database.path) as other:  # another process adds a tag
-        other.execute("UPDATE skills SET tags = '[\"early-game\", \"naval\"]' WHERE id = ?", (skill.id,))
+        other.execute('UPDATE skills SET tags = \'["early-game", "naval"]\' WHERE id = ?', (skill.id,))
     assert repository.tag_counts() == {"early-game": 1, "naval": 1}

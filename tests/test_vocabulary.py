@@ -20,10 +20,21 @@ SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample_library"
 
 def test_the_fourteen_scene_templates_of_the_docs_in_order() -> None:
     assert template_ids() == (
-        "ambush", "patrol", "convoy_escort", "defend_position", "base_building", "timed_objective",
-        "reinforcements", "scripted_scene", "video_playback", "weather", "extraction",
-        "map_expansion", "sub_map_transition", "phase_briefing",
-    )  # fmt: skip
+        "ambush",
+        "patrol",
+        "convoy_escort",
+        "defend_position",
+        "base_building",
+        "timed_objective",
+        "reinforcements",
+        "scripted_scene",
+        "video_playback",
+        "weather",
+        "extraction",
+        "map_expansion",
+        "sub_map_transition",
+        "phase_briefing",
+    )
 
 
 def test_template_parameters_keep_their_shapes_and_options() -> None:
@@ -44,10 +55,24 @@ def test_template_parameters_keep_their_shapes_and_options() -> None:
 
 def test_known_parameter_names_include_d044s_and_the_research_ones() -> None:
     names = parameter_names()
-    for name in ("aggression", "expansion_priority", "harvester_count_target", "tech_priority_aa",
-                 "tech_priority_armor", "infantry_ratio", "vehicle_ratio", "naval_priority",
-                 "defense_ratio", "defense_allocation", "harvester_defense", "scout_priority",
-                 "reaction_urgency", "consultation_interval", "attack_target_x", "attack_target_y"):  # fmt: skip
+    for name in (
+        "aggression",
+        "expansion_priority",
+        "harvester_count_target",
+        "tech_priority_aa",
+        "tech_priority_armor",
+        "infantry_ratio",
+        "vehicle_ratio",
+        "naval_priority",
+        "defense_ratio",
+        "defense_allocation",
+        "harvester_defense",
+        "scout_priority",
+        "reaction_urgency",
+        "consultation_interval",
+        "attack_target_x",
+        "attack_target_y",
+    ):
         assert name in names
     assert len(names) == len(set(names))
     assert parameter_info("consultation_interval").source == "D044"

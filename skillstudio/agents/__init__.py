@@ -13,4 +13,4 @@ from skillstudio.agents.tool import (
     content_hash,
 )
 
-__all__ = ["AgentSkillTool", "AgentToolError", "DEFAULT_RATE_LIMIT", "DEFAULT_RATE_WINDOW", "Limits", "content_hash"]
+__all__ = ["DEFAULT_RATE_LIMIT", "DEFAULT_RATE_WINDOW", "AgentSkillTool", "AgentToolError", "Limits", "content_hash"]

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from skillstudio.agents.tool import (
-    DEFAULT_RATE_LIMIT, DEFAULT_RATE_WINDOW, AgentSkillTool, AgentToolError, InvalidAgentId, check_agent_id,
+    DEFAULT_RATE_LIMIT,
+    DEFAULT_RATE_WINDOW,
+    AgentSkillTool,
+    AgentToolError,
+    InvalidAgentId,
+    check_agent_id,
 )
 from skillstudio.store import Actor, Database, LibraryBusy, SkillNotFound, SkillRepository, StorageError
 
@@ -36,8 +41,8 @@ INSTRUCTIONS = (
 
 def build_server(tool: AgentSkillTool) -> Any:
     """An MCPServer exposing ``tool``'s three operations (and nothing else)."""
-    from mcp.server.mcpserver import MCPServer  # noqa: PLC0415 - optional dependency
-    from mcp.types import CallToolResult, TextContent  # noqa: PLC0415
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, TextContent
 
     server = MCPServer("skillstudio", instructions=INSTRUCTIONS)
 
@@ -64,9 +69,11 @@ def build_server(tool: AgentSkillTool) -> Any:
         except SkillNotFound as error:
             return refused("not_found", str(error))
 
-    @server.tool(description="Search skills by meaning and keywords (docs/retrieval.md). Returns up to `limit` "
-                 "skills, best first, with id, name, score and its breakdown, tags, confidence, creator and "
-                 "instructions (or body).")  # fmt: skip
+    @server.tool(
+        description="Search skills by meaning and keywords (docs/retrieval.md). Returns up to `limit` "
+        "skills, best first, with id, name, score and its breakdown, tags, confidence, creator and "
+        "instructions (or body)."
+    )
     def skill_search(
         query: str,
         domain: str | None = None,
@@ -77,8 +84,10 @@ def build_server(tool: AgentSkillTool) -> Any:
         results = call(tool.skill_search, query, domain=domain, game_module=game_module, tags=tags, limit=limit)
         return results if isinstance(results, CallToolResult) else {"results": results}
 
-    @server.tool(description="Create a skill from an approach that worked. It is recorded as yours and "
-                 "waits for review. Identical content is not stored twice.")  # fmt: skip
+    @server.tool(
+        description="Create a skill from an approach that worked. It is recorded as yours and "
+        "waits for review. Identical content is not stored twice."
+    )
     def skill_create(
         name: str,
         description: str,
@@ -89,14 +98,23 @@ def build_server(tool: AgentSkillTool) -> Any:
         references: list[str] | None = None,
     ) -> dict[str, Any]:
         return call(
-            tool.skill_create, name, description, instructions, tags=tags, tools=tools, model=model, references=references
+            tool.skill_create,
+            name,
+            description,
+            instructions,
+            tags=tags,
+            tools=tools,
+            model=model,
+            references=references,
         )
 
-    @server.tool(description="Update a skill: only the fields you give change. The skill goes back to review. "
-                 "Give `version` (from skill_search) to refuse the update, as a `conflict`, if the skill "
-                 "changed since you read it.")  # fmt: skip
+    @server.tool(
+        description="Update a skill: only the fields you give change. The skill goes back to review. "
+        "Give `version` (from skill_search) to refuse the update, as a `conflict`, if the skill "
+        "changed since you read it."
+    )
     def skill_update(
-        id: str,  # noqa: A002 - seed 001's parameter name
+        id: str,
         version: int | None = None,
         name: str | None = None,
         description: str | None = None,
@@ -107,9 +125,14 @@ def build_server(tool: AgentSkillTool) -> Any:
         references: list[str] | None = None,
     ) -> dict[str, Any]:
         changes = {
-            "name": name, "description": description, "instructions": instructions, "tags": tags,
-            "tools": tools, "model": model, "references": references,
-        }  # fmt: skip
+            "name": name,
+            "description": description,
+            "instructions": instructions,
+            "tags": tags,
+            "tools": tools,
+            "model": model,
+            "references": references,
+        }
         return call(tool.skill_update, id, version=version, **changes)
 
     return server
@@ -143,7 +166,7 @@ def serve_database(
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m skillstudio.agents.mcp_server --db PATH --agent-id ID``."""
-    import argparse  # noqa: PLC0415
+    import argparse
 
     parser = argparse.ArgumentParser(prog="skillstudio-mcp", description=__doc__.splitlines()[0])
     add_arguments(parser)
@@ -152,16 +175,28 @@ def main(argv: list[str] | None = None) -> int:
         check_agent_id(args.agent_id)
     except InvalidAgentId as error:  # before opening the library: a message, not a traceback
         parser.error(str(error))
-    serve(args.db, args.agent_id, rate_limit=args.rate_limit, rate_window=args.rate_window, game_module=args.game_module)
+    serve(
+        args.db, args.agent_id, rate_limit=args.rate_limit, rate_window=args.rate_window, game_module=args.game_module
+    )
     return 0
 
 
 def add_arguments(parser: Any) -> None:
     parser.add_argument("--agent-id", required=True, metavar="ID", help="the agent's identity: recorded as created_by")
-    parser.add_argument("--rate-limit", type=int, default=DEFAULT_RATE_LIMIT, metavar="N",
-                        help=f"creates/updates per window (default {DEFAULT_RATE_LIMIT})")  # fmt: skip
-    parser.add_argument("--rate-window", type=float, default=DEFAULT_RATE_WINDOW, metavar="S",
-                        help=f"window in seconds (default {DEFAULT_RATE_WINDOW:g}, RFC 004)")  # fmt: skip
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        default=DEFAULT_RATE_LIMIT,
+        metavar="N",
+        help=f"creates/updates per window (default {DEFAULT_RATE_LIMIT})",
+    )
+    parser.add_argument(
+        "--rate-window",
+        type=float,
+        default=DEFAULT_RATE_WINDOW,
+        metavar="S",
+        help=f"window in seconds (default {DEFAULT_RATE_WINDOW:g}, RFC 004)",
+    )
     parser.add_argument("--game-module", default="ra1", metavar="M", help="game module of created skills (default ra1)")
     if not any(action.dest == "db" for action in parser._actions):
         parser.add_argument("--db", required=True, metavar="PATH", help="the library file")

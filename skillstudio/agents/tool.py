@@ -139,7 +139,7 @@ class AgentSkillTool:
         limits: Limits = Limits(),
         game_module: str = "ra1",
         domain: Domain = Domain.AI_STRATEGY,
-        provider: EmbeddingProvider | None | str = "configured",
+        provider: EmbeddingProvider | str | None = "configured",
         serve_unapproved: bool = True,
     ) -> None:
         self.agent_id = check_agent_id(agent_id)
@@ -183,11 +183,17 @@ class AgentSkillTool:
         if not query.strip():  # nothing to rank on: the served skills by name, as a listing
             listed = self.repository.query(
                 SkillQuery(
-                    domains=(domain_value,) if domain_value else (), game_modules=(module,) if module else (),
-                    tags=tuple(sorted(tag_filter)), review_states=SERVED_STATES, sort=SortKey.NAME, limit=limit,
+                    domains=(domain_value,) if domain_value else (),
+                    game_modules=(module,) if module else (),
+                    tags=tuple(sorted(tag_filter)),
+                    review_states=SERVED_STATES,
+                    sort=SortKey.NAME,
+                    limit=limit,
                 )
-            )  # fmt: skip
-            scored: list[tuple[str, float | None, dict[str, float | None] | None]] = [(i, None, None) for i in listed.ids]
+            )
+            scored: list[tuple[str, float | None, dict[str, float | None] | None]] = [
+                (i, None, None) for i in listed.ids
+            ]
         else:
             result = self.retriever.retrieve(
                 query, domain=domain_value, game_module=module, k=limit if not tag_filter else MAX_K
@@ -262,7 +268,9 @@ class AgentSkillTool:
             domain=self.domain,
             name=fields["name"],
             description=fields["description"],
-            body=Instructions(fields["instructions"], tuple(fields["tools"]), fields["model"], tuple(fields["references"])),
+            body=Instructions(
+                fields["instructions"], tuple(fields["tools"]), fields["model"], tuple(fields["references"])
+            ),
             provenance=Provenance(Source.llm_discovered(), self.game_module, "", fields["model"]),
             created_at=utc_now(),
             tags=tuple(fields["tags"]),
@@ -276,7 +284,7 @@ class AgentSkillTool:
 
     # --- update --------------------------------------------------------------------------------
 
-    def skill_update(self, id: str, *, version: int | None = None, **changes: Any) -> dict[str, Any]:  # noqa: A002 - seed 001's name
+    def skill_update(self, id: str, *, version: int | None = None, **changes: Any) -> dict[str, Any]:
         """Partial update: only the given fields change. The skill goes (back) to pending.
 
         ``version`` is the content version the agent read (``skill_search`` gives it): if the
@@ -334,13 +342,21 @@ class AgentSkillTool:
         try:
             # update_pending: the content change and "back to pending" in one transaction (the only
             # review change an agent makes; the repository refuses it any other).
-            stored = self._write(lambda: self.repository.update_pending(edited, message=f"updated by agent {self.agent_id}"))
+            stored = self._write(
+                lambda: self.repository.update_pending(edited, message=f"updated by agent {self.agent_id}")
+            )
         except ConflictError as error:
             raise _conflict(skill_id, edited.version, error.theirs.version) from None
         except SkillNotFound:
             raise AgentToolError("not_found", f"no skill with id {skill_id!r} (deleted meanwhile)") from None
         changed = [key for key in _UPDATABLE if key in changes]
-        answer: dict[str, Any] = {"id": stored.id, "status": "updated", "version": stored.version, "review_state": "pending", "changed": changed}
+        answer: dict[str, Any] = {
+            "id": stored.id,
+            "status": "updated",
+            "version": stored.version,
+            "review_state": "pending",
+            "changed": changed,
+        }
         # Only the vectors whose text changed are recomputed: the description's only when the
         # description changed (seed 001), the label's when the name or tags did.
         return self._embedded(self._linted(answer, stored), stored)
@@ -358,7 +374,8 @@ class AgentSkillTool:
             raise _busy(error) if _is_busy(error) else error from None
         if isinstance(slot, float):
             raise AgentToolError(
-                "rate_limited", f"at most {self.rate_limit} create/update per {self.rate_window:g} s; retry in {slot:.0f} s"
+                "rate_limited",
+                f"at most {self.rate_limit} create/update per {self.rate_window:g} s; retry in {slot:.0f} s",
             )
         try:
             return store()
@@ -389,10 +406,14 @@ class AgentSkillTool:
             if not isinstance(skill.body, Instructions) or skill.review_state is ReviewState.REJECTED:
                 continue
             fields = {
-                "name": skill.name, "description": skill.description, "instructions": skill.body.instructions,
-                "tags": list(skill.tags), "tools": list(skill.body.tools), "model": skill.body.model,
+                "name": skill.name,
+                "description": skill.description,
+                "instructions": skill.body.instructions,
+                "tags": list(skill.tags),
+                "tools": list(skill.body.tools),
+                "model": skill.body.model,
                 "references": list(skill.body.references),
-            }  # fmt: skip
+            }
             if content_hash(skill.domain, skill.game_module, fields) == digest:
                 return skill.id
         return None
@@ -434,12 +455,16 @@ def _is_busy(error: BaseException) -> bool:
 
 
 def _busy(error: BaseException) -> AgentToolError:
-    return AgentToolError("busy", f"the library is busy (another program is writing); nothing was written, retry soon: {error}")
+    return AgentToolError(
+        "busy", f"the library is busy (another program is writing); nothing was written, retry soon: {error}"
+    )
 
 
 def content_hash(domain: Domain, game_module: str, fields: Mapping[str, Any]) -> str:
     """SHA-256 of the content and its scope (RFC 004): what makes two entries the same."""
-    content = {key: fields[key] for key in ("name", "description", "instructions", "tags", "tools", "model", "references")}
+    content = {
+        key: fields[key] for key in ("name", "description", "instructions", "tags", "tools", "model", "references")
+    }
     payload = json.dumps({"scope": [domain.value, game_module], "content": content}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -498,6 +523,14 @@ def _validated(skill: Skill) -> Skill:
 
 
 __all__ = [
-    "AgentSkillTool", "AgentToolError", "DEFAULT_RATE_LIMIT", "DEFAULT_RATE_WINDOW", "InvalidAgentId", "Limits",
-    "RESERVED_AGENT_IDS", "check_agent_id", "content_hash", "reserved_agent_ids",
+    "DEFAULT_RATE_LIMIT",
+    "DEFAULT_RATE_WINDOW",
+    "RESERVED_AGENT_IDS",
+    "AgentSkillTool",
+    "AgentToolError",
+    "InvalidAgentId",
+    "Limits",
+    "check_agent_id",
+    "content_hash",
+    "reserved_agent_ids",
 ]

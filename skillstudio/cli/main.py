@@ -67,9 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--review", type=_enum_argument(ReviewState.parse), action="append", help=ReviewState.choices())
     group.add_argument("--sort", type=SortKey, choices=list(SortKey), default=SortKey.RELEVANCE)
     group.add_argument("--desc", action="store_true", help="sort descending")
-    group.add_argument("--limit", type=whole_number("--limit", 1, MAX_PAGE), metavar="N", help=f"at most N skills (1..{MAX_PAGE})")
     group.add_argument(
-        "--offset", type=whole_number("--offset", 0, MAX_PAGE), default=0, metavar="N", help=f"skip the first N (0..{MAX_PAGE})"
+        "--limit", type=whole_number("--limit", 1, MAX_PAGE), metavar="N", help=f"at most N skills (1..{MAX_PAGE})"
+    )
+    group.add_argument(
+        "--offset",
+        type=whole_number("--offset", 0, MAX_PAGE),
+        default=0,
+        metavar="N",
+        help=f"skip the first N (0..{MAX_PAGE})",
     )
 
     parser = argparse.ArgumentParser(
@@ -125,7 +131,11 @@ def run(args: argparse.Namespace) -> int:
         with open_library(getattr(args, "db", None), on_wait=_WaitNotice()) as database:
             return COMMANDS[args.command](args, database)
     except (
-        LibraryError, ValidationError, ProviderError, verification.VerificationError, verification.ExecutorError
+        LibraryError,
+        ValidationError,
+        ProviderError,
+        verification.VerificationError,
+        verification.ExecutorError,
     ) as error:
         print(f"skillstudio: {error}", file=sys.stderr)
         return EXIT_FAILED

@@ -162,7 +162,7 @@ def skill_text(
     revisions: Sequence[Revision],
     verifications: Sequence[VerificationRecord],
 ) -> str:
-    import yaml  # noqa: PLC0415 - only the human-readable view needs it
+    import yaml
 
     quality = skill.quality
     source = skill.provenance.source

@@ -37,8 +37,12 @@ def add_parsers(
     export = commands.add_parser(
         "export", parents=[common, filters], help="export skills to a Workshop package (or SKILL.md, JSON)"
     )
-    export.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.icpkg, a folder (skill-md) or FILE.json")
-    export.add_argument("--format", choices=("icpkg", "skill-md", "json"), default=None, help="default: from the output name")
+    export.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="FILE.icpkg, a folder (skill-md) or FILE.json"
+    )
+    export.add_argument(
+        "--format", choices=("icpkg", "skill-md", "json"), default=None, help="default: from the output name"
+    )
     export.add_argument("--query", metavar="TEXT", default="", help="full-text search, words as prefixes")
     export.add_argument("--id", dest="ids", metavar="ID", action="append", help="export these skills (repeatable)")
     export.add_argument(
@@ -54,16 +58,21 @@ def add_parsers(
     export.add_argument("--ai-usage", choices=AI_USAGE, default="metadata_only", help="D030 ai_usage")
     export.add_argument("--readme", metavar="FILE", help="a README.md to include")
     export.add_argument(
-        "--redact", action="store_true",
+        "--redact",
+        action="store_true",
         help="replace what the privacy check finds by [redacted] (icpkg refuses findings without it; skill-md and json only warn)",
-    )  # fmt: skip
+    )
     export.add_argument("--vdf", action="store_true", help="also write a steamcmd workshop_build_item VDF beside it")
     export.add_argument("--dry-run", action="store_true", help="show the selection and privacy findings only")
 
-    imp = commands.add_parser("import", parents=[common, as_json], help="import a package, SKILL.md tree, JSON or Voyager library")
+    imp = commands.add_parser(
+        "import", parents=[common, as_json], help="import a package, SKILL.md tree, JSON or Voyager library"
+    )
     imp.add_argument("path", metavar="PATH")
     mode = imp.add_mutually_exclusive_group()
-    mode.add_argument("--merge", dest="mode", action="store_const", const="merge", help="the default (docs/packages.md)")
+    mode.add_argument(
+        "--merge", dest="mode", action="store_const", const="merge", help="the default (docs/packages.md)"
+    )
     mode.add_argument("--replace", dest="mode", action="store_const", const="replace")
     imp.set_defaults(mode="merge")
     imp.add_argument("--dry-run", action="store_true", help="print what would be added, updated, skipped")
@@ -72,18 +81,23 @@ def add_parsers(
     imp.add_argument("--domain", default="ai", help="domain of skills the format does not say (default ai)")
     imp.add_argument("--game-module", default="ra1", help="game module of skills the format does not say (default ra1)")
     imp.add_argument(
-        "--trust-key", metavar="FINGERPRINT", default=None,
+        "--trust-key",
+        metavar="FINGERPRINT",
+        default=None,
         help="accept a package signed by this key (16 hex) for an identity another key brought first",
-    )  # fmt: skip
+    )
 
     validate = commands.add_parser("validate", parents=[common], help="report SKILL.md spec problems without importing")
     validate.add_argument("path", metavar="PATH")
     validate.add_argument(
-        "--strict", action="store_true",
+        "--strict",
+        action="store_true",
         help="exit 1 on any spec violation too (default: violations are warnings, exit 1 only on errors)",
-    )  # fmt: skip
+    )
 
-    prune = commands.add_parser("prune", parents=[common, as_json], help="move stale, unused or superseded skills to the trash")
+    prune = commands.add_parser(
+        "prune", parents=[common, as_json], help="move stale, unused or superseded skills to the trash"
+    )
     prune.add_argument("--max-size", type=int, metavar="N", help="also prune down to N skills")
     prune.add_argument("--dry-run", action="store_true", help="list what would be pruned")
 
@@ -100,20 +114,29 @@ def _package_name(args: argparse.Namespace, out: Path) -> str:
     else a default no other export shares (``icpkg.default_package_name``)."""
     if args.name is not None:
         if not PACKAGE_NAME.match(args.name):
-            raise refuse("--name", f"{args.name!r} is not a package name (3-64 of a-z, 0-9, -; "
-                         "starting and ending with a letter or digit); give another or leave --name out")  # fmt: skip
+            raise refuse(
+                "--name",
+                f"{args.name!r} is not a package name (3-64 of a-z, 0-9, -; "
+                "starting and ending with a letter or digit); give another or leave --name out",
+            )
         return args.name
     return default_package_name(out.stem, load_or_create_key(args.publisher).fingerprint)
 
 
-def _export(args: argparse.Namespace, database: Database, query_from: Callable[[argparse.Namespace, str], SkillQuery]) -> int:
+def _export(
+    args: argparse.Namespace, database: Database, query_from: Callable[[argparse.Namespace, str], SkillQuery]
+) -> int:
     repository = SkillRepository(database)
     out = Path(args.output)
     fmt = args.format or ("json" if out.suffix.lower() == ".json" else "icpkg" if out.suffix else "skill-md")
-    ids = [repository.resolve_id(i) for i in args.ids] if args.ids else repository.query(query_from(args, args.query)).ids
+    ids = (
+        [repository.resolve_id(i) for i in args.ids] if args.ids else repository.query(query_from(args, args.query)).ids
+    )
     # A row that holds no valid skill is left out and named; the rest are exported.
     preview = load_selection(
-        repository, ids, on_skip=lambda skill_id, reason: print(f"skillstudio: skipped skill {skill_id!r}: {reason}", file=sys.stderr)
+        repository,
+        ids,
+        on_skip=lambda skill_id, reason: print(f"skillstudio: skipped skill {skill_id!r}: {reason}", file=sys.stderr),
     )
     if args.dry_run:
         skipped = f"; {len(preview.skipped)} invalid rows skipped" if preview.skipped else ""
@@ -135,10 +158,15 @@ def _export(args: argparse.Namespace, database: Database, query_from: Callable[[
             print(f"warning: privacy check: {finding}", file=sys.stderr)
     if fmt == "icpkg":
         meta = PackageMeta(
-            name=_package_name(args, out), publisher=args.publisher, version=args.package_version,
-            license=args.license, description=args.description, display_name=args.display_name,
-            engine_version=args.engine_version, ai_usage=args.ai_usage,
-        )  # fmt: skip
+            name=_package_name(args, out),
+            publisher=args.publisher,
+            version=args.package_version,
+            license=args.license,
+            description=args.description,
+            display_name=args.display_name,
+            engine_version=args.engine_version,
+            ai_usage=args.ai_usage,
+        )
         readme = Path(args.readme).read_text(encoding="utf-8") if args.readme else None
         written = export_selection(preview, meta, out, redact=args.redact, readme=readme, vdf=args.vdf)
     else:
@@ -171,9 +199,14 @@ def _import(args: argparse.Namespace, database: Database) -> int:
     repository = SkillRepository(database)
     signer = source.package.signer if source.package is not None else None
     plan = plan_import(
-        repository, source.incoming, origin=source.origin, source=source.label, mode=args.mode,
-        signer=signer, trust_key=args.trust_key,
-    )  # fmt: skip
+        repository,
+        source.incoming,
+        origin=source.origin,
+        source=source.label,
+        mode=args.mode,
+        signer=signer,
+        trust_key=args.trust_key,
+    )
     embedding_problem = None
     if not args.dry_run:
         apply_plan(repository, plan)
@@ -182,15 +215,29 @@ def _import(args: argparse.Namespace, database: Database) -> int:
 
         embedding_problem = embed_written(repository, [s.skill_id for s in plan.steps if s.action in ("add", "update")])
     if args.json:
-        print(json.dumps({
-            "format": "skillstudio.import", "version": 1, "source": source.label, "detected": source.format,
-            "origin": plan.origin, "mode": plan.mode, "dry_run": args.dry_run,
-            "counts": {a: plan.count(a) for a in ("add", "update", "skip", "conflict", "trash")},
-            "steps": [{"action": s.action, "id": s.skill_id, "name": s.name, "entry": s.entry, "reason": s.reason} for s in plan.steps],
-            "warnings": source.warnings + plan.warnings,
-            "key": plan.signer.fingerprint if plan.signer is not None else None,
-            "embedding": embedding_problem or "ok",
-        }, ensure_ascii=False, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "format": "skillstudio.import",
+                    "version": 1,
+                    "source": source.label,
+                    "detected": source.format,
+                    "origin": plan.origin,
+                    "mode": plan.mode,
+                    "dry_run": args.dry_run,
+                    "counts": {a: plan.count(a) for a in ("add", "update", "skip", "conflict", "trash")},
+                    "steps": [
+                        {"action": s.action, "id": s.skill_id, "name": s.name, "entry": s.entry, "reason": s.reason}
+                        for s in plan.steps
+                    ],
+                    "warnings": source.warnings + plan.warnings,
+                    "key": plan.signer.fingerprint if plan.signer is not None else None,
+                    "embedding": embedding_problem or "ok",
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return EXIT_OK
     verb = "would import" if args.dry_run else "imported"
     print(f"{verb} {source.label} ({source.format}, {plan.origin}): {plan.summary()}")
@@ -216,10 +263,21 @@ def _prune(args: argparse.Namespace, database: Database) -> int:
     if not args.dry_run:
         apply_prune(repository, candidates)
     if args.json:
-        print(json.dumps({
-            "format": "skillstudio.prune", "version": 1, "dry_run": args.dry_run,
-            "pruned": [{"id": c.skill_id, "name": c.name, "confidence": c.confidence, "reason": c.reason} for c in candidates],
-        }, ensure_ascii=False, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "format": "skillstudio.prune",
+                    "version": 1,
+                    "dry_run": args.dry_run,
+                    "pruned": [
+                        {"id": c.skill_id, "name": c.name, "confidence": c.confidence, "reason": c.reason}
+                        for c in candidates
+                    ],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return EXIT_OK
     verb = "would move" if args.dry_run else "moved"
     print(f"{verb} {len(candidates)} skills to the trash")
@@ -235,7 +293,12 @@ def _validate(args: argparse.Namespace) -> int:
 
     count, found = check_tree(args.path)
     spec_level = "error" if args.strict else "warning"
-    for level, issues in (("error", found.errors), (spec_level, found.spec), ("warning", found.warnings), ("note", found.notes)):
+    for level, issues in (
+        ("error", found.errors),
+        (spec_level, found.spec),
+        ("warning", found.warnings),
+        ("note", found.notes),
+    ):
         for issue in issues:
             print(f"{level}: {issue}")
     failed = bool(found.errors) or (args.strict and bool(found.spec))

@@ -37,7 +37,9 @@ Handler = Callable[[argparse.Namespace, Database], int]
 MAX_SITUATION_BYTES = 64 * 1024
 
 
-def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser) -> dict[str, Handler]:
+def add_commands(
+    commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser
+) -> dict[str, Handler]:
     provider = argparse.ArgumentParser(add_help=False)
     group = provider.add_argument_group("embedding provider (default: the settings file, else local)")
     group.add_argument("--provider", choices=PROVIDER_KINDS, help="local (offline WordLlama), openai, ollama, none")
@@ -50,7 +52,9 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
         "embed", parents=[common, as_json, provider], help="compute the vectors that are missing or stale"
     )
     embed.add_argument("--all", action="store_true", help="re-embed every skill, not only missing or stale ones")
-    embed.add_argument("--batch", type=whole_number("--batch", 1, 10_000), default=512, metavar="N", help="descriptions per batch")
+    embed.add_argument(
+        "--batch", type=whole_number("--batch", 1, 10_000), default=512, metavar="N", help="descriptions per batch"
+    )
     embed.add_argument("--quiet", action="store_true", help="no progress output")
 
     retrieve = commands.add_parser(
@@ -59,11 +63,17 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
     retrieve.add_argument("query", metavar="QUERY", nargs="+")
     retrieve.add_argument("--domain", type=_domain, help="ai | content")
     retrieve.add_argument("--game-module", metavar="M", help="ra1, td, ...")
-    retrieve.add_argument("-k", type=whole_number("-k", 1, MAX_K), default=5, metavar="N", help="how many skills (default 5)")
+    retrieve.add_argument(
+        "-k", type=whole_number("-k", 1, MAX_K), default=5, metavar="N", help="how many skills (default 5)"
+    )
     retrieve.add_argument("--mode", type=_mode, default=Mode.HYBRID, help="hybrid (default) | fts | semantic | tags")
     retrieve.add_argument("--role", metavar="R", help="only skills for this role (SKILL.md roles), seed 004")
     retrieve.add_argument(
-        "--budget", type=whole_number("--budget", 0, 1_000_000), default=DEFAULT_BUDGET, metavar="CHARS", help="prompt budget (4000)"
+        "--budget",
+        type=whole_number("--budget", 0, 1_000_000),
+        default=DEFAULT_BUDGET,
+        metavar="CHARS",
+        help="prompt budget (4000)",
     )
     retrieve.add_argument(
         "--format", choices=("table", "context", "catalog"), default="table", help="what to print (default table)"
@@ -76,7 +86,9 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
     )
 
     evaluation = commands.add_parser(
-        "retrieval-eval", parents=[common, as_json, provider], help="recall@k, MRR and nDCG of each mode on labelled queries"
+        "retrieval-eval",
+        parents=[common, as_json, provider],
+        help="recall@k, MRR and nDCG of each mode on labelled queries",
     )
     evaluation.add_argument("queries", metavar="QUERIES", type=Path, help="a YAML or JSON file of labelled queries")
     evaluation.add_argument("-k", type=whole_number("-k", 1, MAX_K), default=5, metavar="N", help="cut-off (default 5)")
@@ -102,7 +114,10 @@ def _embed(args: argparse.Namespace, database: Database) -> int:
         bar.done()
         stored = last.done if last else 0
         print(f"skillstudio: {error}", file=sys.stderr)
-        print(f"skillstudio: {stored} vectors were stored before the failure; run `embed` again to resume", file=sys.stderr)
+        print(
+            f"skillstudio: {stored} vectors were stored before the failure; run `embed` again to resume",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         bar.done()
@@ -114,11 +129,18 @@ def _embed(args: argparse.Namespace, database: Database) -> int:
     done = last.done if last else 0
     skipped = list(last.skipped) if last else []
     if args.json:
-        print(dump_json({
-            "format": "skillstudio.embed", "version": JSON_VERSION, "model_id": provider.model_id,
-            "embedded": done, "skipped": [{"id": i, "reason": r} for i, r in skipped],
-            "status": _status_document(status),
-        }))  # fmt: skip
+        print(
+            dump_json(
+                {
+                    "format": "skillstudio.embed",
+                    "version": JSON_VERSION,
+                    "model_id": provider.model_id,
+                    "embedded": done,
+                    "skipped": [{"id": i, "reason": r} for i, r in skipped],
+                    "status": _status_document(status),
+                }
+            )
+        )
         return 0
     print(f"embedded {done} skills with {provider.model_id}")
     for skill_id, reason in skipped:
@@ -133,9 +155,14 @@ def _retrieve(args: argparse.Namespace, database: Database) -> int:
     retriever = Retriever(repository, _provider(args))
     query = " ".join(args.query)
     result = retriever.retrieve(
-        query, domain=args.domain, game_module=args.game_module, k=args.k, mode=args.mode, role=args.role,
+        query,
+        domain=args.domain,
+        game_module=args.game_module,
+        k=args.k,
+        mode=args.mode,
+        role=args.role,
         situation=situation,
-    )  # fmt: skip
+    )
     skills = retriever.load(result)
     context = format_as_context(skills, args.budget)
     listing = catalog(skills)
@@ -143,13 +170,19 @@ def _retrieve(args: argparse.Namespace, database: Database) -> int:
     if args.json:
         document: dict[str, Any] = {"format": "skillstudio.retrieval", "version": JSON_VERSION}
         document.update(result_to_json(result))
-        document.update({
-            "context": context.text, "context_size": context.size, "budget": context.budget,
-            "included": list(context.included),
-            "left_out": [{"id": item.skill_id, "name": item.name, "size": item.size} for item in context.left_out],
-            "catalog": listing.text, "catalog_size": listing.size, "full_size": listing.full_size,
-            "embeddings": _status_document(status) if status else None,
-        })  # fmt: skip
+        document.update(
+            {
+                "context": context.text,
+                "context_size": context.size,
+                "budget": context.budget,
+                "included": list(context.included),
+                "left_out": [{"id": item.skill_id, "name": item.name, "size": item.size} for item in context.left_out],
+                "catalog": listing.text,
+                "catalog_size": listing.size,
+                "full_size": listing.full_size,
+                "embeddings": _status_document(status) if status else None,
+            }
+        )
         print(dump_json(document))
         return 0
     if args.content is not None:
@@ -182,18 +215,30 @@ def _evaluate(args: argparse.Namespace, database: Database) -> int:
     seconds = time.perf_counter() - started
     status = retriever.embedding_status()
     if args.json:
-        print(dump_json({
-            "format": "skillstudio.retrieval-eval", "version": JSON_VERSION, "queries": len(queries), "k": args.k,
-            "model_id": retriever.model_id, "embeddings": _status_document(status) if status else None,
-            "modes": [
+        print(
+            dump_json(
                 {
-                    "mode": s.mode.value, "baseline": s.mode is Mode.RRF, "recall": round(s.recall, 4),
-                    "mrr": round(s.mrr, 4), "ndcg": round(s.ndcg, 4), "notes": sorted(s.notes),
-                    "misses": [{"query": m.query, "expected": m.expected, "got": m.got} for m in s.misses],
+                    "format": "skillstudio.retrieval-eval",
+                    "version": JSON_VERSION,
+                    "queries": len(queries),
+                    "k": args.k,
+                    "model_id": retriever.model_id,
+                    "embeddings": _status_document(status) if status else None,
+                    "modes": [
+                        {
+                            "mode": s.mode.value,
+                            "baseline": s.mode is Mode.RRF,
+                            "recall": round(s.recall, 4),
+                            "mrr": round(s.mrr, 4),
+                            "ndcg": round(s.ndcg, 4),
+                            "notes": sorted(s.notes),
+                            "misses": [{"query": m.query, "expected": m.expected, "got": m.got} for m in s.misses],
+                        }
+                        for s in scores
+                    ],
                 }
-                for s in scores
-            ],
-        }))  # fmt: skip
+            )
+        )
         return 0
     print(f"{len(queries)} labelled queries, k={args.k}, embeddings: {retriever.model_id or 'none'} ({seconds:.1f} s)")
     if status is not None and status.lacking:
@@ -209,7 +254,9 @@ def _evaluate(args: argparse.Namespace, database: Database) -> int:
     if hybrid.misses:
         print(f"\nmissed by hybrid (nothing acceptable in the top {args.k}):")
         for miss in hybrid.misses:
-            print(f"  {miss.query!r}\n    expected: {'; '.join(miss.expected)}\n    got: {'; '.join(miss.got) or '(nothing)'}")
+            print(
+                f"  {miss.query!r}\n    expected: {'; '.join(miss.expected)}\n    got: {'; '.join(miss.got) or '(nothing)'}"
+            )
     return 0
 
 
@@ -236,9 +283,13 @@ def _provider(args: argparse.Namespace) -> EmbeddingProvider | None:
 
     base = load_provider_config()
     config: ProviderConfig = config_from_options(
-        base, provider=args.provider, model=args.model, base_url=args.base_url, api_key_env=args.api_key_env,
+        base,
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
         timeout=args.timeout,
-    )  # fmt: skip
+    )
     return make_provider(config)
 
 
@@ -296,9 +347,13 @@ def _status_line(status: Any) -> str:
 
 def _status_document(status: Any) -> dict[str, Any]:
     return {
-        "model_id": status.model_id, "total": status.total, "current": status.current, "stale": status.stale,
-        "missing": status.missing, "other_models": status.other_models,
-    }  # fmt: skip
+        "model_id": status.model_id,
+        "total": status.total,
+        "current": status.current,
+        "stale": status.stale,
+        "missing": status.missing,
+        "other_models": status.other_models,
+    }
 
 
 def _domain(text: str) -> Domain:

@@ -21,13 +21,17 @@ Handler = Callable[[argparse.Namespace, Database], int]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser) -> dict[str, Handler]:
+def add_commands(
+    commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser
+) -> dict[str, Handler]:
     review = commands.add_parser("review", parents=[common], help="the review queue: list, show, approve, reject")
     verbs = review.add_subparsers(dest="review_command", metavar="VERB", required=True)
     listing = verbs.add_parser("list", parents=[common, as_json], help="pending skills, newest change first")
     listing.add_argument("--created-by", metavar="WHO", action="append", help="only this creator (repeatable)")
     listing.add_argument("--source", type=SourceKind.parse, action="append", help=SourceKind.choices())
-    show = verbs.add_parser("show", parents=[common, as_json], help="a skill with its risk findings and change since approval")
+    show = verbs.add_parser(
+        "show", parents=[common, as_json], help="a skill with its risk findings and change since approval"
+    )
     show.add_argument("skill_id", metavar="ID")
     show.add_argument("--relint", action="store_true", help="run the risk linter again")
     for verb, help_text in (
@@ -39,17 +43,23 @@ def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argpar
         decide.add_argument("skill_id", metavar="ID")
         decide.add_argument("--comment", "-m", default="", metavar="TEXT", help="why (recorded with the decision)")
         decide.add_argument(
-            "--version", type=int, metavar="N",
+            "--version",
+            type=int,
+            metavar="N",
             help="the content version you reviewed (as `review show` prints it); default: the version shown now",
-        )  # fmt: skip
+        )
 
     false_positive = verbs.add_parser(
-        "false-positive", parents=[common, as_json],
+        "false-positive",
+        parents=[common, as_json],
         help="mark one export privacy finding of a skill a false positive (it then blocks no export)",
-    )  # fmt: skip
+    )
     false_positive.add_argument("skill_id", metavar="ID")
     false_positive.add_argument(
-        "--finding", type=int, metavar="N", help="the finding's number, as `review show` lists privacy findings (1 is the first)"
+        "--finding",
+        type=int,
+        metavar="N",
+        help="the finding's number, as `review show` lists privacy findings (1 is the first)",
     )
     false_positive.add_argument("--note", default="", metavar="TEXT", help="why it is not private data (audited)")
     false_positive.add_argument("--undo", action="store_true", help="take the mark back")
@@ -80,18 +90,23 @@ def _review(args: argparse.Namespace, database: Database) -> int:
             document = {
                 "total": len(items),
                 "skills": [
-                    {**output.summary_document(item.summary), "changed_at": item.changed_at,
-                     "risk_findings": len(findings.get(item.summary.id, []))}
+                    {
+                        **output.summary_document(item.summary),
+                        "changed_at": item.changed_at,
+                        "risk_findings": len(findings.get(item.summary.id, [])),
+                    }
                     for item in items
                 ],
-            }  # fmt: skip
+            }
             print(output.dump_json(document))
         else:
             for item in items:
                 s = item.summary
                 risk = findings.get(s.id, [])
                 worst = max((f.severity for f in risk), key=_severity_rank, default="-")
-                print(f"{s.id[:8]}  {item.changed_at[:16]}  {s.created_by[:18]:18}  {s.source:14}  risk {len(risk)} ({worst:6})  {s.name}")
+                print(
+                    f"{s.id[:8]}  {item.changed_at[:16]}  {s.created_by[:18]:18}  {s.source:14}  risk {len(risk)} ({worst:6})  {s.name}"
+                )
             print(f"{len(items)} pending")
         return EXIT_OK
     skill_id = repository.resolve_id(args.skill_id)
@@ -122,7 +137,9 @@ def _review(args: argparse.Namespace, database: Database) -> int:
             print(output.dump_json(document))
             return EXIT_OK
         print(output.skill_text(change.current, **details))
-        print(f"\nContent version: {change.current.version}  (decide on it: review approve {skill_id[:8]} --version {change.current.version})")
+        print(
+            f"\nContent version: {change.current.version}  (decide on it: review approve {skill_id[:8]} --version {change.current.version})"
+        )
         print("\nRisk findings:" if findings else "\nRisk findings: none")
         for f in findings:
             print(f"  [{f.severity}] {f.rule}: {f.reason}  ({f.field} {f.start}-{f.end}) {f.excerpt!r}")
@@ -140,7 +157,11 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         else:
             print("\nNo content change since the last approval.")
         return EXIT_OK
-    state = {"approve": ReviewState.APPROVED, "reject": ReviewState.REJECTED, "request-changes": ReviewState.CHANGES_REQUESTED}[verb]
+    state = {
+        "approve": ReviewState.APPROVED,
+        "reject": ReviewState.REJECTED,
+        "request-changes": ReviewState.CHANGES_REQUESTED,
+    }[verb]
     # The decision is on a content version: the one given, or the one read and shown here.
     shown = repository.get(skill_id)
     version = shown.version if args.version is None else args.version
@@ -157,10 +178,17 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         )
         return EXIT_FAILED
     if args.json:
-        print(output.dump_json({
-            "id": stored.id, "review_state": state.value, "reviewer": repository.actor.id,
-            "comment": args.comment, "version": version,
-        }))  # fmt: skip
+        print(
+            output.dump_json(
+                {
+                    "id": stored.id,
+                    "review_state": state.value,
+                    "reviewer": repository.actor.id,
+                    "comment": args.comment,
+                    "version": version,
+                }
+            )
+        )
     else:
         print(f"{stored.id}  {stored.name}: {state.value} by {repository.actor.id}")
     return EXIT_OK
@@ -205,13 +233,25 @@ def _false_positive(args: argparse.Namespace, repository: SkillRepository, skill
         return EXIT_FAILED
     state = "not a false positive" if args.undo else "false positive"
     if args.json:
-        print(output.dump_json({
-            "id": skill_id, "finding": args.finding, "field": finding.path, "kind": finding.kind,
-            "false_positive": not args.undo, "changed": changed, "by": repository.actor.id, "note": args.note,
-        }))  # fmt: skip
+        print(
+            output.dump_json(
+                {
+                    "id": skill_id,
+                    "finding": args.finding,
+                    "field": finding.path,
+                    "kind": finding.kind,
+                    "false_positive": not args.undo,
+                    "changed": changed,
+                    "by": repository.actor.id,
+                    "note": args.note,
+                }
+            )
+        )
     else:
         already = "" if changed else " (already so)"
-        print(f"{skill_id}  finding {args.finding} ({finding.path}: {finding.kind} {finding.text!r}): {state}{already} by {repository.actor.id}")
+        print(
+            f"{skill_id}  finding {args.finding} ({finding.path}: {finding.kind} {finding.text!r}): {state}{already} by {repository.actor.id}"
+        )
     return EXIT_OK
 
 
@@ -235,7 +275,9 @@ def _audit(args: argparse.Namespace, database: Database) -> int:
     except ValueError as error:
         print(f"skillstudio: {error}", file=sys.stderr)
         return EXIT_USAGE
-    entries = repository.audit(actor=args.actor, action=args.action, skill_id=skill_id, since=since, until=until, limit=args.limit)
+    entries = repository.audit(
+        actor=args.actor, action=args.action, skill_id=skill_id, since=since, until=until, limit=args.limit
+    )
     if args.csv:
         sys.stdout.write(audit_csv(entries))
     elif args.json:
@@ -256,7 +298,9 @@ def _mcp(args: argparse.Namespace, database: Database) -> int:
     except ImportError:
         print('skillstudio: the MCP server needs the `mcp` package: pip install "skillstudio[agents]"', file=sys.stderr)
         return EXIT_FAILED
-    serve_database(database, args.agent_id, rate_limit=args.rate_limit, rate_window=args.rate_window, game_module=args.game_module)
+    serve_database(
+        database, args.agent_id, rate_limit=args.rate_limit, rate_window=args.rate_window, game_module=args.game_module
+    )
     return EXIT_OK
 
 

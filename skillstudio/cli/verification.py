@@ -62,24 +62,37 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_commands(commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser) -> dict[str, Handler]:
+def add_commands(
+    commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser
+) -> dict[str, Handler]:
     """Add the verification subcommands to ``commands``; returns their handlers by name."""
     batch = argparse.ArgumentParser(add_help=False)
     batch.add_argument("--seed", type=int, default=None, help="batch seed (default 0); same seed, same games")
     batch.add_argument(
-        "--executor", type=_executor, default=None,
+        "--executor",
+        type=_executor,
+        default=None,
         help="inprocess (default) | processes[:N] | dask-local[:N] | dask://HOST:PORT",
-    )  # fmt: skip
-    batch.add_argument("--engine", metavar="CMD", help="an engine speaking the protocol (default: settings, else built-in)")
-    batch.add_argument("--chunk", type=_positive, default=None, metavar="N",
-                       help=f"games per chunk (default {DEFAULT_CHUNK_GAMES})")  # fmt: skip
+    )
+    batch.add_argument(
+        "--engine", metavar="CMD", help="an engine speaking the protocol (default: settings, else built-in)"
+    )
+    batch.add_argument(
+        "--chunk", type=_positive, default=None, metavar="N", help=f"games per chunk (default {DEFAULT_CHUNK_GAMES})"
+    )
     batch.add_argument("--quiet", action="store_true", help="no progress output")
 
     verify = commands.add_parser("verify", parents=[common, as_json, batch], help="verify AI skills headlessly (D057)")
-    verify.add_argument("--domain", type=_parsed(Domain.parse), action="append", help="ai (content skills are verified by `record`)")
+    verify.add_argument(
+        "--domain", type=_parsed(Domain.parse), action="append", help="ai (content skills are verified by `record`)"
+    )
     verify.add_argument("--skill", metavar="ID", action="append", help="a skill id or unique prefix (repeatable)")
-    verify.add_argument("--confidence", type=_parsed(Confidence.parse_range), action="append",
-                        help="tentative | established | proven | established+")  # fmt: skip
+    verify.add_argument(
+        "--confidence",
+        type=_parsed(Confidence.parse_range),
+        action="append",
+        help="tentative | established | proven | established+",
+    )
     verify.add_argument("--game-module", metavar="M", action="append", help="ra1, td, ...")
     verify.add_argument("--games", type=_positive, help="games per skill")
     verify.add_argument("--opponent", metavar="NAME", help='e.g. "IC Default Hard"')
@@ -135,17 +148,26 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
     skills = [s for s in skills if s.domain is Domain.AI_STRATEGY]
     engine = _engine(args, skills)
     if not engine:
-        skipped += [(s.id, s.name, f"a {s.body_kind.value} body; the built-in engine plays strategic_pattern")
-                    for s in skills if s.body_kind is not BodyKind.STRATEGIC_PATTERN]  # fmt: skip
+        skipped += [
+            (s.id, s.name, f"a {s.body_kind.value} body; the built-in engine plays strategic_pattern")
+            for s in skills
+            if s.body_kind is not BodyKind.STRATEGIC_PATTERN
+        ]
         skills = [s for s in skills if s.body_kind is BodyKind.STRATEGIC_PATTERN]
     if not skills:
         print("skillstudio: no skills to verify" + (f" ({len(skipped)} skipped)" if skipped else ""), file=sys.stderr)
         return EXIT_FAILED
     run_id = start_run(
-        database, skills, opponent=args.opponent, games=args.games, seed=args.seed or 0,
-        executor=args.executor or "inprocess", engine=engine, chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
+        database,
+        skills,
+        opponent=args.opponent,
+        games=args.games,
+        seed=args.seed or 0,
+        executor=args.executor or "inprocess",
+        engine=engine,
+        chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
-    )  # fmt: skip
+    )
     return _drive(args, database, run_id, skipped)
 
 
@@ -184,16 +206,21 @@ def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: l
         return EXIT_FAILED
     except LibraryBusy as error:  # another program held the write lock past the bounded wait
         progress.done()
-        print(f"skillstudio: {error}; the games so far are stored; resume with: skillstudio verify --resume {run_id}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"skillstudio: {error}; the games so far are stored; resume with: skillstudio verify --resume {run_id}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     except (LibraryError, VerificationError, ExecutorError):
         progress.done()
         raise
     except Exception as error:  # an executor or cluster failure: the games so far are stored
         progress.done()
-        print(f"skillstudio: run {run_id} failed ({type(error).__name__}: {error}); "
-              f"resume with: skillstudio verify --resume {run_id}", file=sys.stderr)  # fmt: skip
+        print(
+            f"skillstudio: run {run_id} failed ({type(error).__name__}: {error}); "
+            f"resume with: skillstudio verify --resume {run_id}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     progress.done()
     assert final is not None
@@ -223,8 +250,11 @@ class _ProgressView:
         if self.quiet:
             return
         resumed = f", {event.games_done} already recorded" if event.games_done else ""
-        print(f"run {event.run_id}: {event.skills} skills, {event.games_total} games on {event.executor}{resumed}",
-              file=self.stream, flush=True)  # fmt: skip
+        print(
+            f"run {event.run_id}: {event.skills} skills, {event.games_total} games on {event.executor}{resumed}",
+            file=self.stream,
+            flush=True,
+        )
 
     def update(self, event: Progress) -> None:
         decided = event.wins + event.losses + event.draws
@@ -249,12 +279,24 @@ def _names(database: Database, ids: list[str]) -> dict[str, str]:
 
 def run_summary_document(info: RunInfo) -> dict[str, Any]:
     return {
-        "id": info.id, "kind": info.kind, "status": info.status, "opponent": info.opponent,
-        "engine": list(info.engine) or None, "engine_version": info.engine_version, "executor": info.executor,
-        "seed": info.seed, "games_per_skill": info.games, "skills": info.skills, "games_asked": info.games_asked,
-        "games_recorded": info.games_recorded, "chunk_games": info.chunk_games, "actor": info.actor,
-        "started_at": info.started_at, "finished_at": info.finished_at, "message": info.message,
-    }  # fmt: skip
+        "id": info.id,
+        "kind": info.kind,
+        "status": info.status,
+        "opponent": info.opponent,
+        "engine": list(info.engine) or None,
+        "engine_version": info.engine_version,
+        "executor": info.executor,
+        "seed": info.seed,
+        "games_per_skill": info.games,
+        "skills": info.skills,
+        "games_asked": info.games_asked,
+        "games_recorded": info.games_recorded,
+        "chunk_games": info.chunk_games,
+        "actor": info.actor,
+        "started_at": info.started_at,
+        "finished_at": info.finished_at,
+        "message": info.message,
+    }
 
 
 def run_document(info: RunInfo, skills: list[RunSkill], names: dict[str, str], database: Database) -> dict[str, Any]:
@@ -268,21 +310,38 @@ def run_document(info: RunInfo, skills: list[RunSkill], names: dict[str, str], d
         interval = wilson(wins, decided)
         current = store.interval(entry.skill_id)
         quality = SkillRepository(database).summaries([entry.skill_id])
-        entries.append({
-            "id": entry.skill_id, "name": names.get(entry.skill_id), "game_module": entry.game_module,
-            "wins": wins, "losses": losses, "draws": draws, "errors": errors,
-            "success_rate": round(wins / decided, 4) if decided else None,
-            "wilson_95": interval.as_list() if decided else None,
-            "confidence_before": entry.confidence_before, "confidence_after": entry.confidence_after,
-            "applied": entry.applied_at is not None, "note": entry.note,
-            "skill_quality": None if not quality else {
-                "confidence": quality[0].confidence, "verification_count": quality[0].verification_count,
-                "success_rate": quality[0].success_rate, "average_rating": quality[0].average_rating,
-                "wilson_95": None if current is None else _interval(current[2], current[3]),
-            },
-        })  # fmt: skip
-    return {"format": "skillstudio.verification-run", "version": JSON_VERSION, "run": run_summary_document(info),
-            "skills": entries}  # fmt: skip
+        entries.append(
+            {
+                "id": entry.skill_id,
+                "name": names.get(entry.skill_id),
+                "game_module": entry.game_module,
+                "wins": wins,
+                "losses": losses,
+                "draws": draws,
+                "errors": errors,
+                "success_rate": round(wins / decided, 4) if decided else None,
+                "wilson_95": interval.as_list() if decided else None,
+                "confidence_before": entry.confidence_before,
+                "confidence_after": entry.confidence_after,
+                "applied": entry.applied_at is not None,
+                "note": entry.note,
+                "skill_quality": None
+                if not quality
+                else {
+                    "confidence": quality[0].confidence,
+                    "verification_count": quality[0].verification_count,
+                    "success_rate": quality[0].success_rate,
+                    "average_rating": quality[0].average_rating,
+                    "wilson_95": None if current is None else _interval(current[2], current[3]),
+                },
+            }
+        )
+    return {
+        "format": "skillstudio.verification-run",
+        "version": JSON_VERSION,
+        "run": run_summary_document(info),
+        "skills": entries,
+    }
 
 
 def _tier(before: str, after: str | None) -> str:
@@ -308,14 +367,26 @@ def run_text(info: RunInfo, skills: list[RunSkill], names: dict[str, str], datab
         interval = str(wilson(w, decided)) if decided else "-"
         name = names.get(entry.skill_id, "(deleted)")
         name = name if len(name) <= 32 else name[:31] + "…"
-        lines.append(f"{entry.skill_id[:8]:<8}  {name:<32}  {w:>4} {l:>4} {d:>4} {e:>4}  {rate:>5}  {interval:<16}  "
-                     f"{_tier(entry.confidence_before, entry.confidence_after)}")  # fmt: skip
+        lines.append(
+            f"{entry.skill_id[:8]:<8}  {name:<32}  {w:>4} {l:>4} {d:>4} {e:>4}  {rate:>5}  {interval:<16}  "
+            f"{_tier(entry.confidence_before, entry.confidence_after)}"
+        )
     w, l, d, e = totals  # noqa: E741
     decided = w + l + d
-    lines.append(f"{'all':<8}  {'':<32}  {w:>4} {l:>4} {d:>4} {e:>4}  {(f'{w / decided:.0%}' if decided else '-'):>5}  "
-                 f"{(str(wilson(w, decided)) if decided else '-'):<16}")  # fmt: skip
-    promoted = sum(1 for s in skills if s.confidence_after and Confidence(s.confidence_after).rank > Confidence(s.confidence_before).rank)
-    demoted = sum(1 for s in skills if s.confidence_after and Confidence(s.confidence_after).rank < Confidence(s.confidence_before).rank)
+    lines.append(
+        f"{'all':<8}  {'':<32}  {w:>4} {l:>4} {d:>4} {e:>4}  {(f'{w / decided:.0%}' if decided else '-'):>5}  "
+        f"{(str(wilson(w, decided)) if decided else '-'):<16}"
+    )
+    promoted = sum(
+        1
+        for s in skills
+        if s.confidence_after and Confidence(s.confidence_after).rank > Confidence(s.confidence_before).rank
+    )
+    demoted = sum(
+        1
+        for s in skills
+        if s.confidence_after and Confidence(s.confidence_after).rank < Confidence(s.confidence_before).rank
+    )
     lines.append(f"{promoted} promoted, {demoted} demoted; error games are not losses")
     return "\n".join(lines)
 
@@ -336,13 +407,25 @@ def _runs(args: argparse.Namespace, database: Database) -> int:
         return EXIT_OK
     runs = store.runs(args.limit)
     if args.json:
-        print(output.dump_json({"format": "skillstudio.verification-runs", "version": JSON_VERSION,
-                                "count": len(runs), "runs": [run_summary_document(r) for r in runs]}))  # fmt: skip
+        print(
+            output.dump_json(
+                {
+                    "format": "skillstudio.verification-runs",
+                    "version": JSON_VERSION,
+                    "count": len(runs),
+                    "runs": [run_summary_document(r) for r in runs],
+                }
+            )
+        )
         return EXIT_OK
-    lines = [f"{'RUN':<12}  {'KIND':<10}  {'STATUS':<9}  {'STARTED':<24}  {'SKILLS':>6}  {'GAMES':>11}  OPPONENT / EXECUTOR"]
+    lines = [
+        f"{'RUN':<12}  {'KIND':<10}  {'STATUS':<9}  {'STARTED':<24}  {'SKILLS':>6}  {'GAMES':>11}  OPPONENT / EXECUTOR"
+    ]
     for r in runs:
-        lines.append(f"{r.id:<12}  {r.kind:<10}  {r.status:<9}  {r.started_at:<24}  {r.skills:>6}  "
-                     f"{f'{r.games_recorded}/{r.games_asked}':>11}  {r.opponent} / {r.executor}")  # fmt: skip
+        lines.append(
+            f"{r.id:<12}  {r.kind:<10}  {r.status:<9}  {r.started_at:<24}  {r.skills:>6}  "
+            f"{f'{r.games_recorded}/{r.games_asked}':>11}  {r.opponent} / {r.executor}"
+        )
     lines.append(f"{len(runs)} runs")
     print("\n".join(lines))
     return EXIT_OK
@@ -356,24 +439,48 @@ def _record(args: argparse.Namespace, database: Database) -> int:
 
     summary = record_plays(args.plays, SkillRepository(database))
     if args.json:
-        print(output.dump_json({
-            "format": "skillstudio.play-record", "version": JSON_VERSION, "file": summary.path,
-            "plays": summary.plays, "already_imported": summary.already_imported,
-            "skills": [{
-                "id": r.skill_id, "name": r.name, "new_plays": r.new_plays, "completed": r.completed,
-                "rated": r.rated, "rating": r.rating, "confidence_before": r.before, "confidence_after": r.after,
-                "action": r.action, "reason": r.reason, "verification_count": r.verification_count,
-                "success_rate": round(r.completion_rate, 4), "wilson_95": r.interval.as_list(),
-                "average_rating": r.average_rating, "validation": list(r.validation),
-            } for r in summary.results],
-        }))  # fmt: skip
+        print(
+            output.dump_json(
+                {
+                    "format": "skillstudio.play-record",
+                    "version": JSON_VERSION,
+                    "file": summary.path,
+                    "plays": summary.plays,
+                    "already_imported": summary.already_imported,
+                    "skills": [
+                        {
+                            "id": r.skill_id,
+                            "name": r.name,
+                            "new_plays": r.new_plays,
+                            "completed": r.completed,
+                            "rated": r.rated,
+                            "rating": r.rating,
+                            "confidence_before": r.before,
+                            "confidence_after": r.after,
+                            "action": r.action,
+                            "reason": r.reason,
+                            "verification_count": r.verification_count,
+                            "success_rate": round(r.completion_rate, 4),
+                            "wilson_95": r.interval.as_list(),
+                            "average_rating": r.average_rating,
+                            "validation": list(r.validation),
+                        }
+                        for r in summary.results
+                    ],
+                }
+            )
+        )
         return EXIT_OK
-    print(f"{summary.path}: {summary.plays} plays, {summary.plays - summary.already_imported} new, "
-          f"{summary.already_imported} already imported")  # fmt: skip
+    print(
+        f"{summary.path}: {summary.plays} plays, {summary.plays - summary.already_imported} new, "
+        f"{summary.already_imported} already imported"
+    )
     for r in summary.results:
         rating = "-" if r.average_rating is None else f"{r.average_rating:.2f}"
-        print(f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} plays  completion {r.completion_rate:.0%} "
-              f"{r.interval} over {r.verification_count}  rating {rating}  {_tier(r.before, r.after)}")  # fmt: skip
+        print(
+            f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} plays  completion {r.completion_rate:.0%} "
+            f"{r.interval} over {r.verification_count}  rating {rating}  {_tier(r.before, r.after)}"
+        )
         for finding in r.validation:
             print(f"    {finding}")
     return EXIT_OK
@@ -391,16 +498,27 @@ def _revalidate(args: argparse.Namespace, database: Database) -> int:
         skills = [s for s in skills if s.body_kind is BodyKind.STRATEGIC_PATTERN]
     if not skills:
         if args.json:
-            print(output.dump_json({"format": "skillstudio.verification-run", "version": JSON_VERSION, "run": None, "skills": []}))
+            print(
+                output.dump_json(
+                    {"format": "skillstudio.verification-run", "version": JSON_VERSION, "run": None, "skills": []}
+                )
+            )
         else:
             print(f"no Proven skills recorded against an engine other than {args.engine_version}")
         return EXIT_OK
     run_id = start_run(
-        database, skills, opponent=args.opponent or DEFAULT_POLICY.reference_opponent, games=args.games,
-        seed=args.seed or 0, executor=args.executor or "inprocess", engine=engine,
-        chunk_games=args.chunk or DEFAULT_CHUNK_GAMES, actor=repository.actor, kind="revalidate",
+        database,
+        skills,
+        opponent=args.opponent or DEFAULT_POLICY.reference_opponent,
+        games=args.games,
+        seed=args.seed or 0,
+        executor=args.executor or "inprocess",
+        engine=engine,
+        chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
+        actor=repository.actor,
+        kind="revalidate",
         options={"engine_version": args.engine_version},
-    )  # fmt: skip
+    )
     return _drive(args, database, run_id, [])
 
 

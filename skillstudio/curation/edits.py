@@ -102,4 +102,6 @@ def revert_to_revision(repository: SkillRepository, skill_id: str, number: int, 
     """
     target = repository.revision(skill_id, number).skill()
     current = repository.get(skill_id)
-    return repository.update(replace(target, version=current.version), message=message or f"revert to revision {number}")
+    return repository.update(
+        replace(target, version=current.version), message=message or f"revert to revision {number}"
+    )

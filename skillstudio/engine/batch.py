@@ -158,7 +158,9 @@ def pattern_of(skill_or_pattern: Skill | StrategicPattern) -> tuple[StrategicPat
 def opponent_doctrine(opponent: Opponent, module: GameModule, pattern: StrategicPattern) -> Doctrine:
     if opponent.is_mirror:
         return with_difficulty(doctrine_from_pattern(pattern, module, label="mirror"), module, opponent.difficulty)
-    return doctrine_from_preset(module, opponent.preset, opponent.difficulty, unit_mix=opponent.unit_mix, label=opponent.label)
+    return doctrine_from_preset(
+        module, opponent.preset, opponent.difficulty, unit_mix=opponent.unit_mix, label=opponent.label
+    )
 
 
 def prepare(
@@ -175,7 +177,9 @@ def prepare(
     if opponent_mix is not None:
         rival = Opponent(rival.preset, rival.difficulty, rival.label + " (custom mix)", opponent_mix)
     skill_side = doctrine_from_pattern(pattern, game_module)
-    setup = compile_match(game_module, skill_side, opponent_doctrine(rival, game_module, pattern), _compiled(game_module))
+    setup = compile_match(
+        game_module, skill_side, opponent_doctrine(rival, game_module, pattern), _compiled(game_module)
+    )
     notes = tuple(skill_side.notes) + tuple(note for side in setup.sides for note in side.notes)
     return setup, rival, skill_id, skill_side.ignored_parameters, notes
 

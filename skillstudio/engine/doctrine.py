@@ -33,7 +33,9 @@ class ParameterSpec:
 PARAMETERS: dict[str, ParameterSpec] = {
     spec.name: spec
     for spec in (
-        ParameterSpec("aggression", 0, 100, 50, "how readily the army attacks: lower attack threshold, earlier first attack"),
+        ParameterSpec(
+            "aggression", 0, 100, 50, "how readily the army attacks: lower attack threshold, earlier first attack"
+        ),
         ParameterSpec("expansion_priority", 0, 100, 0, "when to build an expansion refinery; below 10 never"),
         ParameterSpec("harvester_count_target", 0, 20, 4, "harvesters kept alive (rebuilt when lost)"),
         ParameterSpec("tech_priority", 0, 100, 40, "share of spare credits put into unlocking the next tech tier"),
@@ -46,37 +48,63 @@ PARAMETERS: dict[str, ParameterSpec] = {
         ParameterSpec("defense_ratio", 0, 100, 40, "static defences' share of production (ratio / 2.5 percent)"),
         ParameterSpec("defense_allocation", 0, 100, 40, "same as defense_ratio (the [R] docs use both names)"),
         ParameterSpec("harvester_defense", 0, 100, 30, "share of the army guarding harvesters against raids"),
-        ParameterSpec("harassment", 0, 100, 10, "share of raiding units sent against enemy harvesters (ratio / 2 percent)"),
+        ParameterSpec(
+            "harassment", 0, 100, 10, "share of raiding units sent against enemy harvesters (ratio / 2 percent)"
+        ),
         ParameterSpec("scout_priority", 0, 100, 40, "scouting: better estimates of the enemy and more map control"),
         ParameterSpec("reaction_urgency", 0, 100, 50, "how early the first attack comes (100: 30% earlier)"),
-        ParameterSpec("retreat_threshold", 0, 100, 30, "an attacking army retreats below this percent of its launch value"),
+        ParameterSpec(
+            "retreat_threshold", 0, 100, 30, "an attacking army retreats below this percent of its launch value"
+        ),
         # Accepted so a skill written for IC's orchestrator is not reported as wrong, but without
         # effect here: this engine has no map geometry and no consultation loop.
         ParameterSpec("attack_target_x", -(2**31), 2**31 - 1, 0, "accepted, no effect (no map geometry)"),
         ParameterSpec("attack_target_y", -(2**31), 2**31 - 1, 0, "accepted, no effect (no map geometry)"),
         ParameterSpec("watch_direction", -(2**31), 2**31 - 1, 0, "accepted, no effect (no map geometry)"),
-        ParameterSpec("consultation_interval", 30, 3000, 300, "accepted, no effect (the plan holds for the whole match)"),
+        ParameterSpec(
+            "consultation_interval", 30, 3000, 300, "accepted, no effect (the plan holds for the whole match)"
+        ),
     )
 }
 NO_EFFECT = frozenset({"attack_target_x", "attack_target_y", "watch_direction", "consultation_interval"})
 
 # D044's mapping where IC gives a value, [R] or our fill elsewhere (docs/reference-engine.md).
 THREAT_AGGRESSION = {  # D044: 20 at Critical, 75 at Low
-    ThreatLevel.NONE: 85, ThreatLevel.LOW: 75, ThreatLevel.MEDIUM: 55, ThreatLevel.HIGH: 40, ThreatLevel.CRITICAL: 20,
-}  # fmt: skip
+    ThreatLevel.NONE: 85,
+    ThreatLevel.LOW: 75,
+    ThreatLevel.MEDIUM: 55,
+    ThreatLevel.HIGH: 40,
+    ThreatLevel.CRITICAL: 20,
+}
 THREAT_DEFENSE = {  # [R] defense_ratio 20/40/65/85
-    ThreatLevel.NONE: 10, ThreatLevel.LOW: 20, ThreatLevel.MEDIUM: 40, ThreatLevel.HIGH: 65, ThreatLevel.CRITICAL: 85,
-}  # fmt: skip
+    ThreatLevel.NONE: 10,
+    ThreatLevel.LOW: 20,
+    ThreatLevel.MEDIUM: 40,
+    ThreatLevel.HIGH: 65,
+    ThreatLevel.CRITICAL: 85,
+}
 PRESSURE_AGGRESSION = {
-    TimePressure.NONE: 0, TimePressure.LOW: 0, TimePressure.MEDIUM: 5, TimePressure.URGENT: 10, TimePressure.IMMEDIATE: 15,
-}  # fmt: skip
+    TimePressure.NONE: 0,
+    TimePressure.LOW: 0,
+    TimePressure.MEDIUM: 5,
+    TimePressure.URGENT: 10,
+    TimePressure.IMMEDIATE: 15,
+}
 PRESSURE_URGENCY = {
-    TimePressure.NONE: 40, TimePressure.LOW: 45, TimePressure.MEDIUM: 55, TimePressure.URGENT: 75, TimePressure.IMMEDIATE: 100,
-}  # fmt: skip
+    TimePressure.NONE: 40,
+    TimePressure.LOW: 45,
+    TimePressure.MEDIUM: 55,
+    TimePressure.URGENT: 75,
+    TimePressure.IMMEDIATE: 100,
+}
 TARGET_AGGRESSION = {  # per point of a target's priority (1..10)
-    TargetType.ATTACK: 1.5, TargetType.HARASS: 0.5, TargetType.DEFEND: -1.5, TargetType.RETREAT: -3.0,
-    TargetType.SCOUT: 0.0, TargetType.EXPAND: 0.0,
-}  # fmt: skip
+    TargetType.ATTACK: 1.5,
+    TargetType.HARASS: 0.5,
+    TargetType.DEFEND: -1.5,
+    TargetType.RETREAT: -3.0,
+    TargetType.SCOUT: 0.0,
+    TargetType.EXPAND: 0.0,
+}
 TECH_STRUCTURES = ("radar_dome", "tech_center", "airfield", "helipad")
 
 
@@ -146,7 +174,9 @@ def doctrine_from_pattern(pattern: StrategicPattern, module: GameModule, *, labe
         "defense_ratio": THREAT_DEFENSE[risk.threat_level] + (10 if risk.recommended_defense else 0),
         "harvester_defense": 70 if risk.threat_level in (ThreatLevel.HIGH, ThreatLevel.CRITICAL) else 30,  # [R]
         "harassment": harassment,
-        "scout_priority": 80 if plan.priority_targets and plan.priority_targets[0].target_type is TargetType.SCOUT else 40,
+        "scout_priority": 80
+        if plan.priority_targets and plan.priority_targets[0].target_type is TargetType.SCOUT
+        else 40,
         "reaction_urgency": PRESSURE_URGENCY[risk.time_pressure],
         "retreat_threshold": retreat,
     }

@@ -35,18 +35,35 @@ MODULE_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 QUEUES = ("infantry", "vehicle", "aircraft", "naval", "defense")
 ROLES = (
-    "anti_infantry", "anti_armor", "anti_air", "artillery", "scout", "main_battle", "heavy", "naval",
-    "defense", "support",
-)  # fmt: skip
+    "anti_infantry",
+    "anti_armor",
+    "anti_air",
+    "artillery",
+    "scout",
+    "main_battle",
+    "heavy",
+    "naval",
+    "defense",
+    "support",
+)
 DOMAINS = ("ground", "air", "naval")
 BUILT_IN_DIFFICULTIES = ("sandbox", "easy", "normal", "hard", "brutal")
 # Personality keys IC names (ic-formats.md section 2). Each needs a table in personality_effects
 # except aggression (a number) and build_order (kept for fidelity, no effect here).
 PERSONALITY_KEYS = (
-    "aggression", "tech_priority", "micro_level", "scout_frequency", "build_order",
-    "expansion_style", "focus_fire", "retreat_behavior", "adaptation", "group_tactics",
-    "influence_maps", "harassment",
-)  # fmt: skip
+    "aggression",
+    "tech_priority",
+    "micro_level",
+    "scout_frequency",
+    "build_order",
+    "expansion_style",
+    "focus_fire",
+    "retreat_behavior",
+    "adaptation",
+    "group_tactics",
+    "influence_maps",
+    "harassment",
+)
 EFFECT_TABLES: dict[str, tuple[float, float]] = {  # table -> allowed value range
     "tech_priority": (0, 100),
     "micro_level": (0.1, 5),
@@ -412,11 +429,24 @@ def _read_module(check: Checker, data: object, path: str, fingerprint: str) -> G
         data,
         "",
         (
-            "module", "name", "data_version", "sources", "match", "combat", "economy", "base",
-            "armor_classes", "structures", "weapons", "units", "build_focus", "ai_presets",
-            "difficulties", "personality_effects",
+            "module",
+            "name",
+            "data_version",
+            "sources",
+            "match",
+            "combat",
+            "economy",
+            "base",
+            "armor_classes",
+            "structures",
+            "weapons",
+            "units",
+            "build_focus",
+            "ai_presets",
+            "difficulties",
+            "personality_effects",
         ),
-    )  # fmt: skip
+    )
     if not top.ok:
         return None
     module_id = top.text("module", max_len=32)
@@ -431,17 +461,25 @@ def _read_module(check: Checker, data: object, path: str, fingerprint: str) -> G
     armor_classes = _read_armor_classes(check, top.mapping("armor_classes"), "armor_classes")
     economy = _read_economy(check, top.mapping("economy"), "economy", armor_classes)
     base = _read_base(check, top.mapping("base"), "base", armor_classes)
-    structures = _read_table(check, top.mapping("structures"), "structures", lambda k, v, p: _read_structure(check, v, p))
+    structures = _read_table(
+        check, top.mapping("structures"), "structures", lambda k, v, p: _read_structure(check, v, p)
+    )
     if structures and not any(tier == 1 for tier, _ in structures.values()):
         check.fail("structures", "needs at least one tier-1 structure (what stands at the start)")
     weapons = _read_table(
-        check, top.mapping("weapons"), "weapons",
-        lambda k, v, p: _read_weapon(check, k, v, p, armor_classes), max_items=MAX_WEAPONS,
-    )  # fmt: skip
+        check,
+        top.mapping("weapons"),
+        "weapons",
+        lambda k, v, p: _read_weapon(check, k, v, p, armor_classes),
+        max_items=MAX_WEAPONS,
+    )
     units_map = _read_table(
-        check, top.mapping("units"), "units",
-        lambda k, v, p: _read_unit(check, k, v, p, armor_classes, weapons, structures), max_items=MAX_UNITS,
-    )  # fmt: skip
+        check,
+        top.mapping("units"),
+        "units",
+        lambda k, v, p: _read_unit(check, k, v, p, armor_classes, weapons, structures),
+        max_items=MAX_UNITS,
+    )
     units = tuple(units_map.values())
     if units_map and not any(not u.static for u in units):
         check.fail("units", "needs at least one mobile unit")
@@ -452,13 +490,17 @@ def _read_module(check: Checker, data: object, path: str, fingerprint: str) -> G
     focus = _read_build_focus(check, top.mapping("build_focus"), "build_focus", read_mix)
     effects = _read_effects(check, top.mapping("personality_effects"), "personality_effects")
     presets = _read_table(
-        check, top.mapping("ai_presets"), "ai_presets",
+        check,
+        top.mapping("ai_presets"),
+        "ai_presets",
         lambda k, v, p: _read_preset(check, k, v, p, read_mix, effects),
-    )  # fmt: skip
+    )
     difficulties = _read_table(
-        check, top.mapping("difficulties"), "difficulties",
+        check,
+        top.mapping("difficulties"),
+        "difficulties",
         lambda k, v, p: _read_difficulty(check, k, v, p, effects),
-    )  # fmt: skip
+    )
     missing = [d for d in BUILT_IN_DIFFICULTIES if d not in difficulties]
     if isinstance(top.data.get("difficulties"), Mapping) and missing:
         check.fail("difficulties", f"missing the built-in difficulties {', '.join(missing)}")
@@ -503,9 +545,11 @@ def _read_sources(check: Checker, value: object, path: str) -> dict[str, str]:
 
 def _read_match(check: Checker, value: object, path: str) -> MatchConfig:
     r = _Reader(
-        check, value, path,
+        check,
+        value,
+        path,
         ("step_s", "time_limit_s", "base_distance_cells", "naval_access", "timeline_samples", "points", "draw_margin"),
-    )  # fmt: skip
+    )
     step = r.number("step_s", 0.5, 60)
     limit = r.number("time_limit_s", 60, 14_400)
     if r.ok and "step_s" in r.data and "time_limit_s" in r.data and limit / step > 5_000:
@@ -529,11 +573,26 @@ def _read_match(check: Checker, value: object, path: str) -> MatchConfig:
 
 def _read_combat(check: Checker, value: object, path: str) -> CombatConfig:
     r = _Reader(
-        check, value, path,
-        ("intensity", "defender_bonus", "static_bonus", "range_reference_cells", "range_exponent",
-         "luck", "luck_period_s", "form", "retreat_value", "static_weight", "raid_efficiency",
-         "raid_start_s", "expansion_exposure", "structure_target_weight"),
-    )  # fmt: skip
+        check,
+        value,
+        path,
+        (
+            "intensity",
+            "defender_bonus",
+            "static_bonus",
+            "range_reference_cells",
+            "range_exponent",
+            "luck",
+            "luck_period_s",
+            "form",
+            "retreat_value",
+            "static_weight",
+            "raid_efficiency",
+            "raid_start_s",
+            "expansion_exposure",
+            "structure_target_weight",
+        ),
+    )
     return CombatConfig(
         intensity=r.number("intensity", 0.01, 10),
         defender_bonus=r.number("defender_bonus", 0.5, 5),
@@ -576,21 +635,38 @@ def _armor(check: Checker, r: _Reader, key: str, armor_classes: tuple[str, ...])
 
 
 def _read_economy(check: Checker, value: object, path: str, armor_classes: tuple[str, ...]) -> EconomyConfig:
-    r = _Reader(check, value, path, ("start_credits", "start_harvesters", "harvester", "refinery", "ore_field", "production"))
+    r = _Reader(
+        check, value, path, ("start_credits", "start_harvesters", "harvester", "refinery", "ore_field", "production")
+    )
     h = _Reader(
-        check, r.mapping("harvester"), r.where("harvester"),
-        ("cost", "build_time_s", "hp", "armor", "cargo_capacity", "harvest_rate_per_tick",
-         "unload_rate_per_tick", "bale_value", "trip_time_s"),
-    )  # fmt: skip
+        check,
+        r.mapping("harvester"),
+        r.where("harvester"),
+        (
+            "cost",
+            "build_time_s",
+            "hp",
+            "armor",
+            "cargo_capacity",
+            "harvest_rate_per_tick",
+            "unload_rate_per_tick",
+            "bale_value",
+            "trip_time_s",
+        ),
+    )
     ref = _Reader(check, r.mapping("refinery"), r.where("refinery"), ("cost", "hp"))
     ore = _Reader(
-        check, r.mapping("ore_field"), r.where("ore_field"),
+        check,
+        r.mapping("ore_field"),
+        r.where("ore_field"),
         ("ore", "regrowth_per_s", "harvester_slots", "crowding_yield"),
-    )  # fmt: skip
+    )
     prod = _Reader(
-        check, r.mapping("production"), r.where("production"),
+        check,
+        r.mapping("production"),
+        r.where("production"),
         ("factory_cost", "start_factories", "max_factories", "float_threshold"),
-    )  # fmt: skip
+    )
     start_factories = prod.integer("start_factories", 1, 20)
     max_factories = prod.integer("max_factories", 1, 20)
     if prod.ok and max_factories < start_factories:
@@ -622,7 +698,11 @@ def _read_economy(check: Checker, value: object, path: str, armor_classes: tuple
 
 def _read_base(check: Checker, value: object, path: str, armor_classes: tuple[str, ...]) -> BaseConfig:
     r = _Reader(check, value, path, ("hp", "structures", "armor"))
-    return BaseConfig(hp=r.number("hp", 1, 1e7), structures=r.number("structures", 1, 1_000), armor=_armor(check, r, "armor", armor_classes))
+    return BaseConfig(
+        hp=r.number("hp", 1, 1e7),
+        structures=r.number("structures", 1, 1_000),
+        armor=_armor(check, r, "armor", armor_classes),
+    )
 
 
 def _read_structure(check: Checker, value: object, path: str) -> tuple[int, int] | None:
@@ -637,10 +717,11 @@ def _read_weapon(check: Checker, key: str, value: object, path: str, armor_class
     if not r.ok:
         return None
     targets = check.each(
-        r.mapping("targets"), r.where("targets"),
+        r.mapping("targets"),
+        r.where("targets"),
         lambda v, p: v if v in DOMAINS else check.fail(p, f"{describe(v)} is not a domain ({'|'.join(DOMAINS)})"),
         max_items=3,
-    )  # fmt: skip
+    )
     if "targets" in r.data and not targets and isinstance(r.data["targets"], list):
         check.fail(r.where("targets"), "must name at least one domain")
     versus_path = r.where("versus")
@@ -649,7 +730,10 @@ def _read_weapon(check: Checker, key: str, value: object, path: str, armor_class
     if versus_data is not None:
         for armor, pct in versus_data.items():
             if armor_classes and armor not in armor_classes:
-                check.fail(join_path(versus_path, armor), f"{describe(armor)} is not an armour class ({'|'.join(armor_classes)})")
+                check.fail(
+                    join_path(versus_path, armor),
+                    f"{describe(armor)} is not an armour class ({'|'.join(armor_classes)})",
+                )
                 continue
             number = check.number(pct, join_path(versus_path, armor), 0, 1_000)
             if number is not None:
@@ -677,10 +761,24 @@ def _read_unit(
     structures: Mapping[str, tuple[int, int]],
 ) -> UnitType | None:
     r = _Reader(
-        check, value, path,
-        ("cost", "build_time_s", "hp", "armor", "speed", "weapons", "queue", "domain", "role",
-         "prerequisites", "uptime", "raider"),
-    )  # fmt: skip
+        check,
+        value,
+        path,
+        (
+            "cost",
+            "build_time_s",
+            "hp",
+            "armor",
+            "speed",
+            "weapons",
+            "queue",
+            "domain",
+            "role",
+            "prerequisites",
+            "uptime",
+            "raider",
+        ),
+    )
     if not r.ok:
         return None
     queue = r.choice("queue", QUEUES, "a production queue")
@@ -707,7 +805,9 @@ def _read_unit(
         return v
 
     unit_weapons = check.each(r.mapping("weapons"), r.where("weapons"), weapon_ref, max_items=4)
-    prerequisites = check.each(r.mapping("prerequisites", required=False) or [], r.where("prerequisites"), structure_ref, max_items=8)
+    prerequisites = check.each(
+        r.mapping("prerequisites", required=False) or [], r.where("prerequisites"), structure_ref, max_items=8
+    )
     tier = max((structures[p][0] for p in prerequisites), default=1)
     return UnitType(
         id=key,
@@ -727,7 +827,9 @@ def _read_unit(
     )
 
 
-def _read_weights(check: Checker, value: object, path: str, units: Mapping[str, UnitType], static: bool) -> dict[str, float]:
+def _read_weights(
+    check: Checker, value: object, path: str, units: Mapping[str, UnitType], static: bool
+) -> dict[str, float]:
     data = check.mapping(value, path)
     out: dict[str, float] = {}
     for unit_id, weight in (data or {}).items():
@@ -753,11 +855,15 @@ def _read_mix(check: Checker, value: object, path: str, units: Mapping[str, Unit
     mobile = _read_weights(check, r.mapping("units"), r.where("units"), units, static=False)
     if "units" in r.data and isinstance(r.data["units"], Mapping) and not any(w > 0 for w in mobile.values()):
         check.fail(r.where("units"), "needs at least one mobile unit with a weight above 0")
-    defenses = _read_weights(check, r.mapping("defenses", required=False) or {}, r.where("defenses"), units, static=True)
+    defenses = _read_weights(
+        check, r.mapping("defenses", required=False) or {}, r.where("defenses"), units, static=True
+    )
     return Mix(units=mobile, defenses=defenses)
 
 
-def _read_build_focus(check: Checker, value: object, path: str, read_mix: Callable[[object, str], Mix | None]) -> dict[BuildFocus, Mix]:
+def _read_build_focus(
+    check: Checker, value: object, path: str, read_mix: Callable[[object, str], Mix | None]
+) -> dict[BuildFocus, Mix]:
     data = check.mapping(value, path)
     if data is None:
         return {}
@@ -876,7 +982,9 @@ def _read_difficulty(
     r = _Reader(check, value, path, ("gather_rate", "build_time", "reaction_delay_ticks", "vision", "personality"))
     if not r.ok:
         return None
-    personality = _read_personality(check, r.mapping("personality", required=False) or {}, r.where("personality"), effects, partial=True)
+    personality = _read_personality(
+        check, r.mapping("personality", required=False) or {}, r.where("personality"), effects, partial=True
+    )
     return Difficulty(
         id=key,
         gather_rate=r.number("gather_rate", 0.05, 20),

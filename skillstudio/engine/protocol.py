@@ -101,9 +101,16 @@ class Job:
         """The same job for games ``from_game ..`` only (after an engine failure)."""
         skip = from_game - self.first_game
         return Job(
-            self.module, self.opponent, self.skill, self.batch_seed, from_game, self.seeds[skip:],
-            self.engine_version, self.timeline_samples, self.extra,
-        )  # fmt: skip
+            self.module,
+            self.opponent,
+            self.skill,
+            self.batch_seed,
+            from_game,
+            self.seeds[skip:],
+            self.engine_version,
+            self.timeline_samples,
+            self.extra,
+        )
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -136,7 +143,19 @@ class Job:
             issues.append(Issue("seeds", f"has {len(data['seeds'])} entries but games is {data['games']}"))
         if issues:
             raise ValidationError(issues, context="job")
-        known = {"type", "protocol", "module", "engine_version", "opponent", "skill", "batch_seed", "first_game", "games", "seeds", "timeline_samples"}
+        known = {
+            "type",
+            "protocol",
+            "module",
+            "engine_version",
+            "opponent",
+            "skill",
+            "batch_seed",
+            "first_game",
+            "games",
+            "seeds",
+            "timeline_samples",
+        }
         return cls(
             module=data["module"],
             opponent=data["opponent"],
@@ -183,7 +202,7 @@ class _Pipe:
             kwargs["start_new_session"] = True  # its own process group, killed as a whole
         else:  # pragma: no cover - Windows
             kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
-        self.process = subprocess.Popen(  # noqa: S603 - argv list, no shell
+        self.process = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -352,9 +371,15 @@ class ProcessEngine:
         while next_game < end:
             if failures >= self.max_failures:
                 assert last_error is not None
-                reason = last_error.error if fatal else f"not played: the engine failed {failures} times in a row (last: {last_error.error})"
+                reason = (
+                    last_error.error
+                    if fatal
+                    else f"not played: the engine failed {failures} times in a row (last: {last_error.error})"
+                )
                 for game in range(next_game, end):
-                    yield GameResult.failed(game, reason or "", seed=job.seeds[game - job.first_game], stderr_tail=last_error.stderr_tail)
+                    yield GameResult.failed(
+                        game, reason or "", seed=job.seeds[game - job.first_game], stderr_tail=last_error.stderr_tail
+                    )
                 return
             if failures:
                 self.restarts += 1
@@ -370,7 +395,7 @@ class ProcessEngine:
                 elif not result.is_error:
                     failures = 0
 
-    def _attempt(self, job: Job) -> Iterator[GameResult]:  # noqa: C901, PLR0912, PLR0915
+    def _attempt(self, job: Job) -> Iterator[GameResult]:
         """One engine process for ``job``; stops after the first failure that ends the process."""
         expected = job.first_game
         end = job.first_game + job.games
@@ -449,12 +474,19 @@ class ProcessEngine:
                         expected += 1
                         continue
                     if result.game != expected:
-                        yield _garbage(expected, seed_of(expected), f"result for game {result.game} where game {expected} was due", pipe)
+                        yield _garbage(
+                            expected,
+                            seed_of(expected),
+                            f"result for game {result.game} where game {expected} was due",
+                            pipe,
+                        )
                         expected += 1
                         continue
                     if result.is_error:  # the engine itself says the game failed
                         tail = pipe.stderr_tail(settle=0.1)
-                        result = GameResult.failed(expected, f"engine: {result.error}", seed=seed_of(expected), stderr_tail=tail)
+                        result = GameResult.failed(
+                            expected, f"engine: {result.error}", seed=seed_of(expected), stderr_tail=tail
+                        )
                     yield result
                     expected += 1
                 elif kind == "error":

@@ -91,9 +91,18 @@ class GameResult:
         if issues:
             raise ValidationError(issues)
         known = {
-            "type", "game", "seed", "outcome", "duration_s", "resource_delta", "army_value_delta",
-            "map_control", "timeline", "ignored_parameters", "error",
-        }  # fmt: skip
+            "type",
+            "game",
+            "seed",
+            "outcome",
+            "duration_s",
+            "resource_delta",
+            "army_value_delta",
+            "map_control",
+            "timeline",
+            "ignored_parameters",
+            "error",
+        }
         number = lambda key: None if key not in data else float(data[key])  # noqa: E731
         return cls(
             game=data["game"],

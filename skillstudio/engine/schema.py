@@ -20,10 +20,28 @@ from skillstudio.model.validation import Issue, describe, join_path
 
 SCHEMA_NAMES = ("job", "hello", "game", "summary", "error")
 _SUPPORTED = {
-    "$schema", "$id", "title", "description", "type", "const", "enum", "minimum", "maximum",
-    "minLength", "maxLength", "pattern", "required", "properties", "additionalProperties", "items",
-    "minItems", "maxItems", "if", "then", "else",
-}  # fmt: skip
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "type",
+    "const",
+    "enum",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "required",
+    "properties",
+    "additionalProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "if",
+    "then",
+    "else",
+}
 _TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
@@ -64,7 +82,7 @@ def validate(instance: Any, schema: dict[str, Any], path: str = "") -> list[Issu
     return issues
 
 
-def _validate(value: Any, schema: dict[str, Any], path: str, issues: list[Issue]) -> None:  # noqa: C901
+def _validate(value: Any, schema: dict[str, Any], path: str, issues: list[Issue]) -> None:
     where = path or "(line)"
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]

@@ -77,7 +77,9 @@ def _read_job(stdin: IO[bytes]) -> Job:
     except (UnicodeDecodeError, ValueError) as error:
         raise JobError(f"the job is not valid JSON: {error}") from None
     if isinstance(data, dict) and isinstance(data.get("protocol"), int) and data["protocol"] != PROTOCOL_VERSION:
-        raise JobError(f"job protocol version {data['protocol']} is not supported; this engine speaks {PROTOCOL_VERSION}")
+        raise JobError(
+            f"job protocol version {data['protocol']} is not supported; this engine speaks {PROTOCOL_VERSION}"
+        )
     try:
         return Job.from_json(data)
     except ValidationError as error:
@@ -92,7 +94,10 @@ def _play(job: Job, stdout: IO[str], search: tuple[Path, ...]) -> dict[str, int]
     except (ValidationError, UnknownOpponentError, NotAStrategySkill) as error:
         raise JobError(str(error)) from None
     if job.timeline_samples not in (None, module.match.timeline_samples):
-        notes = (*notes, f"timeline_samples {job.timeline_samples} ignored; module {module.id} samples {module.match.timeline_samples}")
+        notes = (
+            *notes,
+            f"timeline_samples {job.timeline_samples} ignored; module {module.id} samples {module.match.timeline_samples}",
+        )
     counts = {"games": job.games, "wins": 0, "losses": 0, "draws": 0, "errors": 0}
     seeds = np.array(job.seeds, dtype=np.uint64)
     start, chunk = 0, FIRST_CHUNK
@@ -114,11 +119,17 @@ def _play(job: Job, stdout: IO[str], search: tuple[Path, ...]) -> dict[str, int]
             outcome = OUTCOME_NAMES[code]
             counts[_COUNT_KEY[outcome]] += 1
             line = {
-                "type": "game", "game": job.first_game + start + i, "seed": int(seeds[start + i]), "outcome": outcome,
-                "duration_s": duration, "resource_delta": resources, "army_value_delta": army, "map_control": control,
+                "type": "game",
+                "game": job.first_game + start + i,
+                "seed": int(seeds[start + i]),
+                "outcome": outcome,
+                "duration_s": duration,
+                "resource_delta": resources,
+                "army_value_delta": army,
+                "map_control": control,
                 "timeline": {"t_s": t_s, "skill": skill_line, "opponent": opponent_line},
                 "ignored_parameters": list(ignored),
-            }  # fmt: skip
+            }
             _emit(stdout, line)
         stdout.flush()
         start += raw.outcome.shape[0]
@@ -136,7 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="SkillStudio's reference skirmish engine, speaking the engine protocol "
         "(docs/engine-protocol.md): one JSON job on stdin, JSON Lines on stdout.",
     )
-    parser.add_argument("--modules", action="append", default=[], metavar="DIR", help="also look for <module>.yaml here")
+    parser.add_argument(
+        "--modules", action="append", default=[], metavar="DIR", help="also look for <module>.yaml here"
+    )
     parser.add_argument("--version", action="store_true", help="print the engine and protocol versions and exit")
     args = parser.parse_args(argv)
     if args.version:

@@ -137,12 +137,22 @@ def compile_module(module: GameModule) -> CompiledModule:
     combat_blocks = [(name, block) for name, block in combat_blocks if np.any(block) or name in ("hp", "value")]
     W_combat, scale_combat, cols = _quantize_blocks(combat_blocks)
     return CompiledModule(
-        module=module, units=units, n_classes=n_classes, n_mobile_classes=n_mobile, class_keys=class_keys,
-        class_of_unit=class_of_unit, class_is_air=class_is_air, class_is_static=class_is_static, dps=dps,
+        module=module,
+        units=units,
+        n_classes=n_classes,
+        n_mobile_classes=n_mobile,
+        class_keys=class_keys,
+        class_of_unit=class_of_unit,
+        class_is_air=class_is_air,
+        class_is_static=class_is_static,
+        dps=dps,
         air_classes=slice(int(np.argmax(class_is_air)), int(np.argmax(class_is_air)) + int(class_is_air.sum())),
-        W_combat=W_combat, scale_combat=scale_combat, cols=cols,
-        speed_cells=speed_cells * mobile, raid_dps=raid_dps,
-    )  # fmt: skip
+        W_combat=W_combat,
+        scale_combat=scale_combat,
+        cols=cols,
+        speed_cells=speed_cells * mobile,
+        raid_dps=raid_dps,
+    )
 
 
 def _quantize_blocks(blocks: list[tuple[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, dict[str, slice]]:
@@ -265,7 +275,9 @@ class MatchSetup:
         return self.cm.module
 
 
-def compile_match(module: GameModule, skill: Doctrine, opponent: Doctrine, cm: CompiledModule | None = None) -> MatchSetup:
+def compile_match(
+    module: GameModule, skill: Doctrine, opponent: Doctrine, cm: CompiledModule | None = None
+) -> MatchSetup:
     cm = cm or compile_module(module)
     return MatchSetup(cm, (compile_side(cm, skill, opponent), compile_side(cm, opponent, skill)))
 
@@ -319,7 +331,7 @@ class _Games:
                 setattr(self, name, value[:, keep] if name == "counts" else value[..., keep])
 
 
-def _simulate_block(  # noqa: C901, PLR0915
+def _simulate_block(
     setup: MatchSetup, seeds: np.ndarray, out: RawResults, offset: int, trace: Callable[[float, Any], None] | None
 ) -> None:
     cm, module = setup.cm, setup.module
@@ -379,12 +391,14 @@ def _simulate_block(  # noqa: C901, PLR0915
     g.form = attr("combat_efficiency") * jitter(S_FORM, combat.form)  # how well each side plays this game
     period = max(1, int(round(combat.luck_period_s / dt)))
     periods = np.arange((steps + period - 1) // period, dtype=np.uint64)[:, None]
-    g.luck = (1.0 + combat.luck * np.stack(
-        [rng.symmetric(side_seeds[s], S_LUCK + 32 * s, periods) for s in (0, 1)], axis=1
-    )).astype(np.float32)  # [P, 2, G]; float32 halves the copying when finished games are dropped
-    g.perceive = (1.0 + (0.3 / (vision * (0.5 + scout))) * np.stack(
-        [rng.symmetric(side_seeds[s], S_PERCEIVE + 32 * s, periods) for s in (0, 1)], axis=1
-    )).astype(np.float32)
+    g.luck = (
+        1.0 + combat.luck * np.stack([rng.symmetric(side_seeds[s], S_LUCK + 32 * s, periods) for s in (0, 1)], axis=1)
+    ).astype(np.float32)  # [P, 2, G]; float32 halves the copying when finished games are dropped
+    g.perceive = (
+        1.0
+        + (0.3 / (vision * (0.5 + scout)))
+        * np.stack([rng.symmetric(side_seeds[s], S_PERCEIVE + 32 * s, periods) for s in (0, 1)], axis=1)
+    ).astype(np.float32)
     expand_first = float(g.expand_at.min())
     next_due, lost_expansion = expand_first, False
     adapt_first = float(g.adapt_at.min())
@@ -505,7 +519,9 @@ def _simulate_block(  # noqa: C901, PLR0915
                 side, row = np.nonzero(grow)
                 g.factories[side, row] += 1.0
                 credits[side, row] -= econ.factory_cost
-                g.capacity[side, row] = g.factories[side, row] * g.props[P_CAPRATE, side, row] * g.build_speed[side, row]
+                g.capacity[side, row] = (
+                    g.factories[side, row] * g.props[P_CAPRATE, side, row] * g.build_speed[side, row]
+                )
         if adapt_first <= now:
             adapt = (g.adapt_at <= now) & ~g.adapted
             if adapt.any():
@@ -674,7 +690,9 @@ def _simulate_block(  # noqa: C901, PLR0915
         if last:
             army, base = g.army_value, g.base_hp
             fallen = base <= 0.5
-            outcome = np.where(fallen[0] | fallen[1], _fall_outcome(fallen), _points_outcome(match, army, g.control, base))
+            outcome = np.where(
+                fallen[0] | fallen[1], _fall_outcome(fallen), _points_outcome(match, army, g.control, base)
+            )
             finish = g.alive
         elif ended_rows is not None and ended_rows.size:
             finish = np.zeros(g.rows.size, dtype=bool)
@@ -716,7 +734,7 @@ def _fall_outcome(fallen: np.ndarray) -> np.ndarray:
     return np.where(fallen[0] & fallen[1], OUTCOME_DRAW, np.where(fallen[1], OUTCOME_WIN, OUTCOME_LOSS)).astype(np.int8)
 
 
-def _points_outcome(match, army: np.ndarray, control: np.ndarray, base_hp: np.ndarray) -> np.ndarray:  # noqa: ANN001
+def _points_outcome(match, army: np.ndarray, control: np.ndarray, base_hp: np.ndarray) -> np.ndarray:
     army_total = army[0] + army[1]
     base_total = base_hp[0] + base_hp[1]
     score = (

@@ -16,7 +16,9 @@ UNKNOWN = QColor("#707070")
 
 
 class QtConfidenceDelegate(QStyledItemDelegate):
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         text = index.data(Qt.ItemDataRole.DisplayRole) or ""
         # The background (selection, alternating rows) as the style draws it, without the text.
         self.initStyleOption(option, index)

@@ -116,7 +116,9 @@ class QtDetailPane(QTextBrowser):
             f'<p><span class="badge" style="background:{colour}">&nbsp;{_e(quality.confidence.value)}&nbsp;</span> '
             f"&nbsp;{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}</p>",
             f"<p>{_e(skill.description) or '<span class=muted>No description.</span>'}</p>",
-            "<p><b>Tags:</b> " + (", ".join(_e(t) for t in skill.tags) or '<span class="muted">untagged</span>') + "</p>",
+            "<p><b>Tags:</b> "
+            + (", ".join(_e(t) for t in skill.tags) or '<span class="muted">untagged</span>')
+            + "</p>",
         ]
         source = skill.provenance.source
         provenance = [("Source", _e(source.kind.label))]
@@ -184,7 +186,7 @@ class QtDetailPane(QTextBrowser):
         A skill that was never linted, or changed since (an import, an engine), is linted now,
         so the pane never shows a clean bill for text nobody checked.
         """
-        from skillstudio.review.workflow import findings_for  # noqa: PLC0415
+        from skillstudio.review.workflow import findings_for
 
         try:
             findings = findings_for(self.repository, skill)
@@ -192,7 +194,7 @@ class QtDetailPane(QTextBrowser):
             findings = self.repository.risk_findings(skill.id)
         if not findings:
             return ""
-        from skillstudio.gui.review.qt_review_queue import findings_html  # noqa: PLC0415
+        from skillstudio.gui.review.qt_review_queue import findings_html
 
         return f"<h3>Risk findings ({len(findings)})</h3>" + findings_html(findings)
 
@@ -254,15 +256,29 @@ class QtDetailPane(QTextBrowser):
                 + _rows(
                     [
                         ("Build focus", _e(plan.build_focus.label)),
-                        ("Economy", f"{'expand, ' if guidance.expand else ''}{guidance.harvester_target} harvesters"
-                         + (f"; build first: {_e(', '.join(guidance.priority_builds))}" if guidance.priority_builds else "")
-                         + (f"; sell: {_e(', '.join(guidance.sell_structures))}" if guidance.sell_structures else "")),
-                        ("Risk", f"{_e(risk.threat_level.label)} threat, {_e(risk.time_pressure.label.lower())} time pressure"
-                         + (f", from {_e(risk.expected_attack_direction)}" if risk.expected_attack_direction else "")),
+                        (
+                            "Economy",
+                            f"{'expand, ' if guidance.expand else ''}{guidance.harvester_target} harvesters"
+                            + (
+                                f"; build first: {_e(', '.join(guidance.priority_builds))}"
+                                if guidance.priority_builds
+                                else ""
+                            )
+                            + (
+                                f"; sell: {_e(', '.join(guidance.sell_structures))}" if guidance.sell_structures else ""
+                            ),
+                        ),
+                        (
+                            "Risk",
+                            f"{_e(risk.threat_level.label)} threat, {_e(risk.time_pressure.label.lower())} time pressure"
+                            + (
+                                f", from {_e(risk.expected_attack_direction)}" if risk.expected_attack_direction else ""
+                            ),
+                        ),
                         ("Defense", _e(risk.recommended_defense or "—")),
                         ("Confidence", f"{plan.confidence} / 1000"),
                     ]
-                )  # fmt: skip
+                )
                 + (f"<p><b>Targets</b></p><ol>{targets}</ol>" if targets else "")
                 + f"<p><b>Reasoning</b></p><p>{_e(plan.reasoning)}</p>"
                 + f"<p><b>Parameter bindings</b>: {bindings or '<span class=muted>none</span>'}</p>"
@@ -271,7 +287,9 @@ class QtDetailPane(QTextBrowser):
             scenes = "".join(
                 f"<li><b>{_e(scene.template)}</b>"
                 + (
-                    "<table>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in scene.values.items()) + "</table>"
+                    "<table>"
+                    + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in scene.values.items())
+                    + "</table>"
                     if scene.values
                     else ""
                 )

@@ -94,13 +94,13 @@ class DiffRowsModel(QAbstractTableModel):
             shown.append(folded)
         self._shown = shown
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802 - Qt's name
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._shown)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else 4
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.headers[section]
         return None
@@ -150,7 +150,7 @@ class DiffRowsModel(QAbstractTableModel):
 
 
 class _UnifiedHighlighter(QSyntaxHighlighter):
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
+    def highlightBlock(self, text: str) -> None:
         form = QTextCharFormat()
         if text.startswith(("+++", "---")):
             form.setFontWeight(700)
@@ -261,7 +261,9 @@ class QtDiffView(QWidget):
         lines = skill_text(skill).splitlines()
         rows = [DiffRow("insert", None, None, i + 1, line) for i, line in enumerate(lines)]
         unified = "\n".join([f"+++ {new_label}", f"@@ -0,0 +1,{len(lines)} @@", *(f"+{line}" for line in lines)])
-        self.set_rows(rows, unified, old_label="(nothing)", new_label=new_label, old_title="(nothing)", new_title=new_title)
+        self.set_rows(
+            rows, unified, old_label="(nothing)", new_label=new_label, old_title="(nothing)", new_title=new_title
+        )
 
     def set_rows(
         self,
@@ -276,10 +278,12 @@ class QtDiffView(QWidget):
         self._rows = list(rows)
         self._unified = unified
         self.model.set_rows(rows, old_title, new_title)
-        self.text.setPlainText(unified if unified else "(no differences)")
+        self.text.setPlainText(unified or "(no differences)")
         self.title.setText(f"{old_label}  →  {new_label}")
         changed = self.changed_count()
-        self.summary.setText("No differences" if not changed else "1 line differs" if changed == 1 else f"{changed} lines differ")
+        self.summary.setText(
+            "No differences" if not changed else "1 line differs" if changed == 1 else f"{changed} lines differ"
+        )
         self._set_controls_enabled(True)
         self._show_mode()
 
@@ -313,7 +317,14 @@ class QtDiffView(QWidget):
         self.stack.setCurrentWidget(self.text if self.is_unified() else self.table)
         self.changes_only.setEnabled(not self.is_unified())
         if not self.is_unified():
-            first = next((i for i, row in enumerate(self.model.shown_rows()) if not isinstance(row, int) and row.kind != "equal"), None)
+            first = next(
+                (
+                    i
+                    for i, row in enumerate(self.model.shown_rows())
+                    if not isinstance(row, int) and row.kind != "equal"
+                ),
+                None,
+            )
             if first is not None:
                 self.table.scrollTo(self.model.index(first, 1), QAbstractItemView.ScrollHint.PositionAtCenter)
 

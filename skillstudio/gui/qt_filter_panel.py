@@ -165,7 +165,9 @@ class QtFilterPanel(QScrollArea):
         self._pool.clear()
         self._pool.waitForDone()
 
-    def _apply_choices(self, generation: int, modules: list[str], creators: list[str], tag_counts: dict[str, int]) -> None:
+    def _apply_choices(
+        self, generation: int, modules: list[str], creators: list[str], tag_counts: dict[str, int]
+    ) -> None:
         if generation != self._generation:
             return
         self.module.set_choices([(m, m) for m in modules])

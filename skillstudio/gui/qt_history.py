@@ -28,10 +28,17 @@ from skillstudio.store import LibraryError, Revision, SkillNotFound, SkillReposi
 from skillstudio.store.events import LibraryChange
 
 ACTION_LABELS = {
-    "create": "created", "update": "edited", "delete": "moved to trash", "restore": "restored",
-    "review": "reviewed", "verify": "verified", "compose": "composed", "embedding": "embedded",
-    "baseline": "found", "external": "changed outside",
-}  # fmt: skip
+    "create": "created",
+    "update": "edited",
+    "delete": "moved to trash",
+    "restore": "restored",
+    "review": "reviewed",
+    "verify": "verified",
+    "compose": "composed",
+    "embedding": "embedded",
+    "baseline": "found",
+    "external": "changed outside",
+}
 
 
 def _local(timestamp: str) -> str:
@@ -80,7 +87,9 @@ class QtHistoryDialog(QDialog):
 
         self.diff = QtDiffView(self)
         self.original_button = QPushButton("Compare with &original", self)
-        self.original_button.setToolTip("Differences between the skill this refines (as it is now) and the selected revision")
+        self.original_button.setToolTip(
+            "Differences between the skill this refines (as it is now) and the selected revision"
+        )
         self.original_button.clicked.connect(self.compare_with_original)
         self.revert_button = QPushButton("Re&vert to this revision…", self)
         self.revert_button.clicked.connect(self.revert_selected)
@@ -141,15 +150,21 @@ class QtHistoryDialog(QDialog):
         name = self._current.name if self._current else self._latest_name()
         self.setWindowTitle(f"History of {name} — SkillStudio")
         state = "" if self._current is not None else " <i>(not in the library: in the trash or deleted)</i>"
-        self.heading.setText(f"<b>{_html(name)}</b>{state} — {len(self._revisions)} revision"
-                             f"{'s' if len(self._revisions) != 1 else ''}")  # fmt: skip
+        self.heading.setText(
+            f"<b>{_html(name)}</b>{state} — {len(self._revisions)} revision{'s' if len(self._revisions) != 1 else ''}"
+        )
         self.list.blockSignals(True)
         self.list.clear()
         for revision in reversed(self._revisions):  # newest first
             item = QTreeWidgetItem(
-                [str(revision.number), ACTION_LABELS.get(revision.action, revision.action), revision.author,
-                 _local(revision.created_at), revision.message.splitlines()[0] if revision.message else ""]
-            )  # fmt: skip
+                [
+                    str(revision.number),
+                    ACTION_LABELS.get(revision.action, revision.action),
+                    revision.author,
+                    _local(revision.created_at),
+                    revision.message.splitlines()[0] if revision.message else "",
+                ]
+            )
             item.setData(0, Qt.ItemDataRole.UserRole, revision.number)
             item.setToolTip(3, revision.created_at)
             item.setToolTip(4, revision.message)
@@ -205,7 +220,9 @@ class QtHistoryDialog(QDialog):
         try:
             return revision.skill()
         except ValidationError as error:
-            self.diff.show_message(f"Revision {revision.number} cannot be shown: it does not hold a valid skill.\n\n{error}")
+            self.diff.show_message(
+                f"Revision {revision.number} cannot be shown: it does not hold a valid skill.\n\n{error}"
+            )
             return None
 
     def _label(self, revision: Revision) -> str:
@@ -239,9 +256,13 @@ class QtHistoryDialog(QDialog):
         if old_skill is None:
             return
         self.diff.set_skills(
-            old_skill, new_skill, old_label=self._label(older), new_label=self._label(newer),
-            old_title=f"Revision {older.number}", new_title=f"Revision {newer.number}",
-        )  # fmt: skip
+            old_skill,
+            new_skill,
+            old_label=self._label(older),
+            new_label=self._label(newer),
+            old_title=f"Revision {older.number}",
+            new_title=f"Revision {newer.number}",
+        )
         if not self.diff.changed_count():
             review = newer.snapshot.get("review_state")
             extra = f" (review state: {review})" if newer.action == "review" and review else ""
@@ -289,9 +310,13 @@ class QtHistoryDialog(QDialog):
             self.diff.show_message(f"The original (id {original_id}) cannot be read: {error}")
             return
         self.diff.set_skills(
-            original, mine, old_label=label, new_label=f"This refinement, {self._label(revision)}",
-            old_title="Original", new_title=f"Refinement, revision {revision.number}",
-        )  # fmt: skip
+            original,
+            mine,
+            old_label=label,
+            new_label=f"This refinement, {self._label(revision)}",
+            old_title="Original",
+            new_title=f"Refinement, revision {revision.number}",
+        )
 
     def _trashed_original(self, original_id: str) -> tuple[Skill | None, str]:
         try:
@@ -320,7 +345,9 @@ class QtHistoryDialog(QDialog):
         elif numbers[0] == latest:
             self.revert_button.setToolTip("This is the current revision")
         else:
-            self.revert_button.setToolTip(f"Make the skill's content what revision {numbers[0]} shows, as a new revision")
+            self.revert_button.setToolTip(
+                f"Make the skill's content what revision {numbers[0]} shows, as a new revision"
+            )
 
     def confirm_revert(self, number: int) -> bool:
         answer = QMessageBox.question(

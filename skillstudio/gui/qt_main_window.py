@@ -187,7 +187,9 @@ class QtMainWindow(QMainWindow):
         return True
 
     def new_library(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "New library", str(Path.home() / "skills.db"), "Skill libraries (*.db)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "New library", str(Path.home() / "skills.db"), "Skill libraries (*.db)"
+        )
         if not path:
             return
         try:
@@ -198,7 +200,9 @@ class QtMainWindow(QMainWindow):
         self.install(SkillRepository(database, self.repository.actor if self.repository else None))
 
     def open_library_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open library", str(Path.home()), "Skill libraries (*.db);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open library", str(Path.home()), "Skill libraries (*.db);;All files (*)"
+        )
         if path:
             self.open_library_file(path)
 
@@ -385,11 +389,21 @@ class QtMainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.sample_action)
         file_menu.addSeparator()
-        self.import_action = action("&Import…", self.import_skills, QKeySequence("Ctrl+I"),
-                                    tip="Import a Workshop package, a SKILL.md folder, a JSON or Voyager library")
-        self.export_action = action("&Export Selection…", self.export_selection, QKeySequence("Ctrl+E"),
-                                    tip="Export the selected skills (or all shown) to a Workshop package")
-        self.prune_action = action("&Prune…", self.prune_library, tip="Move stale, unused or superseded skills to the trash")
+        self.import_action = action(
+            "&Import…",
+            self.import_skills,
+            QKeySequence("Ctrl+I"),
+            tip="Import a Workshop package, a SKILL.md folder, a JSON or Voyager library",
+        )
+        self.export_action = action(
+            "&Export Selection…",
+            self.export_selection,
+            QKeySequence("Ctrl+E"),
+            tip="Export the selected skills (or all shown) to a Workshop package",
+        )
+        self.prune_action = action(
+            "&Prune…", self.prune_library, tip="Move stale, unused or superseded skills to the trash"
+        )
         file_menu.addActions([self.import_action, self.export_action, self.prune_action])
         file_menu.addSeparator()
         file_menu.addAction(action("&Quit", self.close, QKeySequence.StandardKey.Quit))
@@ -424,22 +438,38 @@ class QtMainWindow(QMainWindow):
         self.trash_view_action = action("T&rash…", self.show_trash)
         self.refresh_action = action("Re&load", self.reload_all, QKeySequence.StandardKey.Refresh)
         self.clear_filters_action = action("&Clear Filters", lambda: (self.search.clear(), self.filters.clear()))
-        view_menu.addActions([self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action])
+        view_menu.addActions(
+            [self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action]
+        )
         view_menu.addSeparator()
         # The Retrieval Preview's toggle goes before this once the dock exists (see __init__).
-        self.embed_action = action("Compute &Embeddings…", self.compute_embeddings,
-                                   tip="Compute the description vectors semantic retrieval needs (missing or stale)")
+        self.embed_action = action(
+            "Compute &Embeddings…",
+            self.compute_embeddings,
+            tip="Compute the description vectors semantic retrieval needs (missing or stale)",
+        )
         view_menu.addAction(self.embed_action)
         self.view_menu = view_menu
 
         review_menu = self.menuBar().addMenu("Re&view")
-        self.review_queue_action = action("Review &Queue…", self.show_review_queue, QKeySequence("Ctrl+Shift+V"),
-                                          "Pending skills: approve, reject or request changes")  # fmt: skip
+        self.review_queue_action = action(
+            "Review &Queue…",
+            self.show_review_queue,
+            QKeySequence("Ctrl+Shift+V"),
+            "Pending skills: approve, reject or request changes",
+        )
         self.audit_log_action = action("&Audit Log…", self.show_audit_log, QKeySequence("Ctrl+Shift+L"))
         review_menu.addActions([self.review_queue_action, self.audit_log_action])
 
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        for act in (self.edit_action, self.history_action, self.add_tags_action, self.remove_tags_action, self.trash_action, self.export_action):
+        for act in (
+            self.edit_action,
+            self.history_action,
+            self.add_tags_action,
+            self.remove_tags_action,
+            self.trash_action,
+            self.export_action,
+        ):
             if act not in self.table.actions():
                 self.table.addAction(act)
 
@@ -481,7 +511,7 @@ class QtMainWindow(QMainWindow):
             self._open_editor(skill_id)
 
     def _open_editor(self, skill_id: str | None) -> None:
-        from skillstudio.gui.editor.qt_skill_editor import QtSkillEditor  # noqa: PLC0415 - heavy, on demand
+        from skillstudio.gui.editor.qt_skill_editor import QtSkillEditor
 
         try:
             skill = self.repository.get(skill_id) if skill_id else None
@@ -496,21 +526,21 @@ class QtMainWindow(QMainWindow):
         editor.show()
 
     def show_history(self) -> None:
-        from skillstudio.gui.qt_history import QtHistoryDialog  # noqa: PLC0415
+        from skillstudio.gui.qt_history import QtHistoryDialog
 
         skill_id = self.current_id()
         if skill_id is not None:
             QtHistoryDialog(self.repository, skill_id, self).show()
 
     def show_review_queue(self) -> QDialog:
-        from skillstudio.gui.review import QtReviewQueue  # noqa: PLC0415
+        from skillstudio.gui.review import QtReviewQueue
 
         dialog = QtReviewQueue(self.repository, self)
         dialog.show()
         return dialog
 
     def show_audit_log(self) -> QDialog:
-        from skillstudio.gui.review import QtAuditLog  # noqa: PLC0415
+        from skillstudio.gui.review import QtAuditLog
 
         dialog = QtAuditLog(self.repository, self)
         dialog.show()
@@ -523,8 +553,12 @@ class QtMainWindow(QMainWindow):
             return self.embed_job
         provider = self.retrieval_preview.provider if self.retrieval_preview is not None else None
         if provider is None:
-            QMessageBox.information(self, "Compute Embeddings", "No embedding provider is configured (the retrieval "
-                                    "settings say `none`): retrieval uses keyword search alone.")  # fmt: skip
+            QMessageBox.information(
+                self,
+                "Compute Embeddings",
+                "No embedding provider is configured (the retrieval "
+                "settings say `none`): retrieval uses keyword search alone.",
+            )
             return None
         if self.embed_job is not None:
             self.embed_job.dispose()
@@ -538,7 +572,7 @@ class QtMainWindow(QMainWindow):
     # --- sharing (docs/packages.md) ---------------------------------------------------------------
 
     def import_skills(self) -> None:
-        from skillstudio.gui.qt_packages import QtImportDialog  # noqa: PLC0415 - on demand
+        from skillstudio.gui.qt_packages import QtImportDialog
 
         QtImportDialog(self.repository, self).exec()
 
@@ -547,12 +581,12 @@ class QtMainWindow(QMainWindow):
         return self.selected_ids() or self.repository.query(self.current_query()).ids
 
     def export_selection(self) -> None:
-        from skillstudio.gui.qt_packages import QtExportDialog  # noqa: PLC0415
+        from skillstudio.gui.qt_packages import QtExportDialog
 
         QtExportDialog(self.repository, self.export_ids(), self).exec()
 
     def prune_library(self) -> None:
-        from skillstudio.gui.qt_packages import QtPruneDialog  # noqa: PLC0415
+        from skillstudio.gui.qt_packages import QtPruneDialog
 
         QtPruneDialog(self.repository, self).exec()
 
@@ -577,7 +611,9 @@ class QtMainWindow(QMainWindow):
         if not ids:
             return
         noun = "this skill" if len(ids) == 1 else f"these {len(ids)} skills"
-        answer = QMessageBox.question(self, "Move to trash", f"Move {noun} to the trash? (Edit › Undo brings them back.)")
+        answer = QMessageBox.question(
+            self, "Move to trash", f"Move {noun} to the trash? (Edit › Undo brings them back.)"
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self._push(_TrashCommand(self, ids))
 
@@ -656,7 +692,9 @@ class _TrashCommand(_UndoableOperation):
 
 
 class _RetagCommand(_UndoableOperation):
-    def __init__(self, window: QtMainWindow, skill_ids: list[str], *, add: Sequence[str] = (), remove: Sequence[str] = ()) -> None:
+    def __init__(
+        self, window: QtMainWindow, skill_ids: list[str], *, add: Sequence[str] = (), remove: Sequence[str] = ()
+    ) -> None:
         verb = f"Add tags {', '.join(add)}" if add else f"Remove tags {', '.join(remove)}"
         super().__init__(window, verb)
         self.skill_ids, self.add, self.remove = skill_ids, tuple(add), tuple(remove)

@@ -55,7 +55,9 @@ def _tree(parent: QWidget, headers: list[str]) -> QTreeWidget:
 class QtImportDialog(QDialog):
     """Pick a package, SKILL.md folder, JSON or Voyager library; preview; import."""
 
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None, path: str | Path | None = None) -> None:
+    def __init__(
+        self, repository: SkillRepository, parent: QWidget | None = None, path: str | Path | None = None
+    ) -> None:
         super().__init__(parent)
         self.repository = repository
         self.source: Source | None = None
@@ -67,7 +69,11 @@ class QtImportDialog(QDialog):
         row = QHBoxLayout()
         self.path_edit = QLineEdit(self)
         row.addWidget(self.path_edit)
-        for text, slot in (("Package…", self._pick_package), ("Folder…", self._pick_folder), ("JSON…", self._pick_json)):
+        for text, slot in (
+            ("Package…", self._pick_package),
+            ("Folder…", self._pick_folder),
+            ("JSON…", self._pick_json),
+        ):
             button = QPushButton(text, self)
             button.clicked.connect(slot)
             row.addWidget(button)
@@ -149,15 +155,21 @@ class QtImportDialog(QDialog):
             self.progress.setRange(0, 1)
             self._step(0, "Reading and validating…")
             self.source = read_source(
-                path, fmt=None if fmt == "detect" else fmt, strict=self.strict_box.isChecked(),
-                domain=Domain.parse(self.domain_box.currentText()), progress=self._reading,
-            )  # fmt: skip
+                path,
+                fmt=None if fmt == "detect" else fmt,
+                strict=self.strict_box.isChecked(),
+                domain=Domain.parse(self.domain_box.currentText()),
+                progress=self._reading,
+            )
             self.progress.setRange(0, 3)
             self._step(2, "Comparing with the library…")
             self.plan = plan_import(
-                self.repository, self.source.incoming, origin=self.source.origin, source=self.source.label,
+                self.repository,
+                self.source.incoming,
+                origin=self.source.origin,
+                source=self.source.label,
                 mode=self.mode_box.currentText(),  # type: ignore[arg-type]
-            )  # fmt: skip
+            )
         except (ValidationError, LibraryError) as error:
             self.progress.setRange(0, 3)
             self.progress.setValue(0)
@@ -214,10 +226,14 @@ class QtExportDialog(QDialog):
         row.addWidget(self.output_edit)
         row.addWidget(browse)
         for label, widget in (
-            ("Package name:", self.name_edit), ("Publisher:", self.publisher_edit), ("Version:", self.version_edit),
-            ("License (SPDX):", self.license_edit), ("Display name:", self.display_edit),
-            ("Description:", self.description_edit), ("AI usage:", self.ai_usage_box),
-        ):  # fmt: skip
+            ("Package name:", self.name_edit),
+            ("Publisher:", self.publisher_edit),
+            ("Version:", self.version_edit),
+            ("License (SPDX):", self.license_edit),
+            ("Display name:", self.display_edit),
+            ("Description:", self.description_edit),
+            ("AI usage:", self.ai_usage_box),
+        ):
             form.addRow(label, widget)
         form.addRow("Save as:", row)
         layout.addLayout(form)
@@ -239,7 +255,9 @@ class QtExportDialog(QDialog):
         self.load()
 
     def _pick_output(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export package", f"{self.name_edit.text()}.icpkg", "Workshop packages (*.icpkg)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export package", f"{self.name_edit.text()}.icpkg", "Workshop packages (*.icpkg)"
+        )
         if path:
             self.output_edit.setText(path)
 
@@ -260,12 +278,19 @@ class QtExportDialog(QDialog):
         flagged = len({f.skill_id for f in preview.findings})
         self.summary.setText(
             f"{len(preview.skills)} skills. Privacy check: "
-            + (f"{len(preview.findings)} findings in {flagged} skills; export is refused unless they are removed."
-               if preview.findings else "nothing found.")
-        )  # fmt: skip
+            + (
+                f"{len(preview.findings)} findings in {flagged} skills; export is refused unless they are removed."
+                if preview.findings
+                else "nothing found."
+            )
+        )
         names = {skill.id: skill.name for skill in preview.skills}
         for finding in preview.findings:
-            self.findings.addTopLevelItem(QTreeWidgetItem([finding.kind, names.get(finding.skill_id, finding.skill_id), finding.path, finding.text]))
+            self.findings.addTopLevelItem(
+                QTreeWidgetItem(
+                    [finding.kind, names.get(finding.skill_id, finding.skill_id), finding.path, finding.text]
+                )
+            )
         self._update_button()
 
     def _update_button(self) -> None:
@@ -276,11 +301,14 @@ class QtExportDialog(QDialog):
 
     def meta(self) -> PackageMeta:
         return PackageMeta(
-            name=self.name_edit.text().strip(), publisher=self.publisher_edit.text().strip(),
-            version=self.version_edit.text().strip(), license=self.license_edit.text().strip(),
-            description=self.description_edit.text(), display_name=self.display_edit.text(),
+            name=self.name_edit.text().strip(),
+            publisher=self.publisher_edit.text().strip(),
+            version=self.version_edit.text().strip(),
+            license=self.license_edit.text().strip(),
+            description=self.description_edit.text(),
+            display_name=self.display_edit.text(),
             ai_usage=self.ai_usage_box.currentText(),
-        )  # fmt: skip
+        )
 
     def export(self) -> bool:
         if self.preview is None:

@@ -85,13 +85,25 @@ COLUMNS = (
     ("Name", "The skill; select a row to show it in the browser"),
     ("Confidence", "Verification tier: tentative, established or proven"),
     ("Score", "Final score: relevance × evidence factor, the ranking key"),
-    ("FTS", "Keyword relevance: FTS5's bm25 divided by the best bm25 of this query (0–1); — when keywords were not used"),
-    ("Semantic", "Semantic relevance: the embedding cosine placed between the library's typical and best cosine "
-                 + "for this query (0–1); — without a vector"),
-    ("Situation", "Similarity of the skill's situation signature to the query's situation (0–1); — without a situation"),
+    (
+        "FTS",
+        "Keyword relevance: FTS5's bm25 divided by the best bm25 of this query (0–1); — when keywords were not used",
+    ),
+    (
+        "Semantic",
+        "Semantic relevance: the embedding cosine placed between the library's typical and best cosine "
+         "for this query (0–1); — without a vector",
+    ),
+    (
+        "Situation",
+        "Similarity of the skill's situation signature to the query's situation (0–1); — without a situation",
+    ),
     ("Quality", "Posterior mean success rate, Beta(2, 2) prior: (wins + 2) / (games + 4); 0.5 with no games"),
-    ("Evidence", "The factor quality applies to relevance: 0.6 for a skill that keeps losing, 1.4 for one that keeps winning"),
-)  # fmt: skip
+    (
+        "Evidence",
+        "The factor quality applies to relevance: 0.6 for a skill that keeps losing, 1.4 for one that keeps winning",
+    ),
+)
 NAME_COLUMN, CONFIDENCE_COLUMN = 1, 2
 # Writes by this window whose skills then need (new) vectors, embedded shortly after in one batch.
 WRITES_NEEDING_VECTORS = frozenset({"skill.create", "skill.update", "skill.import", "skill.restore"})
@@ -178,9 +190,13 @@ class _SearchTask(QRunnable):
             )
             skills = self.retriever.load(result)
             preview = Preview(
-                r, result, format_as_context(skills, r.budget), catalog(skills), self.retriever.embedding_status(),
+                r,
+                result,
+                format_as_context(skills, r.budget),
+                catalog(skills),
+                self.retriever.embedding_status(),
                 tuple(self.retriever.repository.game_modules()),
-            )  # fmt: skip
+            )
         except (LibraryError, ValueError, ProviderError) as error:
             self.signals.failed.emit(self.generation, str(error))
             return
@@ -235,8 +251,11 @@ class QtRetrievalPreview(QDockWidget):
         super().__init__("Retrieval Preview", window)
         self.window_ = window
         self.setObjectName("retrieval_preview_dock")
-        self.setAllowedAreas(Qt.DockWidgetArea.RightDockWidgetArea | Qt.DockWidgetArea.LeftDockWidgetArea
-                             | Qt.DockWidgetArea.BottomDockWidgetArea)  # fmt: skip
+        self.setAllowedAreas(
+            Qt.DockWidgetArea.RightDockWidgetArea
+            | Qt.DockWidgetArea.LeftDockWidgetArea
+            | Qt.DockWidgetArea.BottomDockWidgetArea
+        )
         self.provider, provider_note = configured_provider()
         self.provider_note = provider_note
         self.repository: SkillRepository | None = None
@@ -290,8 +309,10 @@ class QtRetrievalPreview(QDockWidget):
         self.mode = QComboBox(body)
         for mode in MODES:
             self.mode.addItem(mode.value, mode.value)  # plain strings: findData compares them
-        self.mode.setToolTip("hybrid: keywords + meaning (+ situation); fts: keywords only; semantic: meaning only; "
-                             "tags: the query's words against tags")  # fmt: skip
+        self.mode.setToolTip(
+            "hybrid: keywords + meaning (+ situation); fts: keywords only; semantic: meaning only; "
+            "tags: the query's words against tags"
+        )
         self.k = QSpinBox(body)
         self.k.setRange(1, 50)
         self.k.setValue(5)
@@ -566,10 +587,15 @@ class QtRetrievalPreview(QDockWidget):
             except (ValueError, ValidationError) as error:
                 problem = str(error)
         request = PreviewRequest(
-            query=self.query.text(), domain=Domain(self.domain.currentData()) if self.domain.currentData() else None,
-            game_module=self.module.currentData(), k=self.k.value(), mode=Mode(self.mode.currentData()), role=self.role.text().strip() or None,
-            situation=situation, budget=self.budget.value(),
-        )  # fmt: skip
+            query=self.query.text(),
+            domain=Domain(self.domain.currentData()) if self.domain.currentData() else None,
+            game_module=self.module.currentData(),
+            k=self.k.value(),
+            mode=Mode(self.mode.currentData()),
+            role=self.role.text().strip() or None,
+            situation=situation,
+            budget=self.budget.value(),
+        )
         return request, problem
 
     def situation(self) -> SituationSignature:
@@ -654,15 +680,26 @@ class QtRetrievalPreview(QDockWidget):
         self.table.setRowCount(len(preview.result.hits))
         for row, hit in enumerate(preview.result.hits):
             s = hit.score
-            cells = [str(row + 1), hit.name, hit.confidence, number(s.final), number(s.fts), number(s.semantic),
-                     number(s.situation), number(s.quality), number(s.evidence)]  # fmt: skip
+            cells = [
+                str(row + 1),
+                hit.name,
+                hit.confidence,
+                number(s.final),
+                number(s.fts),
+                number(s.semantic),
+                number(s.situation),
+                number(s.quality),
+                number(s.evidence),
+            ]
             games = (
                 f"{hit.verification_count} games, {hit.success_rate:.0%} success"
                 if hit.verification_count
                 else "not verified"
             )
-            tip = (f"{hit.name}\n{hit.domain} · {hit.game_module} · {games}\n"
-                   f"bm25 {number(s.bm25)} · cosine {number(s.cosine)} · relevance {number(s.relevance)}")  # fmt: skip
+            tip = (
+                f"{hit.name}\n{hit.domain} · {hit.game_module} · {games}\n"
+                f"bm25 {number(s.bm25)} · cosine {number(s.cosine)} · relevance {number(s.relevance)}"
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, hit.skill_id)
@@ -751,8 +788,14 @@ class EmbedThread(QThread):
     outcome = Signal(object)  # EmbedOutcome
     failed = Signal(str, str)  # readable message, details (the traceback)
 
-    def __init__(self, repository: SkillRepository, provider: EmbeddingProvider, *, everything: bool = False,
-                 parent: QObject | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        repository: SkillRepository,
+        provider: EmbeddingProvider,
+        *,
+        everything: bool = False,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.repository, self.provider, self.everything = repository, provider, everything
         self.cancel_event = threading.Event()

@@ -46,7 +46,9 @@ class QtTrashDialog(QDialog):
     def reload(self) -> None:
         self.list.clear()
         for entry in self.repository.trash():
-            item = QTreeWidgetItem([entry.name, entry.deleted_at[:16].replace("T", " "), entry.deleted_by, entry.message])
+            item = QTreeWidgetItem(
+                [entry.name, entry.deleted_at[:16].replace("T", " "), entry.deleted_by, entry.message]
+            )
             item.setData(0, Qt.ItemDataRole.UserRole, entry.skill_id)
             self.list.addTopLevelItem(item)
         self.empty_button.setEnabled(self.list.topLevelItemCount() > 0)

@@ -80,7 +80,9 @@ def display(summary: SkillSummary, column: int) -> str:
         case 3:
             return summary.confidence
         case 4:
-            return "" if summary.success_rate is None or not summary.verification_count else f"{summary.success_rate:.0%}"
+            return (
+                "" if summary.success_rate is None or not summary.verification_count else f"{summary.success_rate:.0%}"
+            )
         case 5:
             return str(summary.verification_count or 0)
         case 6:

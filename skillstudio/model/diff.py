@@ -31,7 +31,9 @@ def skill_text(skill: Skill) -> str:
     return skill_to_yaml(skill, local=False)
 
 
-def unified_diff(old: Skill, new: Skill, *, old_label: str = "before", new_label: str = "after", context: int = 3) -> str:
+def unified_diff(
+    old: Skill, new: Skill, *, old_label: str = "before", new_label: str = "after", context: int = 3
+) -> str:
     lines = difflib.unified_diff(
         skill_text(old).splitlines(), skill_text(new).splitlines(), old_label, new_label, n=context, lineterm=""
     )
@@ -44,7 +46,10 @@ def side_by_side(old: Skill, new: Skill) -> list[DiffRow]:
     rows: list[DiffRow] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=left, b=right, autojunk=False).get_opcodes():
         if tag == "equal":
-            rows += [DiffRow("equal", i + 1, left[i], j + 1, right[j]) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]
+            rows += [
+                DiffRow("equal", i + 1, left[i], j + 1, right[j])
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            ]
         elif tag == "delete":
             rows += [DiffRow("delete", i + 1, left[i], None, None) for i in range(i1, i2)]
         elif tag == "insert":

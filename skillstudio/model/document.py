@@ -94,9 +94,7 @@ def body_to_serde(body: SkillBody) -> dict[str, Any]:
             }
         case EncounterPattern(scene_composition=scenes, mission_structure=hints):
             inner = {
-                "scene_composition": [
-                    {"template": scene.template, "values": dict(scene.values)} for scene in scenes
-                ],
+                "scene_composition": [{"template": scene.template, "values": dict(scene.values)} for scene in scenes],
                 "mission_structure": {
                     "mission_type": hints.mission_type,
                     "player_faction": hints.player_faction,
@@ -131,9 +129,7 @@ def _situation_to_serde(situation: SituationSignature) -> dict[str, Any]:
         "game_phase": situation.game_phase.serde,
         "economy_state": situation.economy_state.serde,
         "army_composition": [[unit, share] for unit, share in situation.army_composition],
-        "enemy_composition_estimate": [
-            [unit, share] for unit, share in situation.enemy_composition_estimate
-        ],
+        "enemy_composition_estimate": [[unit, share] for unit, share in situation.enemy_composition_estimate],
         "map_control": situation.map_control,
         "threat_level": situation.threat_level.serde,
         "active_tech": list(situation.active_tech),
@@ -281,12 +277,37 @@ def _first(mapping: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
 
 
 _SKILL_KEYS = {
-    "id", "domain", "name", "description", "tags", "created_by", "created_at", "last_used",
-    "use_count", "provenance", "quality", "composable_with", "body", "body_json", "review_state",
-    "version", "source", "source_id", "author", "original_id", "game_module", "engine_version",
-    "model_id", "verification_count", "success_rate", "average_rating", "confidence",
-    "last_verified", "description_embedding", "rowid",
-}  # fmt: skip
+    "id",
+    "domain",
+    "name",
+    "description",
+    "tags",
+    "created_by",
+    "created_at",
+    "last_used",
+    "use_count",
+    "provenance",
+    "quality",
+    "composable_with",
+    "body",
+    "body_json",
+    "review_state",
+    "version",
+    "source",
+    "source_id",
+    "author",
+    "original_id",
+    "game_module",
+    "engine_version",
+    "model_id",
+    "verification_count",
+    "success_rate",
+    "average_rating",
+    "confidence",
+    "last_verified",
+    "description_embedding",
+    "rowid",
+}
 
 
 def _read_skill(check: Checker, data: object) -> Skill | None:
@@ -319,13 +340,9 @@ def _read_skill(check: Checker, data: object) -> Skill | None:
 
     provenance = _read_provenance(check, doc)
     quality = _read_quality(check, doc)
-    composable = check.each(
-        doc.get("composable_with", []), "composable_with", lambda v, p: _read_id(check, v, p)
-    )
+    composable = check.each(doc.get("composable_with", []), "composable_with", lambda v, p: _read_id(check, v, p))
     review_state = (
-        None
-        if doc.get("review_state") is None
-        else check.enum(ReviewState, doc["review_state"], "review_state")
+        None if doc.get("review_state") is None else check.enum(ReviewState, doc["review_state"], "review_state")
     )
     version = check.integer(doc.get("version", 0), "version", 0, 2**62)
 
@@ -423,9 +440,7 @@ def _read_source(check: Checker, holder: Mapping[str, Any], path: str) -> Source
         return None
     kind = check.enum(SourceKind, raw, join_path(path, "source"))
     if kind is SourceKind.WORKSHOP:
-        source_id = check.text(
-            details.get("source_id"), join_path(path, "source_id"), allow_empty=False
-        )
+        source_id = check.text(details.get("source_id"), join_path(path, "source_id"), allow_empty=False)
         author = check.text(details.get("author"), join_path(path, "author"), allow_empty=False)
         return Source.workshop(source_id, author) if source_id and author else None
     if kind is SourceKind.HUMAN_REFINED:
@@ -446,9 +461,7 @@ def _read_provenance(check: Checker, doc: Mapping[str, Any]) -> Provenance | Non
         module = None
     else:
         module = _read_module(check, holder["game_module"], module_path)
-    engine_version = check.text(
-        holder.get("engine_version") or "", join_path(path, "engine_version"), max_len=64
-    )
+    engine_version = check.text(holder.get("engine_version") or "", join_path(path, "engine_version"), max_len=64)
     model_id = check.optional_text(holder.get("model_id"), join_path(path, "model_id"))
     if source is None or module is None or engine_version is None:
         return None
@@ -460,19 +473,13 @@ def _read_quality(check: Checker, doc: Mapping[str, Any]) -> Quality | None:
     holder = check.mapping(doc["quality"], "quality") if "quality" in doc else doc
     if holder is None:
         return None
-    count = check.integer(
-        holder.get("verification_count", 0), join_path(path, "verification_count"), 0, U32_MAX
-    )
+    count = check.integer(holder.get("verification_count", 0), join_path(path, "verification_count"), 0, U32_MAX)
     rate = check.number(holder.get("success_rate", 0.0), join_path(path, "success_rate"), 0.0, 1.0)
     rating = holder.get("average_rating")
     if rating is not None:
         rating = check.number(rating, join_path(path, "average_rating"), 1.0, 5.0)
-    confidence = check.enum(
-        Confidence, holder.get("confidence", "tentative"), join_path(path, "confidence")
-    )
-    last_verified = check.optional_timestamp(
-        holder.get("last_verified"), join_path(path, "last_verified")
-    )
+    confidence = check.enum(Confidence, holder.get("confidence", "tentative"), join_path(path, "confidence"))
+    last_verified = check.optional_timestamp(holder.get("last_verified"), join_path(path, "last_verified"))
     if count is None or rate is None or confidence is None:
         return None
     return Quality(count, rate, rating, confidence, last_verified)
@@ -509,14 +516,10 @@ def _read_body(check: Checker, value: object, path: str) -> SkillBody | None:
     return reader(check, fields, inner_path)
 
 
-def _read_strategic_pattern(
-    check: Checker, data: Mapping[str, Any], path: str
-) -> StrategicPattern | None:
+def _read_strategic_pattern(check: Checker, data: Mapping[str, Any], path: str) -> StrategicPattern | None:
     situation = _read_situation(check, data.get("situation"), join_path(path, "situation"))
     plan = _read_plan(check, data.get("plan"), join_path(path, "plan"))
-    bindings = _read_pairs(
-        check, data.get("parameter_bindings", []), join_path(path, "parameter_bindings"), I32
-    )
+    bindings = _read_pairs(check, data.get("parameter_bindings", []), join_path(path, "parameter_bindings"), I32)
     if situation is None or plan is None or bindings is None:
         return None
     return StrategicPattern(situation, plan, bindings)
@@ -555,9 +558,7 @@ def _read_situation(check: Checker, value: object, path: str) -> SituationSignat
         return None
     phase = check.enum(GamePhase, data.get("game_phase"), join_path(path, "game_phase"))
     economy = check.enum(EconomyState, data.get("economy_state"), join_path(path, "economy_state"))
-    army = _read_pairs(
-        check, data.get("army_composition", []), join_path(path, "army_composition"), (0, U8_MAX)
-    )
+    army = _read_pairs(check, data.get("army_composition", []), join_path(path, "army_composition"), (0, U8_MAX))
     enemy = _read_pairs(
         check,
         data.get("enemy_composition_estimate", []),
@@ -570,9 +571,7 @@ def _read_situation(check: Checker, value: object, path: str) -> SituationSignat
         check.note(control_path, f"read {control} as a percentage ({control / 100:g})")
         control = control / 100
     map_control = check.number(control, control_path, 0.0, 1.0)
-    threat = check.enum(
-        ThreatLevel, data.get("threat_level", "low"), join_path(path, "threat_level")
-    )
+    threat = check.enum(ThreatLevel, data.get("threat_level", "low"), join_path(path, "threat_level"))
     tech = check.each(
         data.get("active_tech", []),
         join_path(path, "active_tech"),
@@ -681,7 +680,7 @@ def _read_target(check: Checker, value: object, path: str) -> StrategicTarget | 
     return StrategicTarget(target_type, priority, description, position or None)
 
 
-def _read_position(check: Checker, value: object, path: str) -> WorldPos | None | bool:
+def _read_position(check: Checker, value: object, path: str) -> WorldPos | bool | None:
     """A WorldPos, None when absent, or False when invalid (already reported)."""
     if value is None:
         return None
@@ -698,9 +697,7 @@ def _read_position(check: Checker, value: object, path: str) -> WorldPos | None 
     return WorldPos(x, y, z)
 
 
-def _read_guidance(
-    check: Checker, value: object, path: str, extra_builds: tuple[str, ...]
-) -> EconomicGuidance | None:
+def _read_guidance(check: Checker, value: object, path: str, extra_builds: tuple[str, ...]) -> EconomicGuidance | None:
     data = check.mapping(value, path)
     if data is None:
         return None
@@ -726,12 +723,8 @@ def _read_risk(check: Checker, value: object, path: str) -> RiskAssessment | Non
     if data is None:
         return None
     threat = check.enum(ThreatLevel, data.get("threat_level", "low"), join_path(path, "threat_level"))
-    pressure = check.enum(
-        TimePressure, data.get("time_pressure", "none"), join_path(path, "time_pressure")
-    )
-    direction = check.optional_text(
-        data.get("expected_attack_direction"), join_path(path, "expected_attack_direction")
-    )
+    pressure = check.enum(TimePressure, data.get("time_pressure", "none"), join_path(path, "time_pressure"))
+    direction = check.optional_text(data.get("expected_attack_direction"), join_path(path, "expected_attack_direction"))
     defense = data.get("recommended_defense")
     if defense is None and isinstance(data.get("defensive_posture"), str):
         defense = f"{data['defensive_posture']} posture"
@@ -742,18 +735,14 @@ def _read_risk(check: Checker, value: object, path: str) -> RiskAssessment | Non
     return RiskAssessment(threat, pressure, direction, defense)
 
 
-def _read_encounter_pattern(
-    check: Checker, data: Mapping[str, Any], path: str
-) -> EncounterPattern | None:
+def _read_encounter_pattern(check: Checker, data: Mapping[str, Any], path: str) -> EncounterPattern | None:
     scenes_path = join_path(path, "scene_composition")
     raw_scenes = _first(data, "scene_composition", "scenes", default=None)
     if raw_scenes is None:
         check.fail(scenes_path, "missing")
         return None
     scenes = check.each(raw_scenes, scenes_path, lambda v, p: _read_scene(check, v, p))
-    hints = _read_hints(
-        check, data.get("mission_structure", {}), join_path(path, "mission_structure")
-    )
+    hints = _read_hints(check, data.get("mission_structure", {}), join_path(path, "mission_structure"))
     if hints is None:
         return None
     return EncounterPattern(scenes, hints)
@@ -797,15 +786,11 @@ def _read_hints(check: Checker, value: object, path: str) -> MissionStructureHin
     )
 
 
-def _read_verified_example(
-    check: Checker, data: Mapping[str, Any], path: str
-) -> VerifiedExample | None:
+def _read_verified_example(check: Checker, data: Mapping[str, Any], path: str) -> VerifiedExample | None:
     prompt = check.text(
         data.get("prompt_context"), join_path(path, "prompt_context"), max_len=MAX_LONG_TEXT, allow_empty=False
     )
-    response = check.text(
-        data.get("response"), join_path(path, "response"), max_len=MAX_LONG_TEXT, allow_empty=False
-    )
+    response = check.text(data.get("response"), join_path(path, "response"), max_len=MAX_LONG_TEXT, allow_empty=False)
     if prompt is None or response is None:
         return None
     return VerifiedExample(prompt, response)
@@ -819,9 +804,7 @@ def _read_instructions(check: Checker, data: Mapping[str, Any], path: str) -> In
     if isinstance(tools, str):  # "Read, Grep" as SKILL.md files often write allowed-tools
         tools = [part for part in re.split(r"[,\s]+", tools) if part]
         check.note(join_path(path, "tools"), "split a comma-separated list")
-    tools = check.each(
-        tools, join_path(path, "tools"), lambda v, p: check.text(v, p, max_len=128, allow_empty=False)
-    )
+    tools = check.each(tools, join_path(path, "tools"), lambda v, p: check.text(v, p, max_len=128, allow_empty=False))
     model = check.optional_text(data.get("model"), join_path(path, "model"))
     references = check.each(
         data.get("references", []), join_path(path, "references"), lambda v, p: _read_id(check, v, p)
@@ -832,6 +815,7 @@ def _read_instructions(check: Checker, data: Mapping[str, Any], path: str) -> In
 
 
 __all__ = [
+    "MAX_SHORT_TEXT",
     "body_to_json",
     "body_to_serde",
     "parse_body",
@@ -840,5 +824,4 @@ __all__ = [
     "parse_skill_with_notes",
     "skill_to_document",
     "source_to_document",
-    "MAX_SHORT_TEXT",
 ]

@@ -16,9 +16,19 @@ from skillstudio.model.validation import MAX_DESCRIPTION, Checker, join_path
 
 MAX_GAMES = 1_000_000
 _RECORD_KEYS = (
-    "recorded_at", "kind", "opponent", "wins", "losses", "draws", "errors", "rating", "rated",
-    "engine_version", "body_hash", "note",
-)  # fmt: skip
+    "recorded_at",
+    "kind",
+    "opponent",
+    "wins",
+    "losses",
+    "draws",
+    "errors",
+    "rating",
+    "rated",
+    "engine_version",
+    "body_hash",
+    "note",
+)
 
 
 class EvidenceKind(SpelledEnum):
@@ -119,6 +129,16 @@ def read_verification_record(check: Checker, value: object, path: str) -> Verifi
         check.fail(join_path(path, "rated"), f"{rated} rated plays but only {wins + losses + draws} plays")
         return None
     return VerificationRecord(
-        recorded_at, kind, wins, losses, draws, errors, opponent, rating, rated,
-        engine_version, body_hash, note,
-    )  # type: ignore[arg-type]  # fmt: skip
+        recorded_at,
+        kind,
+        wins,
+        losses,
+        draws,
+        errors,
+        opponent,
+        rating,
+        rated,
+        engine_version,
+        body_hash,
+        note,
+    )  # type: ignore[arg-type]

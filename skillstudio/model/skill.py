@@ -143,9 +143,7 @@ SkillBody = StrategicPattern | EncounterPattern | VerifiedExample | Instructions
 
 # Which bodies each domain may carry; a StrategicPattern is meaningless to mission generation.
 BODIES_BY_DOMAIN: dict[Domain, frozenset[BodyKind]] = {
-    Domain.AI_STRATEGY: frozenset(
-        {BodyKind.STRATEGIC_PATTERN, BodyKind.VERIFIED_EXAMPLE, BodyKind.INSTRUCTIONS}
-    ),
+    Domain.AI_STRATEGY: frozenset({BodyKind.STRATEGIC_PATTERN, BodyKind.VERIFIED_EXAMPLE, BodyKind.INSTRUCTIONS}),
     Domain.CONTENT_GENERATION: frozenset(
         {BodyKind.ENCOUNTER_PATTERN, BodyKind.VERIFIED_EXAMPLE, BodyKind.INSTRUCTIONS}
     ),

@@ -116,39 +116,82 @@ DIFFICULTIES = ("sandbox", "easy", "normal", "hard", "brutal")
 SCENE_TEMPLATES: dict[str, SceneTemplate] = {
     template.id: template
     for template in (
-        SceneTemplate("ambush", "Hidden units attack when the player enters a zone",
-                      _params("location", "attacker_units", "trigger_zone", "delay")),
-        SceneTemplate("patrol", "Units walk a route and react to intruders",
-                      _params("waypoints", "unit_composition", "alert_radius")),
-        SceneTemplate("convoy_escort", "Protect units travelling along a route",
-                      _params("route", "convoy_units", "ambush_points[]", "escort_units")),
-        SceneTemplate("defend_position", "Hold a position against waves",
-                      _params("position", "waves[]", "interval", "reinforcement_schedule")),
-        SceneTemplate("base_building", "Build a base from a starting budget",
-                      _params("start_resources", "available_structures", "tech_tree_limit")),
-        SceneTemplate("timed_objective", "Reach or hold a target before time runs out",
-                      _params("target", "time_limit", "failure_trigger")),
-        SceneTemplate("reinforcements", "Units arrive when a trigger fires",
-                      _params("trigger", "units", "entry_point", "delay")),
-        SceneTemplate("scripted_scene", "A scripted moment with actors, dialogue and camera",
-                      _params("actors[]", "dialogue[]", "camera_positions[]")),
-        SceneTemplate("video_playback", "Play a video",
-                      _params("video_ref", "trigger", SceneParameter("display_mode", "value", DISPLAY_MODES),
-                              "skippable")),
-        SceneTemplate("weather", "Weather that changes vision or movement",
-                      _params(SceneParameter("type", "value", WEATHER_TYPES), "intensity", "trigger",
-                              "duration", "sim_effects")),
-        SceneTemplate("extraction", "Get units to a pickup zone for transport out",
-                      _params("pickup_zone", "transport_type", "signal_trigger")),
-        SceneTemplate("map_expansion", "Reveal a new map layer mid-mission",
-                      _params("trigger", "layer_name", "transition", "reinforcements[]", "briefing")),
-        SceneTemplate("sub_map_transition", "Move units into a sub-map and back",
-                      _params("portal_region", "sub_map", "allowed_units[]", "transition", "outcomes{}")),
-        SceneTemplate("phase_briefing", "A briefing between mission phases",
-                      _params("briefing_ref", "video_ref", SceneParameter("display_mode", "value", DISPLAY_MODES),
-                              "layer_name", "reinforcements[]")),
+        SceneTemplate(
+            "ambush",
+            "Hidden units attack when the player enters a zone",
+            _params("location", "attacker_units", "trigger_zone", "delay"),
+        ),
+        SceneTemplate(
+            "patrol",
+            "Units walk a route and react to intruders",
+            _params("waypoints", "unit_composition", "alert_radius"),
+        ),
+        SceneTemplate(
+            "convoy_escort",
+            "Protect units travelling along a route",
+            _params("route", "convoy_units", "ambush_points[]", "escort_units"),
+        ),
+        SceneTemplate(
+            "defend_position",
+            "Hold a position against waves",
+            _params("position", "waves[]", "interval", "reinforcement_schedule"),
+        ),
+        SceneTemplate(
+            "base_building",
+            "Build a base from a starting budget",
+            _params("start_resources", "available_structures", "tech_tree_limit"),
+        ),
+        SceneTemplate(
+            "timed_objective",
+            "Reach or hold a target before time runs out",
+            _params("target", "time_limit", "failure_trigger"),
+        ),
+        SceneTemplate(
+            "reinforcements", "Units arrive when a trigger fires", _params("trigger", "units", "entry_point", "delay")
+        ),
+        SceneTemplate(
+            "scripted_scene",
+            "A scripted moment with actors, dialogue and camera",
+            _params("actors[]", "dialogue[]", "camera_positions[]"),
+        ),
+        SceneTemplate(
+            "video_playback",
+            "Play a video",
+            _params("video_ref", "trigger", SceneParameter("display_mode", "value", DISPLAY_MODES), "skippable"),
+        ),
+        SceneTemplate(
+            "weather",
+            "Weather that changes vision or movement",
+            _params(SceneParameter("type", "value", WEATHER_TYPES), "intensity", "trigger", "duration", "sim_effects"),
+        ),
+        SceneTemplate(
+            "extraction",
+            "Get units to a pickup zone for transport out",
+            _params("pickup_zone", "transport_type", "signal_trigger"),
+        ),
+        SceneTemplate(
+            "map_expansion",
+            "Reveal a new map layer mid-mission",
+            _params("trigger", "layer_name", "transition", "reinforcements[]", "briefing"),
+        ),
+        SceneTemplate(
+            "sub_map_transition",
+            "Move units into a sub-map and back",
+            _params("portal_region", "sub_map", "allowed_units[]", "transition", "outcomes{}"),
+        ),
+        SceneTemplate(
+            "phase_briefing",
+            "A briefing between mission phases",
+            _params(
+                "briefing_ref",
+                "video_ref",
+                SceneParameter("display_mode", "value", DISPLAY_MODES),
+                "layer_name",
+                "reinforcements[]",
+            ),
+        ),
     )
-}  # fmt: skip
+}
 
 
 def template_ids() -> tuple[str, ...]:

@@ -12,6 +12,14 @@ from skillstudio.packages.importer import ImportPlan, apply_plan, plan_import
 from skillstudio.packages.privacy import Finding, redact_skill, scan_skill
 
 __all__ = [
-    "Finding", "ImportPlan", "PackageError", "PackageMeta", "apply_plan", "export_package",
-    "plan_import", "read_package", "redact_skill", "scan_skill",
-]  # fmt: skip
+    "Finding",
+    "ImportPlan",
+    "PackageError",
+    "PackageMeta",
+    "apply_plan",
+    "export_package",
+    "plan_import",
+    "read_package",
+    "redact_skill",
+    "scan_skill",
+]

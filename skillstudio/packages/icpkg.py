@@ -177,9 +177,7 @@ def _check_identity(check: Checker, name: object, publisher: object, version: ob
         check.fail(join_path(path, "version"), f"{version!r} is not a semantic version (e.g. 1.2.0)")
 
 
-def build_manifest(
-    meta: PackageMeta, skills: Sequence[Skill], files: Mapping[str, bytes]
-) -> dict[str, Any]:
+def build_manifest(meta: PackageMeta, skills: Sequence[Skill], files: Mapping[str, bytes]) -> dict[str, Any]:
     domain = _single([skill.domain.value for skill in skills], "mixed")
     game_module = meta.game_module or _single([skill.game_module for skill in skills], "mixed")
     return {
@@ -259,10 +257,15 @@ def workshop_vdf(meta: PackageMeta, content_folder: str, *, appid: str = "0", pr
 
     title = (meta.display_name or meta.name)[:128]
     rows = [
-        ("appid", appid), ("publishedfileid", "0"), ("contentfolder", content_folder),
-        ("previewfile", preview), ("visibility", "0"), ("title", title),
-        ("description", meta.description[:8000]), ("changenote", f"{meta.package_id}"),
-    ]  # fmt: skip
+        ("appid", appid),
+        ("publishedfileid", "0"),
+        ("contentfolder", content_folder),
+        ("previewfile", preview),
+        ("visibility", "0"),
+        ("title", title),
+        ("description", meta.description[:8000]),
+        ("changenote", f"{meta.package_id}"),
+    ]
     body = "".join(f"\t{quoted(key)}\t{quoted(value)}\n" for key, value in rows)
     return f'"workshopitem"\n{{\n{body}}}\n'
 
@@ -301,9 +304,7 @@ def read_package(source: str | Path | bytes, *, progress: Callable[[int, int], N
         return _read_archive(archive, label, progress)
 
 
-def _read_archive(
-    archive: zipfile.ZipFile, label: str, progress: Callable[[int, int], None] | None = None
-) -> Package:
+def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int, int], None] | None = None) -> Package:
     infos = archive.infolist()
     if len(infos) > MAX_ENTRIES:
         raise refuse(label, f"has {len(infos)} entries, at most {MAX_ENTRIES} allowed")
@@ -381,7 +382,9 @@ def _read_archive(
                 issues.append(Issue(name, f"is {len(contents[name])} bytes, the manifest says {size} (size mismatch)"))
             elif hashlib.sha256(contents[name]).hexdigest() != sha:
                 issues.append(Issue(name, "SHA-256 does not match the manifest (checksum mismatch)"))
-    known = re.compile(r"^(?:skills/[^/]+\.json|extras/[^/]+\.json|README(?:\.md)?|CHANGELOG(?:\.md)?|preview\.png|LICENSE(?:\.\w+)?|assets/.+|resource\.yaml|mod\.toml)$")
+    known = re.compile(
+        r"^(?:skills/[^/]+\.json|extras/[^/]+\.json|README(?:\.md)?|CHANGELOG(?:\.md)?|preview\.png|LICENSE(?:\.\w+)?|assets/.+|resource\.yaml|mod\.toml)$"
+    )
     for name in sorted(others):
         if not known.match(name):
             issues.append(Issue(name, "is not a file a skill library package may hold"))
@@ -420,7 +423,9 @@ def _read_archive(
         issues.append(Issue(name, f"belongs to no skill (no skills/{stem}.json)"))
     count = library.get("skill_count")
     if count is not None and count != len(skills) and not issues:
-        issues.append(Issue(in_file(manifest_name, "skill_library.skill_count"), f"says {count}, the package holds {len(skills)}"))
+        issues.append(
+            Issue(in_file(manifest_name, "skill_library.skill_count"), f"says {count}, the package holds {len(skills)}")
+        )
     if issues:
         raise PackageError(issues, context=f"{label} refused")
     readme = contents.get("README.md") or contents.get("README")
@@ -517,9 +522,21 @@ def load_json(data: bytes, where: str) -> Any:
 
 
 _PACKAGE_KEYS = {
-    "name", "publisher", "version", "license", "description", "category", "game_module",
-    "engine_version", "tags", "files", "ai_usage", "platforms", "dependencies", "distribution",
-}  # fmt: skip
+    "name",
+    "publisher",
+    "version",
+    "license",
+    "description",
+    "category",
+    "game_module",
+    "engine_version",
+    "tags",
+    "files",
+    "ai_usage",
+    "platforms",
+    "dependencies",
+    "distribution",
+}
 _LIBRARY_KEYS = {"display_name", "domain", "skill_count", "average_confidence"}
 
 
@@ -612,7 +629,9 @@ def _read_manifest(
     description = _text(check, package.get("description"), "package.description", 8000)
     game_module = _text(check, package.get("game_module"), "package.game_module", 64)
     engine_version = _text(check, package.get("engine_version"), "package.engine_version", 64)
-    tags = check.each(package.get("tags", []) or [], "package.tags", lambda v, p: check.text(v, p, max_len=64, allow_empty=False))
+    tags = check.each(
+        package.get("tags", []) or [], "package.tags", lambda v, p: check.text(v, p, max_len=64, allow_empty=False)
+    )
     if tags is not None and len(tags) > 100:
         check.fail("package.tags", f"has {len(tags)} tags, at most 100")
     ai_usage = _ai_usage(check, package.get("ai_usage"), "package.ai_usage")
@@ -628,10 +647,17 @@ def _read_manifest(
     if check.issues:
         return None, None, library
     meta = PackageMeta(
-        name=name, publisher=publisher, version=semver, license=license_, description=description,  # type: ignore[arg-type]
-        display_name=library.get("display_name", ""), engine_version=engine_version,
-        tags=tuple(tags or ()), ai_usage=ai_usage, game_module=game_module,
-    )  # fmt: skip
+        name=name,
+        publisher=publisher,
+        version=semver,
+        license=license_,
+        description=description,  # type: ignore[arg-type]
+        display_name=library.get("display_name", ""),
+        engine_version=engine_version,
+        tags=tuple(tags or ()),
+        ai_usage=ai_usage,
+        game_module=game_module,
+    )
     return meta, files, library
 
 
@@ -674,9 +700,15 @@ def _read_resource(
     if check.issues:
         return None, None, library
     meta = PackageMeta(
-        name=name, publisher=publisher, version=semver, license=license_, description=description,
-        display_name=display, ai_usage=ai_usage, game_module=game_module,
-    )  # fmt: skip
+        name=name,
+        publisher=publisher,
+        version=semver,
+        license=license_,
+        description=description,
+        display_name=display,
+        ai_usage=ai_usage,
+        game_module=game_module,
+    )
     return meta, files, library
 
 
@@ -749,4 +781,4 @@ __all__ = [
     "read_package",
     "skill_stem",
     "workshop_vdf",
-]  # fmt: skip
+]

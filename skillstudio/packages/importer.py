@@ -141,7 +141,7 @@ def claim_quality(skill: Skill, extras: SkillExtras, origin: str) -> tuple[Skill
     if quality == Quality():
         return skill, extras
     claim: dict[str, Any] = {
-        "by": origin[len("workshop:") :] if origin.startswith("workshop:") else origin,
+        "by": origin.removeprefix("workshop:"),
         "confidence": quality.confidence.value,
         "verification_count": quality.verification_count,
         "success_rate": quality.success_rate,
@@ -249,19 +249,30 @@ def plan_import(
         stored_origin = existing_extras.get(skill.id, SkillExtras()).origin
         same = bool(stored_origin) and origin_family(stored_origin) == family
         if same or mode == "replace":
-            reason = "newer from the same origin" if same else f"replaces the stored skill from {stored_origin or 'this library'}"
+            reason = (
+                "newer from the same origin"
+                if same
+                else f"replaces the stored skill from {stored_origin or 'this library'}"
+            )
             plan.steps.append(step("update", reason))
             kept = replace(
-                skill, version=current.version, created_at=current.created_at, composable_with=tuple(sorted(closure | local))
+                skill,
+                version=current.version,
+                created_at=current.created_at,
+                composable_with=tuple(sorted(closure | local)),
             )
             if origin.startswith("workshop:"):  # a package's figures are a claim: keep our own
                 kept = replace(kept, quality=current.quality)
             plan.replaced.append(ImportItem(kept, extras))
         else:
-            plan.steps.append(step("conflict", f"id exists with other content from {stored_origin or 'this library'}; kept"))
+            plan.steps.append(
+                step("conflict", f"id exists with other content from {stored_origin or 'this library'}; kept")
+            )
     names = {summary.id: summary.name for summary in repository.summaries(stale)}
     for skill_id in stale:
-        plan.steps.append(PlannedSkill("trash", skill_id, names.get(skill_id, skill_id), "", "no longer in this package"))
+        plan.steps.append(
+            PlannedSkill("trash", skill_id, names.get(skill_id, skill_id), "", "no longer in this package")
+        )
         plan.trashed.append(skill_id)
     return plan
 
@@ -308,4 +319,14 @@ def claimed_quality_text(claim: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["ImportPlan", "Incoming", "PlannedSkill", "CLAIMED_QUALITY", "apply_plan", "claim_quality", "incoming_from_package", "origin_family", "plan_import"]
+__all__ = [
+    "CLAIMED_QUALITY",
+    "ImportPlan",
+    "Incoming",
+    "PlannedSkill",
+    "apply_plan",
+    "claim_quality",
+    "incoming_from_package",
+    "origin_family",
+    "plan_import",
+]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillstudio.model import Domain, Instructions, Issue, Skill, ValidationError, parse_skill, utc_now
-from skillstudio.model.validation import Checker, MAX_DESCRIPTION, MAX_LONG_TEXT
+from skillstudio.model.validation import MAX_DESCRIPTION, MAX_LONG_TEXT, Checker
 from skillstudio.packages.errors import PackageError, refuse
 from skillstudio.packages.icpkg import load_json
 from skillstudio.packages.importer import Incoming
@@ -62,11 +62,14 @@ def read_json_library(
             skill = parse_skill(
                 {
                     "id": str(uuid.uuid5(NAMESPACE, f"json:{name}")),
-                    "domain": domain.value, "name": name, "description": when,
-                    "created_at": utc_now(), "use_count": counters["usage_count"],
+                    "domain": domain.value,
+                    "name": name,
+                    "description": when,
+                    "created_at": utc_now(),
+                    "use_count": counters["usage_count"],
                     "provenance": {"source": "llm_discovered", "game_module": game_module},
                     "body": {"Instructions": {"instructions": principle}},
-                }  # fmt: skip
+                }
             )
         except ValidationError as error:
             check.issues.extend(Issue(f"{where}.{issue.path}", issue.message) for issue in error.issues)

@@ -37,14 +37,32 @@ _RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("api_key", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     ("api_key", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
     ("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), ("aiza",)),
-    ("api_key", re.compile(r"(?i)\b(?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|password)\s*[:=]\s*[\"']?[^\s\"',;]{4,}"), ("key", "token", "password")),
+    (
+        "api_key",
+        re.compile(
+            r"(?i)\b(?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|password)\s*[:=]\s*[\"']?[^\s\"',;]{4,}"
+        ),
+        ("key", "token", "password"),
+    ),
     ("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
     # Anchored at a token start: a leading [^\s]* would rescan every token from each position.
-    ("replay", re.compile(r"(?i)(?<![^\s\"'(`])[^\s\"'`]*\.(?:orarep|icrep|rep|replay)\b"), (".orarep", ".icrep", ".rep", ".replay")),
-    ("replay", re.compile(r"(?i)(?:^|[\s\"'(/\\])replays?[/\\][^\s\"']+"), ("replay/", "replays/", "replay\\", "replays\\")),
+    (
+        "replay",
+        re.compile(r"(?i)(?<![^\s\"'(`])[^\s\"'`]*\.(?:orarep|icrep|rep|replay)\b"),
+        (".orarep", ".icrep", ".rep", ".replay"),
+    ),
+    (
+        "replay",
+        re.compile(r"(?i)(?:^|[\s\"'(/\\])replays?[/\\][^\s\"']+"),
+        ("replay/", "replays/", "replay\\", "replays\\"),
+    ),
     ("match_id", re.compile(r"(?i)\bmatch[_\- ]?id\s*[:=#]?\s*[\"']?[A-Za-z0-9\-]{4,}"), ("match",)),
     ("match_id", re.compile(r"(?i)\bmatch-[A-Za-z0-9]{2,}[A-Za-z0-9\-]*"), ("match-",)),
-    ("match_id", re.compile(r"(?i)\b(?:match|game|lobby)\s+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), ("match", "game", "lobby")),
+    (
+        "match_id",
+        re.compile(r"(?i)\b(?:match|game|lobby)\s+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
+        ("match", "game", "lobby"),
+    ),
     ("player_name", re.compile(r"(?i)\b(?:player|opponent|enemy)[_ ]?name\s*[:=]\s*[\"']?[^\s\"',;]+"), ("name",)),
     ("player_name", re.compile(r"(?i)\bplayer\s*\d*\s*:\s*[\"']?[^\s\"',;]+"), ("player",)),
     ("player_name", re.compile(r"(?i)\bplayer\s*\d+\s*[\"“'][^\"”'\n]{1,64}[\"”']"), ("player",)),
@@ -115,7 +133,10 @@ def _patterns(user_names: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
 
 @lru_cache(maxsize=16)
 def _rules(user_names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
-    return _RULES + tuple((kind, pattern, (name.lower(),)) for (kind, pattern), name in zip(_patterns(user_names)[len(_RULES):], user_names, strict=True))
+    return _RULES + tuple(
+        (kind, pattern, (name.lower(),))
+        for (kind, pattern), name in zip(_patterns(user_names)[len(_RULES) :], user_names, strict=True)
+    )
 
 
 def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
@@ -152,7 +173,10 @@ def scan_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> list[
 
 
 def _redact(
-    value: Any, path: str, patterns: list[tuple[str, re.Pattern[str]]], keep: frozenset[tuple[str, str, str]] = frozenset()
+    value: Any,
+    path: str,
+    patterns: list[tuple[str, re.Pattern[str]]],
+    keep: frozenset[tuple[str, str, str]] = frozenset(),
 ) -> Any:
     if path in _SKIPPED:
         return value
@@ -166,7 +190,9 @@ def _redact(
                 value = pattern.sub(REDACTED, value)
         return value
     if isinstance(value, dict):
-        return {key: _redact(item, f"{path}.{key}" if path else str(key), patterns, keep) for key, item in value.items()}
+        return {
+            key: _redact(item, f"{path}.{key}" if path else str(key), patterns, keep) for key, item in value.items()
+        }
     if isinstance(value, list):
         return [_redact(item, path, patterns, keep) for item in value]
     return value

@@ -58,7 +58,9 @@ def situation_key(skill: Skill) -> tuple | None:
     return None
 
 
-def prune_candidates(skills: Sequence[Skill], *, now: datetime | None = None, max_size: int | None = None) -> list[PruneCandidate]:
+def prune_candidates(
+    skills: Sequence[Skill], *, now: datetime | None = None, max_size: int | None = None
+) -> list[PruneCandidate]:
     """The skills D057's rules would prune, each once, with its first reason."""
     now = now or datetime.now(UTC)
     chosen: dict[str, PruneCandidate] = {}
@@ -91,14 +93,18 @@ def prune_candidates(skills: Sequence[Skill], *, now: datetime | None = None, ma
         duplicates.update(skill.id for skill in members)
         for skill in members:
             better = [
-                other for other in members
+                other
+                for other in members
                 if other.id != skill.id
                 and other.quality.success_rate > skill.quality.success_rate
                 and other.confidence.rank >= skill.confidence.rank
-            ]  # fmt: skip
+            ]
             if better:
                 best = max(better, key=lambda o: (o.quality.success_rate, o.confidence.rank, o.id))
-                add(skill, f"superseded by {best.name!r} [{best.id}] (same situation, success rate {best.quality.success_rate:.2f} > {skill.quality.success_rate:.2f})")
+                add(
+                    skill,
+                    f"superseded by {best.name!r} [{best.id}] (same situation, success rate {best.quality.success_rate:.2f} > {skill.quality.success_rate:.2f})",
+                )
 
     if max_size is not None:
         remaining = [skill for skill in skills if skill.id not in chosen]
@@ -106,9 +112,13 @@ def prune_candidates(skills: Sequence[Skill], *, now: datetime | None = None, ma
         if excess > 0:
             remaining.sort(
                 key=lambda s: (
-                    s.confidence.rank, 0 if s.id in duplicates else 1, s.quality.success_rate,
-                    s.use_count, s.created_at, s.id,
-                )  # fmt: skip
+                    s.confidence.rank,
+                    0 if s.id in duplicates else 1,
+                    s.quality.success_rate,
+                    s.use_count,
+                    s.created_at,
+                    s.id,
+                )
             )
             for skill in remaining[:excess]:
                 dup = ", a duplicate situation" if skill.id in duplicates else ""
@@ -117,7 +127,9 @@ def prune_candidates(skills: Sequence[Skill], *, now: datetime | None = None, ma
     return sorted(chosen.values(), key=lambda c: order[c.skill_id])
 
 
-def plan_prune(repository: SkillRepository, *, max_size: int | None = None, now: datetime | None = None) -> list[PruneCandidate]:
+def plan_prune(
+    repository: SkillRepository, *, max_size: int | None = None, now: datetime | None = None
+) -> list[PruneCandidate]:
     ids = repository.query(SkillQuery()).ids
     skills = []
     for skill_id in ids:
@@ -132,7 +144,9 @@ def apply_prune(repository: SkillRepository, candidates: Sequence[PruneCandidate
     """Move the candidates to the trash in one transaction."""
     if not candidates:
         return 0
-    return repository.delete_many([c.skill_id for c in candidates], message="pruned (D057 skill pruning)", action="skill.prune")
+    return repository.delete_many(
+        [c.skill_id for c in candidates], message="pruned (D057 skill pruning)", action="skill.prune"
+    )
 
 
 __all__ = ["PruneCandidate", "apply_prune", "plan_prune", "prune_candidates", "situation_key"]

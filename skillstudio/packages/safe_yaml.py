@@ -14,9 +14,7 @@ import yaml
 
 from skillstudio.packages.errors import PackageError, refuse
 
-_CORE_TAGS = frozenset(
-    "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "map", "seq")
-)
+_CORE_TAGS = frozenset("tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "map", "seq"))
 MAX_DEPTH = 32
 
 
@@ -47,7 +45,9 @@ def _check_events(text: str, where: str, max_aliases: int) -> None:
             if isinstance(event, yaml.AliasEvent):
                 aliases += 1
                 if aliases > max_aliases:
-                    raise refuse(where, f"not allowed YAML{at}: anchors/aliases are not allowed here (more than {max_aliases})")
+                    raise refuse(
+                        where, f"not allowed YAML{at}: anchors/aliases are not allowed here (more than {max_aliases})"
+                    )
             if isinstance(event, _EVENT_TAGS):
                 if getattr(event, "anchor", None) is not None and max_aliases == 0:
                     raise refuse(where, f"not allowed YAML{at}: anchors/aliases are not allowed here (more than 0)")
@@ -105,8 +105,7 @@ def decode_utf8(data: bytes, where: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise refuse(where, f"is not valid UTF-8 (byte {error.start})") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     if "\x00" in text:
         raise refuse(where, "contains a NUL character")
     return text

@@ -212,18 +212,28 @@ def check_trust(
         return "record" if signer is not None else "keep"
     if signer is None:
         raise UntrustedPackage(
-            [refuse_issue(identity, f"this package is unsigned, but {identity} was first brought by key "
-                          f"{known.fingerprint} (since {known.first_seen}); an unsigned package cannot update it")]
-        )  # fmt: skip
+            [
+                refuse_issue(
+                    identity,
+                    f"this package is unsigned, but {identity} was first brought by key "
+                    f"{known.fingerprint} (since {known.first_seen}); an unsigned package cannot update it",
+                )
+            ]
+        )
     if signer.fingerprint == known.fingerprint:
         return "keep"
     if trusted == signer.fingerprint:
         return "replace"
     raise UntrustedPackage(
-        [refuse_issue(identity, f"signed by key {signer.fingerprint}, but {identity} was first brought by key "
-                      f"{known.fingerprint} (since {known.first_seen}); if you trust the new key, import with "
-                      f"--trust-key {signer.fingerprint}")]
-    )  # fmt: skip
+        [
+            refuse_issue(
+                identity,
+                f"signed by key {signer.fingerprint}, but {identity} was first brought by key "
+                f"{known.fingerprint} (since {known.first_seen}); if you trust the new key, import with "
+                f"--trust-key {signer.fingerprint}",
+            )
+        ]
+    )
 
 
 def refuse_issue(identity: str, message: str):
@@ -233,6 +243,17 @@ def refuse_issue(identity: str, message: str):
 
 
 __all__ = [
-    "ALGORITHM", "KnownKey", "Signer", "SigningKey", "UntrustedPackage", "check_trust", "fingerprint",
-    "key_path", "keys_dir", "known_key", "load_or_create_key", "sign_manifest", "verify_manifest",
-]  # fmt: skip
+    "ALGORITHM",
+    "KnownKey",
+    "Signer",
+    "SigningKey",
+    "UntrustedPackage",
+    "check_trust",
+    "fingerprint",
+    "key_path",
+    "keys_dir",
+    "known_key",
+    "load_or_create_key",
+    "sign_manifest",
+    "verify_manifest",
+]

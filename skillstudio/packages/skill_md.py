@@ -131,7 +131,9 @@ def _files_of(folder: Path, where: str, found: Violations) -> dict[str, dict[str
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda entry: entry.name)
         except OSError as error:
-            found.errors.append(Issue(f"{where}/{directory.relative_to(folder).as_posix()}", f"cannot be read ({error.strerror})"))
+            found.errors.append(
+                Issue(f"{where}/{directory.relative_to(folder).as_posix()}", f"cannot be read ({error.strerror})")
+            )
             continue
         subfolders: list[Path] = []
         for entry in entries:
@@ -156,7 +158,9 @@ def _files_of(folder: Path, where: str, found: Violations) -> dict[str, dict[str
                     continue
                 if not KEPT_NAME.fullmatch(entry.name):
                     what = "folder" if is_dir else "file"
-                    found.warnings.append(Issue(at, f"{what} name has characters other than A-Z a-z 0-9 . _ -; not kept"))
+                    found.warnings.append(
+                        Issue(at, f"{what} name has characters other than A-Z a-z 0-9 . _ -; not kept")
+                    )
                     continue
                 if is_dir:
                     if depth + 1 > MAX_FILE_DEPTH:
@@ -169,10 +173,20 @@ def _files_of(folder: Path, where: str, found: Violations) -> dict[str, dict[str
                     found.errors.append(Issue(at, f"is {size} bytes, at most {MAX_FILE} kept per file"))
                     continue
                 if len(files) >= MAX_FILES_PER_SKILL:
-                    found.errors.append(Issue(where, f"holds more than {MAX_FILES_PER_SKILL} files (at most {MAX_FILES_PER_SKILL} kept per skill); refused"))
+                    found.errors.append(
+                        Issue(
+                            where,
+                            f"holds more than {MAX_FILES_PER_SKILL} files (at most {MAX_FILES_PER_SKILL} kept per skill); refused",
+                        )
+                    )
                     return files
                 if total + size > MAX_FILES_BYTES:
-                    found.errors.append(Issue(where, f"its files hold more than {MAX_FILES_BYTES} bytes (at most {MAX_FILES_BYTES} kept per skill); refused"))
+                    found.errors.append(
+                        Issue(
+                            where,
+                            f"its files hold more than {MAX_FILES_BYTES} bytes (at most {MAX_FILES_BYTES} kept per skill); refused",
+                        )
+                    )
                     return files
                 data = _read_regular(entry.path, min(MAX_FILE, MAX_FILES_BYTES - total))
             except ValueError as error:
@@ -227,10 +241,15 @@ def duplicate_keys(front_text: str, where: str) -> list[Issue]:
                     line = _frontmatter_key_line(key_node)
                     key = (key_node.tag, label)
                     if key in first:
-                        issues.append((line, Issue(
-                            f"{where}: frontmatter" + (f": {path}" if path else ""),
-                            f"duplicate key {label!r} at line {line} (first at line {first[key]}); YAML keys must be unique",
-                        )))  # fmt: skip
+                        issues.append(
+                            (
+                                line,
+                                Issue(
+                                    f"{where}: frontmatter" + (f": {path}" if path else ""),
+                                    f"duplicate key {label!r} at line {line} (first at line {first[key]}); YAML keys must be unique",
+                                ),
+                            )
+                        )
                     else:
                         first[key] = line
                 pending.append((value_node, f"{path}.{label}" if path and label is not None else (label or path)))
@@ -317,7 +336,9 @@ def read_skill_folder(
             spec.append(Issue(at("compatibility"), "expected text (the spec allows 1-500 characters)"))
             compatibility = json.dumps(compatibility)
         elif not compatibility.strip():
-            spec.append(Issue(at("compatibility"), "is empty; the spec allows 1-500 characters (or no compatibility key)"))
+            spec.append(
+                Issue(at("compatibility"), "is empty; the spec allows 1-500 characters (or no compatibility key)")
+            )
         elif len(compatibility) > 500:
             spec.append(Issue(at("compatibility"), f"is {len(compatibility)} characters, the spec allows 1-500"))
         kept["compatibility"] = compatibility
@@ -384,7 +405,9 @@ def read_skill_folder(
         "created_by": str(metadata.get("author", "unknown"))[:256],
         "created_at": utc_now(),
         "provenance": {"source": "hand_authored", "game_module": module_text or game_module},
-        "body": {"Instructions": {"instructions": instructions, "tools": list(tools), "model": model, "references": []}},
+        "body": {
+            "Instructions": {"instructions": instructions, "tools": list(tools), "model": model, "references": []}
+        },
         # Seed 004's SKILL.md carries tags (and roles, which stay in metadata for retrieval's
         # role filter); they become the skill's own tags, so tag filters and tag retrieval see them.
         "tags": _listed(front.get("tags")),
@@ -449,7 +472,9 @@ def _scan_tree(root: Path, domain: Domain, game_module: str) -> tuple[list[Incom
         where = folder.relative_to(root).as_posix()
         where = label if where == "." else where
         spec_before, warnings_before = len(found.spec), len(found.warnings)
-        result = read_skill_folder(folder, root_label=label, where=where, domain=domain, game_module=game_module, found=found)
+        result = read_skill_folder(
+            folder, root_label=label, where=where, domain=domain, game_module=game_module, found=found
+        )
         if result is None:
             continue
         skill, extras = result
@@ -516,7 +541,9 @@ def export_skill_tree(
         extra = (extras or {}).get(skill.id) or SkillExtras()
         name = skill.name if spec_name_problem(skill.name) is None else spec_name(skill.name)
         if name != skill.name:
-            warnings.append(f"{skill.id}: name {skill.name!r} written as {name!r} (spec names are lowercase-hyphenated)")
+            warnings.append(
+                f"{skill.id}: name {skill.name!r} written as {name!r} (spec names are lowercase-hyphenated)"
+            )
         base, counter = name, 2
         while name in used:
             name = f"{base[:60]}-{counter}"
@@ -539,7 +566,9 @@ def export_skill_tree(
             else:
                 front["compatibility"] = compatibility
         metadata = {str(k): str(v) for k, v in (extra.frontmatter.get("metadata") or {}).items()}
-        metadata.update({"skillstudio-id": skill.id, "ic-domain": skill.domain.value, "ic-game-module": skill.game_module})
+        metadata.update(
+            {"skillstudio-id": skill.id, "ic-domain": skill.domain.value, "ic-game-module": skill.game_module}
+        )
         front["metadata"] = metadata
         if skill.body.tools:
             front["allowed-tools"] = " ".join(skill.body.tools)
@@ -592,6 +621,12 @@ def _unwritable(rel: str, content: object) -> str | None:
 
 
 __all__ = [
-    "Violations", "check_tree", "duplicate_keys", "export_skill_tree", "read_skill_tree", "spec_name_problem",
-    "split_frontmatter", "validate_tree",
-]  # fmt: skip
+    "Violations",
+    "check_tree",
+    "duplicate_keys",
+    "export_skill_tree",
+    "read_skill_tree",
+    "spec_name_problem",
+    "split_frontmatter",
+    "validate_tree",
+]

@@ -105,12 +105,19 @@ def read_voyager(
             text = version_description.strip()
             return parse_skill(
                 {
-                    "id": skill_id, "domain": domain.value, "name": base,
+                    "id": skill_id,
+                    "domain": domain.value,
+                    "name": base,
                     "description": text.splitlines()[0][:2000] if text else f"Voyager skill {base}",
-                    "created_at": created_at, "tags": ["voyager"],
+                    "created_at": created_at,
+                    "tags": ["voyager"],
                     "provenance": {"source": "llm_discovered", "game_module": game_module},
-                    "body": {"Instructions": {"instructions": f"{text}\n\n```javascript\n{version_code.rstrip()}\n```\n".lstrip()}},
-                }  # fmt: skip
+                    "body": {
+                        "Instructions": {
+                            "instructions": f"{text}\n\n```javascript\n{version_code.rstrip()}\n```\n".lstrip()
+                        }
+                    },
+                }
             )
 
         try:
@@ -119,7 +126,12 @@ def read_voyager(
         except ValidationError as error:
             issues.extend(Issue(f"skills.json[{name!r}].{i.path}", i.message) for i in error.issues)
             continue
-        extras = SkillExtras(origin=origin, frontmatter={"voyager_name": name, "versions": sorted(by_number)}, files=files, warnings=warnings)
+        extras = SkillExtras(
+            origin=origin,
+            frontmatter={"voyager_name": name, "versions": sorted(by_number)},
+            files=files,
+            warnings=warnings,
+        )
         incoming.append(Incoming(f"skills.json[{name!r}]", skill, extras, warnings, history))
     if issues:
         raise PackageError(issues, context=f"{root.name} refused")

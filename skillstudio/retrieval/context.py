@@ -186,7 +186,8 @@ def _plan(body: StrategicPattern) -> str:
         parts.append(
             "targets: "
             + "; ".join(
-                f"{t.target_type.serde} (priority {t.priority})" + (f" {_one_line(t.description)}" if t.description else "")
+                f"{t.target_type.serde} (priority {t.priority})"
+                + (f" {_one_line(t.description)}" if t.description else "")
                 for t in targets
             )
         )

@@ -87,11 +87,15 @@ def load_queries(path: Path, repository: SkillRepository) -> list[LabelledQuery]
             domain = check.enum(Domain, entry.get("domain"), join_path(where, "domain"))
         module = None
         if entry.get("game_module") is not None:
-            module = check.text(entry.get("game_module"), join_path(where, "game_module"), max_len=64, allow_empty=False)
+            module = check.text(
+                entry.get("game_module"), join_path(where, "game_module"), max_len=64, allow_empty=False
+            )
         labels = check.each(
-            entry.get("relevant"), join_path(where, "relevant"),
-            lambda v, p: check.text(v, p, max_len=300, allow_empty=False), max_items=100,
-        )  # fmt: skip
+            entry.get("relevant"),
+            join_path(where, "relevant"),
+            lambda v, p: check.text(v, p, max_len=300, allow_empty=False),
+            max_items=100,
+        )
         relevant: set[str] = set()
         for position, label in enumerate(labels or ()):
             if label is None:
@@ -134,7 +138,11 @@ def evaluate(
             scores.queries += 1
             if reciprocal == 0.0:
                 scores.misses.append(
-                    Miss(labelled.query, sorted(names.get(i, i) for i in labelled.relevant), [h.name for h in result.hits])
+                    Miss(
+                        labelled.query,
+                        sorted(names.get(i, i) for i in labelled.relevant),
+                        [h.name for h in result.hits],
+                    )
                 )
         if scores.queries:
             scores.recall /= scores.queries

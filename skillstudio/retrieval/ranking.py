@@ -109,8 +109,12 @@ def reciprocal_rank_fusion(*rankings: list[str]) -> dict[str, float]:
 _PHASES = {GamePhase.EARLY: 0, GamePhase.MID: 1, GamePhase.LATE: 2}
 _ECONOMY = {EconomyState.BEHIND: 0, EconomyState.EVEN: 1, EconomyState.AHEAD: 2}
 _THREATS = {
-    ThreatLevel.NONE: 0, ThreatLevel.LOW: 1, ThreatLevel.MEDIUM: 2, ThreatLevel.HIGH: 3, ThreatLevel.CRITICAL: 4,
-}  # fmt: skip
+    ThreatLevel.NONE: 0,
+    ThreatLevel.LOW: 1,
+    ThreatLevel.MEDIUM: 2,
+    ThreatLevel.HIGH: 3,
+    ThreatLevel.CRITICAL: 4,
+}
 # What the enemy fields decides the plan more than anything else (an anti-air plan answers
 # aircraft); the phase and the threat come next, then our own army, economy, territory, tech.
 SITUATION_WEIGHTS = {
@@ -127,7 +131,9 @@ SITUATION_WEIGHTS = {
 def situation_similarity(a: SituationSignature, b: SituationSignature) -> float:
     """1 for identical signatures, 0 for opposite ones; a weighted mean of per-field similarities."""
     parts = {
-        "enemy_composition_estimate": _composition_similarity(a.enemy_composition_estimate, b.enemy_composition_estimate),
+        "enemy_composition_estimate": _composition_similarity(
+            a.enemy_composition_estimate, b.enemy_composition_estimate
+        ),
         "game_phase": 1.0 - abs(_PHASES[a.game_phase] - _PHASES[b.game_phase]) / 2,
         "threat_level": 1.0 - abs(_THREATS[a.threat_level] - _THREATS[b.threat_level]) / 4,
         "army_composition": _composition_similarity(a.army_composition, b.army_composition),

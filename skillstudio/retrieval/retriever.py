@@ -180,9 +180,12 @@ class Retriever:
             if semantic is None:
                 if mode is Mode.SEMANTIC:  # D057: fall back to FTS5 keyword search
                     found = keyword_candidates(
-                        self.repository.database, query, domain=domain_value, game_module=game_module,
+                        self.repository.database,
+                        query,
+                        domain=domain_value,
+                        game_module=game_module,
                         limit=pool,
-                    )  # fmt: skip
+                    )
                     keyword = {hit.skill_id: hit.bm25 for hit in found.hits}
                     term_weights = found.weights
                 used = Mode.FTS
@@ -192,9 +195,13 @@ class Retriever:
         tag_matches: dict[str, int] = {}
         if mode is Mode.TAGS:
             found = keyword_candidates(
-                self.repository.database, query, domain=domain_value, game_module=game_module,
-                limit=pool * 5, tags_only=True,
-            )  # fmt: skip
+                self.repository.database,
+                query,
+                domain=domain_value,
+                game_module=game_module,
+                limit=pool * 5,
+                tags_only=True,
+            )
             tag_matches = {hit.skill_id: 0 for hit in found.hits}
 
         candidate_ids = list(dict.fromkeys([*keyword, *cosines, *tag_matches]))
@@ -213,12 +220,22 @@ class Retriever:
         )
 
         hits = self._rank(
-            mode if used is mode else Mode.FTS, summaries, keyword, coverage, cosines, typical, best, tag_matches,
-            situation, situations,
-        )  # fmt: skip
+            mode if used is mode else Mode.FTS,
+            summaries,
+            keyword,
+            coverage,
+            cosines,
+            typical,
+            best,
+            tag_matches,
+            situation,
+            situations,
+        )
         if invalid:
             notes.append(f"{len(invalid)} stored vectors were malformed and skipped")
-        return RetrievalResult(query, mode, used, self.model_id if used is not Mode.FTS else None, hits[:k], tuple(notes), invalid)
+        return RetrievalResult(
+            query, mode, used, self.model_id if used is not Mode.FTS else None, hits[:k], tuple(notes), invalid
+        )
 
     def load(self, result: RetrievalResult) -> list[Skill]:
         """The hits' served skills, in rank order (docs/review.md, "What is served"): a skill
@@ -280,9 +297,13 @@ class Retriever:
     ) -> list[Hit]:
         best_bm25 = max(keyword.values(), default=0.0)
         best_tags = max(tag_matches.values(), default=0)
-        rrf = ranking.reciprocal_rank_fusion(
-            sorted(keyword, key=lambda i: -keyword[i]), sorted(cosines, key=lambda i: -cosines[i])
-        ) if mode is Mode.RRF else {}  # fmt: skip
+        rrf = (
+            ranking.reciprocal_rank_fusion(
+                sorted(keyword, key=lambda i: -keyword[i]), sorted(cosines, key=lambda i: -cosines[i])
+            )
+            if mode is Mode.RRF
+            else {}
+        )
         hits = []
         for skill_id, summary in summaries.items():
             if mode is Mode.TAGS and skill_id not in tag_matches:
@@ -322,11 +343,16 @@ class Retriever:
                 continue  # matched nothing that counts in this mode
             hits.append(
                 Hit(
-                    skill_id, summary.name, summary.domain, summary.game_module, summary.confidence,
-                    evidence.games, evidence.success_rate,
+                    skill_id,
+                    summary.name,
+                    summary.domain,
+                    summary.game_module,
+                    summary.confidence,
+                    evidence.games,
+                    evidence.success_rate,
                     ScoreBreakdown(fts, bm25, semantic, cosine, fit, tags, relevance, quality, factor, final),
                 )
-            )  # fmt: skip
+            )
         hits.sort(key=lambda h: (-h.score.final, h.name.casefold(), h.skill_id))
         return hits
 
@@ -423,10 +449,17 @@ def result_to_json(result: RetrievalResult) -> dict[str, object]:
         "notes": list(result.notes),
         "results": [
             {
-                "id": hit.skill_id, "name": hit.name, "rank": rank, "domain": hit.domain,
-                "game_module": hit.game_module, "confidence": hit.confidence,
-                "verification_count": hit.verification_count, "success_rate": round(hit.success_rate, 6),
-                "score": round(hit.score.final, 6), **hit.score.as_dict(), "breakdown": hit.score.as_dict(),
+                "id": hit.skill_id,
+                "name": hit.name,
+                "rank": rank,
+                "domain": hit.domain,
+                "game_module": hit.game_module,
+                "confidence": hit.confidence,
+                "verification_count": hit.verification_count,
+                "success_rate": round(hit.success_rate, 6),
+                "score": round(hit.score.final, 6),
+                **hit.score.as_dict(),
+                "breakdown": hit.score.as_dict(),
             }
             for rank, hit in enumerate(result.hits, start=1)
         ],
@@ -434,4 +467,14 @@ def result_to_json(result: RetrievalResult) -> dict[str, object]:
     }
 
 
-__all__ = ["CANDIDATES", "MAX_K", "Hit", "Mode", "RetrievalResult", "Retriever", "ScoreBreakdown", "result_to_json", "skill_roles"]
+__all__ = [
+    "CANDIDATES",
+    "MAX_K",
+    "Hit",
+    "Mode",
+    "RetrievalResult",
+    "Retriever",
+    "ScoreBreakdown",
+    "result_to_json",
+    "skill_roles",
+]

@@ -16,7 +16,18 @@ from skillstudio.review.workflow import (
 )
 
 __all__ = [
-    "Linter", "PendingChange", "QueueItem", "RuleError", "SERVED_STATES", "approve",
-    "change_since_approved", "findings_for", "is_served", "lint_skill", "load_rules",
-    "pending_queue", "reject", "request_changes",
-]  # fmt: skip
+    "SERVED_STATES",
+    "Linter",
+    "PendingChange",
+    "QueueItem",
+    "RuleError",
+    "approve",
+    "change_since_approved",
+    "findings_for",
+    "is_served",
+    "lint_skill",
+    "load_rules",
+    "pending_queue",
+    "reject",
+    "request_changes",
+]

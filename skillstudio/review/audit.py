@@ -18,8 +18,16 @@ def audit_csv(entries: Sequence[AuditEntry]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(AUDIT_COLUMNS)
     for e in entries:
-        writer.writerow([
-            e.id, e.at, e.actor, e.actor_kind, e.action, e.skill_id or "", "" if e.revision is None else e.revision,
-            json.dumps(e.details, ensure_ascii=False, sort_keys=True),
-        ])  # fmt: skip
+        writer.writerow(
+            [
+                e.id,
+                e.at,
+                e.actor,
+                e.actor_kind,
+                e.action,
+                e.skill_id or "",
+                "" if e.revision is None else e.revision,
+                json.dumps(e.details, ensure_ascii=False, sort_keys=True),
+            ]
+        )
     return buffer.getvalue()

@@ -30,9 +30,13 @@ try:  # the parser of ``re``, to arrange rule patterns for speed (``_combine``);
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
 
     _CATEGORIES = {
-        _sre.CATEGORY_SPACE: r"\s", _sre.CATEGORY_NOT_SPACE: r"\S", _sre.CATEGORY_WORD: r"\w",
-        _sre.CATEGORY_NOT_WORD: r"\W", _sre.CATEGORY_DIGIT: r"\d", _sre.CATEGORY_NOT_DIGIT: r"\D",
-    }  # fmt: skip
+        _sre.CATEGORY_SPACE: r"\s",
+        _sre.CATEGORY_NOT_SPACE: r"\S",
+        _sre.CATEGORY_WORD: r"\w",
+        _sre.CATEGORY_NOT_WORD: r"\W",
+        _sre.CATEGORY_DIGIT: r"\d",
+        _sre.CATEGORY_NOT_DIGIT: r"\D",
+    }
 except ImportError:  # pragma: no cover
     _sre_parse = None  # type: ignore[assignment]
 
@@ -320,7 +324,9 @@ class Linter:
         for rule in self.rules:
             findings.extend(self._apply(rule, skill, fields))
         order = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
-        return sorted(findings, key=lambda f: (order[f.severity], FIELDS.index(f.field) if f.field in FIELDS else 9, f.start))
+        return sorted(
+            findings, key=lambda f: (order[f.severity], FIELDS.index(f.field) if f.field in FIELDS else 9, f.start)
+        )
 
     def lint_and_store(self, skill: Skill) -> list[RiskFinding]:
         """Lint ``skill`` and store the findings with it (the repository is required)."""
@@ -342,11 +348,21 @@ class Linter:
                 for match in islice(rule.compiled.finditer(fields[name]), limit):  # type: ignore[union-attr]
                     codes = " ".join(f"U+{ord(c):04X}" for c in match.group()[:4])
                     start, end = match.span()
-                    yield RiskFinding(rule.id, rule.severity, f"{rule.reason} ({codes})", name, start, end, _excerpt(fields[name], start, end))
+                    yield RiskFinding(
+                        rule.id,
+                        rule.severity,
+                        f"{rule.reason} ({codes})",
+                        name,
+                        start,
+                        end,
+                        _excerpt(fields[name], start, end),
+                    )
         elif kind == "mixed_script":
             limit = int(rule.params.get("max_findings", 5))
             for name in names:
-                for start, end in islice(_mixed_script_words(fields[name], int(rule.params.get("min_letters", 1))), limit):
+                for start, end in islice(
+                    _mixed_script_words(fields[name], int(rule.params.get("min_letters", 1))), limit
+                ):
                     yield _finding(rule, name, fields[name], start, end)
         elif kind == "encoded":
             for name in names:
@@ -357,12 +373,25 @@ class Linter:
                 if name == "all":
                     size = sum(len(fields[f].encode("utf-8")) for f in FIELDS)
                     if size > limit:
-                        yield RiskFinding(rule.id, rule.severity, f"{rule.reason} ({size} bytes > {limit})", "body", 0, len(fields["body"]), "")
+                        yield RiskFinding(
+                            rule.id,
+                            rule.severity,
+                            f"{rule.reason} ({size} bytes > {limit})",
+                            "body",
+                            0,
+                            len(fields["body"]),
+                            "",
+                        )
                 elif len(fields[name]) > limit:
                     yield RiskFinding(
-                        rule.id, rule.severity, f"{rule.reason} ({len(fields[name])} characters > {limit})",
-                        name, limit, len(fields[name]), _excerpt(fields[name], limit, limit + 20),
-                    )  # fmt: skip
+                        rule.id,
+                        rule.severity,
+                        f"{rule.reason} ({len(fields[name])} characters > {limit})",
+                        name,
+                        limit,
+                        len(fields[name]),
+                        _excerpt(fields[name], limit, limit + 20),
+                    )
         elif kind == "required":
             for name in rule.fields:
                 if name in fields and not fields[name].strip():
@@ -464,10 +493,12 @@ class _Layer:
 # Hidden characters a view drops, and look-alike letters it reads as Latin inside Latin words.
 _HIDDEN = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
 _NON_ASCII_RUN = re.compile(r"[\x00-\x7f]?[^\x00-\x7f]+")
-_LOOKALIKES = dict(zip(
-    "аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅαονρικυτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijshdqwABEKMHOPCTXYIJSaovpikutABEZHIKMNOPTYX",
-))  # fmt: skip
+_LOOKALIKES = dict(
+    zip(
+        "аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅαονρικυτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+        "aeopcyxijshdqwABEKMHOPCTXYIJSaovpikutABEZHIKMNOPTYX",
+    )
+)
 _LOOKALIKE = re.compile(f"(?<=[A-Za-z])[{''.join(_LOOKALIKES)}]+|[{''.join(_LOOKALIKES)}]+(?=[A-Za-z])")
 _AS_LATIN = str.maketrans(_LOOKALIKES)
 _SPACED = re.compile(r"(?<!\S)[^\W\d_](?:[ \t]+[^\W\d_](?!\S)){3,}")
@@ -535,7 +566,9 @@ def _fold_edits(value: str) -> list[tuple[int, int, str]]:
 def _lookalike_edits(value: str) -> list[tuple[int, int, str]]:
     if value.isascii():
         return []
-    return [(m.start(), m.end(), m.group().translate(_AS_LATIN)) for m in islice(_LOOKALIKE.finditer(value), _MAX_EDITS)]
+    return [
+        (m.start(), m.end(), m.group().translate(_AS_LATIN)) for m in islice(_LOOKALIKE.finditer(value), _MAX_EDITS)
+    ]
 
 
 def _spacing_edits(value: str) -> list[tuple[int, int, str]]:
@@ -594,7 +627,9 @@ def _encoded_findings(rule: Rule, name: str, value: str) -> Iterator[RiskFinding
                 shown = shown if len(shown) <= _EXCERPT else shown[: _EXCERPT - 1] + "…"
                 shown = "".join(c if c.isprintable() else "?" for c in shown)
                 reason = f"{rule.reason}: base64 that decodes to “{shown}” ({target.id})"
-                yield RiskFinding(rule.id, rule.severity, reason, name, match.start(), match.end(), _excerpt(value, *match.span()))
+                yield RiskFinding(
+                    rule.id, rule.severity, reason, name, match.start(), match.end(), _excerpt(value, *match.span())
+                )
                 found += 1
                 break
         decoded_runs += 1
@@ -648,7 +683,9 @@ def _excerpt(value: str, start: int, end: int) -> str:
     shown = value[start:end] if end > start else value[start : start + 20]
     shown = shown if len(shown) <= _EXCERPT else shown[: _EXCERPT - 1] + "…"
     # make invisible characters visible in the excerpt
-    return "".join(f"<U+{ord(c):04X}>" if unicodedata.category(c) in ("Cf", "Cc") and c not in "\n\t" else c for c in shown)
+    return "".join(
+        f"<U+{ord(c):04X}>" if unicodedata.category(c) in ("Cf", "Cc") and c not in "\n\t" else c for c in shown
+    )
 
 
 def _script(char: str) -> str | None:
@@ -668,13 +705,29 @@ def lint_skill(skill: Skill, repository: SkillRepository | None = None) -> list[
 
 def findings_document(findings: Sequence[RiskFinding]) -> list[dict[str, Any]]:
     return [
-        {"rule": f.rule, "severity": f.severity, "reason": f.reason, "field": f.field, "start": f.start, "end": f.end, "excerpt": f.excerpt}
+        {
+            "rule": f.rule,
+            "severity": f.severity,
+            "reason": f.reason,
+            "field": f.field,
+            "start": f.start,
+            "end": f.end,
+            "excerpt": f.excerpt,
+        }
         for f in findings
     ]
 
 
 __all__ = [
-    "Linter", "Rule", "RuleError", "default_rules_path", "findings_document", "jaccard", "lint_skill",
-    "load_rules", "normalised_text", "shingles", "skill_fields",
-]  # fmt: skip
-
+    "Linter",
+    "Rule",
+    "RuleError",
+    "default_rules_path",
+    "findings_document",
+    "jaccard",
+    "lint_skill",
+    "load_rules",
+    "normalised_text",
+    "shingles",
+    "skill_fields",
+]

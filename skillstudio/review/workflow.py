@@ -18,8 +18,11 @@ from skillstudio.store.orm import RevisionRow
 
 # Everything that may be served or exported: rejected skills are kept, but never handed out.
 SERVED_STATES: tuple[ReviewState | None, ...] = (
-    None, ReviewState.PENDING, ReviewState.APPROVED, ReviewState.CHANGES_REQUESTED,
-)  # fmt: skip
+    None,
+    ReviewState.PENDING,
+    ReviewState.APPROVED,
+    ReviewState.CHANGES_REQUESTED,
+)
 
 
 def is_served(skill: Skill) -> bool:
@@ -84,7 +87,11 @@ def change_since_approved(repository: SkillRepository, skill_id: str) -> Pending
     revision = repository.last_approved_revision(skill_id)
     approved = revision.skill() if revision is not None else None
     number = None if revision is None else revision.number
-    diff = "" if approved is None else unified_diff(approved, current, old_label=f"approved (revision {number})", new_label="now")
+    diff = (
+        ""
+        if approved is None
+        else unified_diff(approved, current, old_label=f"approved (revision {number})", new_label="now")
+    )
     return PendingChange(current, approved, number, diff)
 
 
@@ -116,6 +123,15 @@ def findings_for(repository: SkillRepository, skill: Skill, *, relint: bool = Fa
 
 
 __all__ = [
-    "PendingChange", "QueueItem", "SERVED_STATES", "approve", "change_since_approved", "decide",
-    "findings_for", "is_served", "pending_queue", "reject", "request_changes",
-]  # fmt: skip
+    "SERVED_STATES",
+    "PendingChange",
+    "QueueItem",
+    "approve",
+    "change_since_approved",
+    "decide",
+    "findings_for",
+    "is_served",
+    "pending_queue",
+    "reject",
+    "request_changes",
+]

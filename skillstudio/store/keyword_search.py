@@ -59,7 +59,9 @@ def term_coverage(database: Database, ids: list[str], weights: dict[str, float])
     with database.read() as session:
         connection = session.connection()
         for marks, params in id_lists(ids):
-            rows = connection.execute(text(f"SELECT id, name, description, tags FROM skills WHERE id IN ({marks})"), params)
+            rows = connection.execute(
+                text(f"SELECT id, name, description, tags FROM skills WHERE id IN ({marks})"), params
+            )
             for skill_id, *fields in rows:
                 joined = "\n".join(field_text for field_text in fields if isinstance(field_text, str))
                 matched = sum(weight for pattern, weight in patterns if pattern.search(joined))
@@ -131,7 +133,9 @@ def _frequencies(connection: Connection, words: list[str]) -> dict[str, int]:
     """How many skills contain each word (as a prefix), in one statement; words in none are left out."""
     parts, params = [], {}
     for n, word in enumerate(words):
-        parts.append(f"SELECT {n}, COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :l{n} AND term < :h{n}")
+        parts.append(
+            f"SELECT {n}, COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :l{n} AND term < :h{n}"
+        )
         params[f"l{n}"], params[f"h{n}"] = word, word[:-1] + chr(min(ord(word[-1]) + 1, 0x10FFFF))
     rows = connection.execute(text(" UNION ALL ".join(parts)), params)
     return {words[int(n)]: int(count) for n, count in rows if count}

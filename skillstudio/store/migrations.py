@@ -31,18 +31,39 @@ if TYPE_CHECKING:
 
 D057_TABLES = ("skills", "skills_fts", "skill_embeddings", "skill_compositions")
 D057_SKILL_COLUMNS = (
-    "id", "domain", "name", "description", "body_json", "tags", "game_module", "source",
-    "model_id", "verification_count", "success_rate", "average_rating", "confidence",
-    "use_count", "created_at", "last_used", "last_verified",
-)  # fmt: skip
+    "id",
+    "domain",
+    "name",
+    "description",
+    "body_json",
+    "tags",
+    "game_module",
+    "source",
+    "model_id",
+    "verification_count",
+    "success_rate",
+    "average_rating",
+    "confidence",
+    "use_count",
+    "created_at",
+    "last_used",
+    "last_verified",
+)
 
 # Columns whose change makes a stored skill a different skill for an editor holding a copy.
 # Quality, use_count and last_used are left out: the engine bumps them during play, and
 # SkillStudio's updates never overwrite them (they are owned by verification and play).
 CONTENT_COLUMNS = (
-    "domain", "name", "description", "body_json", "tags", "game_module", "source", "model_id",
+    "domain",
+    "name",
+    "description",
+    "body_json",
+    "tags",
+    "game_module",
+    "source",
+    "model_id",
     "created_at",
-)  # fmt: skip
+)
 
 
 def d057_statements() -> dict[str, str]:
@@ -559,8 +580,7 @@ def _check_skill_columns(path: object, columns: set[str]) -> None:
     missing = [column for column in D057_SKILL_COLUMNS if column not in columns]
     if missing:
         raise NotALibrary(
-            f"{path}: table 'skills' lacks D057's column(s) {', '.join(missing)}; "
-            "it is not a D057 skill library"
+            f"{path}: table 'skills' lacks D057's column(s) {', '.join(missing)}; it is not a D057 skill library"
         )
 
 
@@ -612,9 +632,7 @@ def upgrade(database: Database, *, create: bool) -> None:
 
 
 def schema_version(connection: Connection) -> int:
-    return connection.exec_driver_sql(
-        "SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations"
-    ).scalar_one()
+    return connection.exec_driver_sql("SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations").scalar_one()
 
 
 def _table_names(connection: Connection) -> set[str]:

@@ -161,9 +161,7 @@ def build_select(query: SkillQuery) -> Select[tuple[str]]:
             sql, columns = "SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match", ("rowid", "rank")
         else:
             sql, columns = "SELECT rowid FROM skills_fts WHERE skills_fts MATCH :match", ("rowid",)
-        matches = (
-            text(sql).bindparams(match=match).columns(*(literal_column(c) for c in columns)).subquery("fts")
-        )
+        matches = text(sql).bindparams(match=match).columns(*(literal_column(c) for c in columns)).subquery("fts")
         statement = statement.join(matches, matches.c.rowid == literal_column("skills.rowid"))
         rank = matches.c.rank if query.sort is SortKey.RELEVANCE else None
     if conditions:

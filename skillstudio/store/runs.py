@@ -184,17 +184,35 @@ class RunStore:
     ) -> str:
         run_id = uuid.uuid4().hex[:12]
         with self.database.write() as session:
-            session.add(VerificationRunRow(
-                id=run_id, kind=kind, status="running", opponent=opponent, engine=json.dumps(list(engine)),
-                engine_version=engine_version, executor=executor, seed=int(seed), games=int(games),
-                chunk_games=int(chunk_games), actor=actor, options=json.dumps(options or {}, sort_keys=True),
-                started_at=utc_now(), finished_at=None, message="",
-            ))  # fmt: skip
+            session.add(
+                VerificationRunRow(
+                    id=run_id,
+                    kind=kind,
+                    status="running",
+                    opponent=opponent,
+                    engine=json.dumps(list(engine)),
+                    engine_version=engine_version,
+                    executor=executor,
+                    seed=int(seed),
+                    games=int(games),
+                    chunk_games=int(chunk_games),
+                    actor=actor,
+                    options=json.dumps(options or {}, sort_keys=True),
+                    started_at=utc_now(),
+                    finished_at=None,
+                    message="",
+                )
+            )
             session.add_all(
                 RunSkillRow(
-                    run_id=run_id, skill_id=entry.skill_id, position=position, game_module=entry.game_module,
-                    body_hash=entry.body_hash, confidence_before=entry.confidence_before, note="",
-                )  # fmt: skip
+                    run_id=run_id,
+                    skill_id=entry.skill_id,
+                    position=position,
+                    game_module=entry.game_module,
+                    body_hash=entry.body_hash,
+                    confidence_before=entry.confidence_before,
+                    note="",
+                )
                 for position, entry in enumerate(skills)
             )
         return run_id
@@ -204,11 +222,19 @@ class RunStore:
         now = utc_now()
         rows = [
             {
-                "run_id": run_id, "skill_id": g.skill_id, "game": int(g.game), "seed": g.seed,
-                "outcome": g.outcome, "duration_s": g.duration_s, "resource_delta": g.resource_delta,
-                "army_value_delta": g.army_value_delta, "map_control": g.map_control, "error": g.error,
-                "engine_version": g.engine_version, "recorded_at": now,
-            }  # fmt: skip
+                "run_id": run_id,
+                "skill_id": g.skill_id,
+                "game": int(g.game),
+                "seed": g.seed,
+                "outcome": g.outcome,
+                "duration_s": g.duration_s,
+                "resource_delta": g.resource_delta,
+                "army_value_delta": g.army_value_delta,
+                "map_control": g.map_control,
+                "error": g.error,
+                "engine_version": g.engine_version,
+                "recorded_at": now,
+            }
             for g in games
         ]
         if not rows:
@@ -251,22 +277,32 @@ class RunStore:
         claim = Claim(run_id, uuid.uuid4().hex, os.getpid(), socket.gethostname(), now)
         with self.database.write() as session:
             row = session.execute(
-                text("SELECT claimed_by, claimed_pid, claimed_host, claimed_at, heartbeat_at "
-                     "FROM studio_verification_runs WHERE id = :id"),
+                text(
+                    "SELECT claimed_by, claimed_pid, claimed_host, claimed_at, heartbeat_at "
+                    "FROM studio_verification_runs WHERE id = :id"
+                ),
                 {"id": run_id},
-            ).first()  # fmt: skip
+            ).first()
             if row is None:
                 raise RunNotFound(run_id)
             holder, pid, host, since, heartbeat = row
             if holder is not None and not claim_is_stale(pid, host, heartbeat or since, stale_after=stale_after):
                 raise RunClaimed(run_id, pid, host, since)
             taken = session.execute(
-                text("UPDATE studio_verification_runs SET claimed_by = :token, claimed_pid = :pid, "
-                     "claimed_host = :host, claimed_at = :now, heartbeat_at = :now "
-                     "WHERE id = :id AND claimed_by IS :holder"),
-                {"token": claim.token, "pid": claim.pid, "host": claim.host, "now": now, "id": run_id,
-                 "holder": holder},
-            )  # fmt: skip
+                text(
+                    "UPDATE studio_verification_runs SET claimed_by = :token, claimed_pid = :pid, "
+                    "claimed_host = :host, claimed_at = :now, heartbeat_at = :now "
+                    "WHERE id = :id AND claimed_by IS :holder"
+                ),
+                {
+                    "token": claim.token,
+                    "pid": claim.pid,
+                    "host": claim.host,
+                    "now": now,
+                    "id": run_id,
+                    "holder": holder,
+                },
+            )
             if getattr(taken, "rowcount", 1) != 1:  # cannot happen under the write lock; refuse rather than share
                 raise RunClaimed(run_id, pid, host, since)
         return claim
@@ -284,28 +320,36 @@ class RunStore:
         """Give the run back (a no-op if another runner took it over meanwhile)."""
         with self.database.write() as session:
             session.execute(
-                text("UPDATE studio_verification_runs SET claimed_by = NULL, claimed_pid = NULL, claimed_host = NULL, "
-                     "claimed_at = NULL, heartbeat_at = NULL WHERE id = :id AND claimed_by = :token"),
+                text(
+                    "UPDATE studio_verification_runs SET claimed_by = NULL, claimed_pid = NULL, claimed_host = NULL, "
+                    "claimed_at = NULL, heartbeat_at = NULL WHERE id = :id AND claimed_by = :token"
+                ),
                 {"id": claim.run_id, "token": claim.token},
-            )  # fmt: skip
+            )
 
     def claim_holder(self, run_id: str) -> tuple[str, int | None, str | None, str | None] | None:
         """(token, pid, host, claimed_at) of the run's claim, or None if nobody holds it."""
         with self.database.read() as session:
             row = session.execute(
-                text("SELECT claimed_by, claimed_pid, claimed_host, claimed_at FROM studio_verification_runs "
-                     "WHERE id = :id"),
+                text(
+                    "SELECT claimed_by, claimed_pid, claimed_host, claimed_at FROM studio_verification_runs "
+                    "WHERE id = :id"
+                ),
                 {"id": run_id},
-            ).first()  # fmt: skip
+            ).first()
         return None if row is None or row[0] is None else (row[0], row[1], row[2], row[3])
 
     # --- reading ---------------------------------------------------------------------------------
 
     def resolve(self, prefix: str) -> str:
         with self.database.read() as session:
-            ids = list(session.scalars(
-                select(VerificationRunRow.id).where(VerificationRunRow.id.like(prefix.replace("%", "") + "%")).limit(2)
-            ))  # fmt: skip
+            ids = list(
+                session.scalars(
+                    select(VerificationRunRow.id)
+                    .where(VerificationRunRow.id.like(prefix.replace("%", "") + "%"))
+                    .limit(2)
+                )
+            )
         if len(ids) != 1:
             raise RunNotFound(prefix) if not ids else LibraryError(f"run id {prefix!r} is ambiguous")
         return ids[0]
@@ -324,18 +368,48 @@ class RunStore:
         with self.database.read() as session:
             rows = list(session.scalars(statement))
             ids = [row.id for row in rows]
-            skills = dict(session.execute(
-                select(RunSkillRow.run_id, func.count()).where(RunSkillRow.run_id.in_(ids)).group_by(RunSkillRow.run_id)
-            ).all()) if ids else {}  # fmt: skip
-            games = dict(session.execute(
-                select(RunGameRow.run_id, func.count()).where(RunGameRow.run_id.in_(ids)).group_by(RunGameRow.run_id)
-            ).all()) if ids else {}  # fmt: skip
+            skills = (
+                dict(
+                    session.execute(
+                        select(RunSkillRow.run_id, func.count())
+                        .where(RunSkillRow.run_id.in_(ids))
+                        .group_by(RunSkillRow.run_id)
+                    ).all()
+                )
+                if ids
+                else {}
+            )
+            games = (
+                dict(
+                    session.execute(
+                        select(RunGameRow.run_id, func.count())
+                        .where(RunGameRow.run_id.in_(ids))
+                        .group_by(RunGameRow.run_id)
+                    ).all()
+                )
+                if ids
+                else {}
+            )
             return [
                 RunInfo(
-                    row.id, row.kind, row.status, row.opponent, tuple(json.loads(row.engine or "[]")), row.engine_version,
-                    row.executor, row.seed, row.games, row.chunk_games, row.actor, json.loads(row.options or "{}"),
-                    row.started_at, row.finished_at, row.message, skills.get(row.id, 0), games.get(row.id, 0),
-                )  # fmt: skip
+                    row.id,
+                    row.kind,
+                    row.status,
+                    row.opponent,
+                    tuple(json.loads(row.engine or "[]")),
+                    row.engine_version,
+                    row.executor,
+                    row.seed,
+                    row.games,
+                    row.chunk_games,
+                    row.actor,
+                    json.loads(row.options or "{}"),
+                    row.started_at,
+                    row.finished_at,
+                    row.message,
+                    skills.get(row.id, 0),
+                    games.get(row.id, 0),
+                )
                 for row in rows
             ]
 
@@ -346,10 +420,22 @@ class RunStore:
             )
             return [
                 RunSkill(
-                    r.skill_id, r.position, r.game_module, r.body_hash, r.confidence_before, r.confidence_after,
-                    r.wins, r.losses, r.draws, r.errors, r.success_rate, r.wilson_low, r.wilson_high,
-                    r.applied_at, r.note,
-                )  # fmt: skip
+                    r.skill_id,
+                    r.position,
+                    r.game_module,
+                    r.body_hash,
+                    r.confidence_before,
+                    r.confidence_after,
+                    r.wins,
+                    r.losses,
+                    r.draws,
+                    r.errors,
+                    r.success_rate,
+                    r.wilson_low,
+                    r.wilson_high,
+                    r.applied_at,
+                    r.note,
+                )
                 for r in rows
             ]
 
@@ -387,9 +473,17 @@ class RunStore:
             rows = session.scalars(statement.order_by(RunGameRow.skill_id, RunGameRow.game))
             return [
                 GameRow(
-                    r.skill_id, r.game, r.outcome, r.seed, r.duration_s, r.resource_delta, r.army_value_delta,
-                    r.map_control, r.error, r.engine_version,
-                )  # fmt: skip
+                    r.skill_id,
+                    r.game,
+                    r.outcome,
+                    r.seed,
+                    r.duration_s,
+                    r.resource_delta,
+                    r.army_value_delta,
+                    r.map_control,
+                    r.error,
+                    r.engine_version,
+                )
                 for r in rows
             ]
 
@@ -452,10 +546,17 @@ class RunStore:
             update(RunSkillRow)
             .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
             .values(
-                wins=counts.wins, losses=counts.losses, draws=counts.draws, errors=counts.errors,
-                success_rate=success_rate, wilson_low=interval[0], wilson_high=interval[1],
-                confidence_after=confidence_after, applied_at=utc_now(), note=note,
-            )  # fmt: skip
+                wins=counts.wins,
+                losses=counts.losses,
+                draws=counts.draws,
+                errors=counts.errors,
+                success_rate=success_rate,
+                wilson_low=interval[0],
+                wilson_high=interval[1],
+                confidence_after=confidence_after,
+                applied_at=utc_now(),
+                note=note,
+            )
         )
 
     @staticmethod
@@ -469,30 +570,50 @@ class RunStore:
             )
 
     @staticmethod
-    def write_interval(session: Session, skill_id: str, successes: int, trials: int, interval: tuple[float, float]) -> None:
+    def write_interval(
+        session: Session, skill_id: str, successes: int, trials: int, interval: tuple[float, float]
+    ) -> None:
         statement = sqlite_insert(SkillIntervalRow).values(
-            skill_id=skill_id, successes=successes, trials=trials, wilson_low=interval[0],
-            wilson_high=interval[1], updated_at=utc_now(),
-        )  # fmt: skip
-        session.execute(statement.on_conflict_do_update(
-            index_elements=["skill_id"],
-            set_={k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")},
-        ))  # fmt: skip
+            skill_id=skill_id,
+            successes=successes,
+            trials=trials,
+            wilson_low=interval[0],
+            wilson_high=interval[1],
+            updated_at=utc_now(),
+        )
+        session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["skill_id"],
+                set_={
+                    k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")
+                },
+            )
+        )
 
     @staticmethod
     def claim_plays(session: Session, skill_id: str, source: str, plays: Sequence[tuple[str, dict[str, Any]]]) -> None:
         now = utc_now()
-        session.execute(sqlite_insert(PlayImportRow).on_conflict_do_nothing(), [
-            {"key": key, "skill_id": skill_id, "source": source, "imported_at": now,
-             "play": json.dumps(play, sort_keys=True, ensure_ascii=False)}
-            for key, play in plays
-        ])  # fmt: skip
+        session.execute(
+            sqlite_insert(PlayImportRow).on_conflict_do_nothing(),
+            [
+                {
+                    "key": key,
+                    "skill_id": skill_id,
+                    "source": source,
+                    "imported_at": now,
+                    "play": json.dumps(play, sort_keys=True, ensure_ascii=False),
+                }
+                for key, play in plays
+            ],
+        )
 
 
 # --- claims -------------------------------------------------------------------------------------
 
 
-def claim_is_stale(pid: int | None, host: str | None, heartbeat: str | None, *, stale_after: float = CLAIM_STALE_AFTER_S) -> bool:
+def claim_is_stale(
+    pid: int | None, host: str | None, heartbeat: str | None, *, stale_after: float = CLAIM_STALE_AFTER_S
+) -> bool:
     """A claim may be taken over when its process is gone (checked only on this host) or its
     heartbeat is older than ``stale_after`` seconds (or unreadable)."""
     if host == socket.gethostname() and pid is not None and not process_alive(int(pid)):

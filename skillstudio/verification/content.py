@@ -24,8 +24,24 @@ from skillstudio.model import EncounterPattern, Skill
 from skillstudio.model.vocabulary import SCENE_TEMPLATES
 from skillstudio.paths import resource
 
-TYPES = ("id", "text", "int", "number", "bool", "enum", "point", "points", "zone", "units", "waves",
-         "schedule", "ids", "texts", "unit_ids", "id_map")  # fmt: skip
+TYPES = (
+    "id",
+    "text",
+    "int",
+    "number",
+    "bool",
+    "enum",
+    "point",
+    "points",
+    "zone",
+    "units",
+    "waves",
+    "schedule",
+    "ids",
+    "texts",
+    "unit_ids",
+    "id_map",
+)
 _ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-/.:]{0,127}$")
 BALANCE_RATIO = 4.0  # a side more than 4x the other (in unit cost) draws a warning
 
@@ -101,10 +117,16 @@ def scene_schemas() -> Schemas:
             if spec["type"] not in TYPES:
                 raise ValueError(f"scene_templates.yaml: {template_id}.{name}: unknown type {spec['type']}")
             schemas[name] = ParameterSchema(
-                name, spec["type"], bool(spec.get("required", False)), spec.get("min"), spec.get("max"),
-                tuple(spec.get("values", ())), int(spec.get("min_items", 0)), int(spec.get("max_items", 1000)),
+                name,
+                spec["type"],
+                bool(spec.get("required", False)),
+                spec.get("min"),
+                spec.get("max"),
+                tuple(spec.get("values", ())),
+                int(spec.get("min_items", 0)),
+                int(spec.get("max_items", 1000)),
                 spec.get("side"),
-            )  # fmt: skip
+            )
         templates[template_id] = TemplateSchema(template_id, schemas)
     if set(templates) != set(SCENE_TEMPLATES):
         raise ValueError("scene_templates.yaml must type every built-in scene template")
@@ -129,7 +151,9 @@ def module_units(game_module: str) -> dict[str, int] | None:
 
 def validate_skill(skill: Skill) -> ContentReport:
     if not isinstance(skill.body, EncounterPattern):
-        return ContentReport(skill.id, (Finding("error", "body", f"a {skill.body_kind.value} body is not an EncounterPattern"),))
+        return ContentReport(
+            skill.id, (Finding("error", "body", f"a {skill.body_kind.value} body is not an EncounterPattern"),)
+        )
     return ContentReport(skill.id, tuple(validate_pattern(skill.body, skill.provenance.game_module)))
 
 
@@ -144,13 +168,23 @@ def validate_pattern(pattern: EncounterPattern, game_module: str) -> list[Findin
         where = f"scene_composition[{index}] ({scene.template})"
         template = schemas.templates.get(scene.template)
         if template is None:
-            findings.append(Finding("error", f"scene_composition[{index}].template",
-                                    f"unknown scene template {scene.template!r} (built-in: {', '.join(schemas.templates)})"))  # fmt: skip
+            findings.append(
+                Finding(
+                    "error",
+                    f"scene_composition[{index}].template",
+                    f"unknown scene template {scene.template!r} (built-in: {', '.join(schemas.templates)})",
+                )
+            )
             continue
         for name in scene.values:
             if name not in template.parameters:
-                findings.append(Finding("warning", f"{where}.{name}",
-                                        f"not a parameter of {scene.template} ({', '.join(template.parameters)})"))  # fmt: skip
+                findings.append(
+                    Finding(
+                        "warning",
+                        f"{where}.{name}",
+                        f"not a parameter of {scene.template} ({', '.join(template.parameters)})",
+                    )
+                )
         for name, schema in template.parameters.items():
             path = f"{where}.{name}"
             if name not in scene.values or scene.values[name] is None:
@@ -163,14 +197,24 @@ def validate_pattern(pattern: EncounterPattern, game_module: str) -> list[Findin
                 forces[schema.side] += cost
     outcomes = [o.strip().lower() for o in pattern.mission_structure.outcomes]
     if not any(o == "victory" or o.startswith("victory") for o in outcomes):
-        findings.append(Finding("error", "mission_structure.outcomes",
-                                "no victory outcome (name one 'victory'); a mission must be winnable"))  # fmt: skip
+        findings.append(
+            Finding(
+                "error",
+                "mission_structure.outcomes",
+                "no victory outcome (name one 'victory'); a mission must be winnable",
+            )
+        )
     hostile, friendly = forces["hostile"], forces["friendly"]
     if hostile and friendly and max(hostile / friendly, friendly / hostile) > BALANCE_RATIO:
         stronger = "hostile" if hostile > friendly else "friendly"
-        findings.append(Finding("warning", "scene_composition",
-                                f"force balance: hostile units cost {hostile:,} vs friendly {friendly:,} "
-                                f"({max(hostile, friendly) / min(hostile, friendly):.1f}x, {stronger} side)"))  # fmt: skip
+        findings.append(
+            Finding(
+                "warning",
+                "scene_composition",
+                f"force balance: hostile units cost {hostile:,} vs friendly {friendly:,} "
+                f"({max(hostile, friendly) / min(hostile, friendly):.1f}x, {stronger} side)",
+            )
+        )
     return findings
 
 
@@ -184,17 +228,27 @@ class _Check:
         self.findings.append(Finding("error", self.path + suffix, message))
         return 0
 
-    def value(self, schema: ParameterSchema, value: Any) -> int:  # noqa: C901, PLR0911, PLR0912
+    def value(self, schema: ParameterSchema, value: Any) -> int:
         kind = schema.type
         if kind == "id":
-            return 0 if isinstance(value, str) and _ID.match(value) else self.fail(f"expected a name (letters, digits, _-/.), got {value!r}")
+            return (
+                0
+                if isinstance(value, str) and _ID.match(value)
+                else self.fail(f"expected a name (letters, digits, _-/.), got {value!r}")
+            )
         if kind == "text":
-            return 0 if isinstance(value, str) and len(value) <= 10_000 else self.fail(f"expected text, got {type(value).__name__}")
+            return (
+                0
+                if isinstance(value, str) and len(value) <= 10_000
+                else self.fail(f"expected text, got {type(value).__name__}")
+            )
         if kind in ("int", "number"):
             ok_type = isinstance(value, int) if kind == "int" else isinstance(value, int | float)
             if isinstance(value, bool) or not ok_type:
                 return self.fail(f"expected {'an integer' if kind == 'int' else 'a number'}, got {value!r}")
-            if (schema.minimum is not None and value < schema.minimum) or (schema.maximum is not None and value > schema.maximum):
+            if (schema.minimum is not None and value < schema.minimum) or (
+                schema.maximum is not None and value > schema.maximum
+            ):
                 return self.fail(f"{value} is out of range {schema.minimum}..{schema.maximum}")
             return 0
         if kind == "bool":
@@ -251,8 +305,11 @@ class _Check:
 
     def point(self, value: Any, suffix: str) -> int:
         cells = self.schemas.map_cells
-        if (not isinstance(value, list) or len(value) not in (2, 3)
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):  # fmt: skip
+        if (
+            not isinstance(value, list)
+            or len(value) not in (2, 3)
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ):
             return self.fail(f"expected a cell [x, y], got {value!r}", suffix)
         if not all(0 <= v <= cells for v in value[:2]):
             return self.fail(f"{value} is outside the map (0..{cells})", suffix)

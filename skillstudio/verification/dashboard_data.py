@@ -129,12 +129,14 @@ def tier_distribution(repository: SkillRepository, query: SkillQuery = SkillQuer
         rows = session.execute(statement).all()
     groups: dict[tuple[str, str], dict[str, int]] = {}
     for domain, module, confidence, count in rows:
-        counts = groups.setdefault((str(domain), str(module or "")), {t: 0 for t in TIERS})
+        counts = groups.setdefault((str(domain), str(module or "")), dict.fromkeys(TIERS, 0))
         counts[confidence if confidence in counts else Confidence.TENTATIVE.value] += int(count)
     return [TierGroup(domain, module, counts) for (domain, module), counts in sorted(groups.items())]
 
 
-def success_rate_histogram(repository: SkillRepository, query: SkillQuery = SkillQuery(), bins: int = HISTOGRAM_BINS) -> Histogram:
+def success_rate_histogram(
+    repository: SkillRepository, query: SkillQuery = SkillQuery(), bins: int = HISTOGRAM_BINS
+) -> Histogram:
     """Success rates of the skills matching ``query`` that have decided games, in ``bins``
     equal bins over [0, 1] (the last bin includes 100%)."""
     statement = select(SkillRow.success_rate, SkillRow.verification_count).where(SkillRow.id.in_(_ids_of(query)))
@@ -169,8 +171,18 @@ def success_history(
         wins += record.wins
         decided += record.decided
         interval = wilson(wins, decided)
-        points.append(HistoryPoint(len(points) + 1, record.recorded_at, record.note, wins, decided,
-                                   wins / decided, interval.low, interval.high))  # fmt: skip
+        points.append(
+            HistoryPoint(
+                len(points) + 1,
+                record.recorded_at,
+                record.note,
+                wins,
+                decided,
+                wins / decided,
+                interval.low,
+                interval.high,
+            )
+        )
     return points
 
 
@@ -189,8 +201,11 @@ def win_rate_by_opponent(repository: SkillRepository, skill_ids: Iterable[str]) 
     for opponent, (wins, losses, draws, errors) in tally.items():
         decided = wins + losses + draws
         interval = wilson(wins, decided)
-        out.append(OpponentRate(opponent, wins, losses, draws, errors, wins / decided if decided else 0.0,
-                                interval.low, interval.high))  # fmt: skip
+        out.append(
+            OpponentRate(
+                opponent, wins, losses, draws, errors, wins / decided if decided else 0.0, interval.low, interval.high
+            )
+        )
     return sorted(out, key=lambda o: (-o.decided, o.opponent))
 
 
@@ -208,8 +223,11 @@ def content_history(repository: SkillRepository, skill_id: str) -> list[PlayPoin
         if record.rated and record.rating is not None:
             rated += record.rated
             rating_sum += record.rating * record.rated
-        points.append(PlayPoint(plays, record.recorded_at, completed, completed / plays,
-                                rating_sum / rated if rated else None, rated))  # fmt: skip
+        points.append(
+            PlayPoint(
+                plays, record.recorded_at, completed, completed / plays, rating_sum / rated if rated else None, rated
+            )
+        )
     return points
 
 
@@ -235,10 +253,21 @@ def snapshot(
         except SkillNotFound:
             continue
         if skill.domain is Domain.CONTENT_GENERATION:
-            series.append(SkillSeries(skill.id, skill.name, skill.domain.value, tuple(success_history(repository, skill.id, policy)),
-                                      tuple(content_history(repository, skill.id))))  # fmt: skip
+            series.append(
+                SkillSeries(
+                    skill.id,
+                    skill.name,
+                    skill.domain.value,
+                    tuple(success_history(repository, skill.id, policy)),
+                    tuple(content_history(repository, skill.id)),
+                )
+            )
         else:
-            series.append(SkillSeries(skill.id, skill.name, skill.domain.value, tuple(success_history(repository, skill.id, policy))))
+            series.append(
+                SkillSeries(
+                    skill.id, skill.name, skill.domain.value, tuple(success_history(repository, skill.id, policy))
+                )
+            )
     return Snapshot(
         tuple(tier_distribution(repository, query)),
         success_rate_histogram(repository, query),
@@ -260,7 +289,21 @@ def write_csv(path: str | Path, headers: Sequence[str], rows: Iterable[Sequence[
 
 
 __all__ = [
-    "HISTOGRAM_BINS", "TIERS", "Histogram", "HistoryPoint", "OpponentRate", "PlayPoint", "SkillSeries", "Snapshot",
-    "TierGroup", "content_history", "snapshot", "success_history", "success_rate_histogram", "thresholds",
-    "tier_distribution", "win_rate_by_opponent", "write_csv",
-]  # fmt: skip
+    "HISTOGRAM_BINS",
+    "TIERS",
+    "Histogram",
+    "HistoryPoint",
+    "OpponentRate",
+    "PlayPoint",
+    "SkillSeries",
+    "Snapshot",
+    "TierGroup",
+    "content_history",
+    "snapshot",
+    "success_history",
+    "success_rate_histogram",
+    "thresholds",
+    "tier_distribution",
+    "win_rate_by_opponent",
+    "write_csv",
+]

@@ -92,15 +92,24 @@ def _play_builtin(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
     from skillstudio.engine import run_batch
 
     try:
-        batch = run_batch(piece.skill, chunk.opponent, piece.games, chunk.seed, piece.module, first_game=piece.first_game)
+        batch = run_batch(
+            piece.skill, chunk.opponent, piece.games, chunk.seed, piece.module, first_game=piece.first_game
+        )
     except (ValueError, LookupError, OSError) as error:  # unknown module or opponent, not a StrategicPattern
         return _error_rows(piece, f"{type(error).__name__}: {error}"), ""
     rows = [
         GameRow(
-            piece.skill.id, int(batch.game[i]), {1: "win", -1: "loss", 0: "draw"}[int(batch.outcome[i])],
-            int(batch.seed[i]), float(batch.duration_s[i]), float(batch.resource_delta[i]),
-            float(batch.army_value_delta[i]), float(batch.map_control[i]), None, batch.engine_version,
-        )  # fmt: skip
+            piece.skill.id,
+            int(batch.game[i]),
+            {1: "win", -1: "loss", 0: "draw"}[int(batch.outcome[i])],
+            int(batch.seed[i]),
+            float(batch.duration_s[i]),
+            float(batch.resource_delta[i]),
+            float(batch.army_value_delta[i]),
+            float(batch.map_control[i]),
+            None,
+            batch.engine_version,
+        )
         for i in range(len(batch))
     ]
     return rows, batch.engine_version
@@ -111,16 +120,26 @@ def _play_external(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
 
     engine = ProcessEngine(list(chunk.engine), chunk.timeout_s)
     try:
-        job = Job.for_skill(piece.skill, chunk.opponent, piece.games, chunk.seed, module=piece.module, first_game=piece.first_game)
+        job = Job.for_skill(
+            piece.skill, chunk.opponent, piece.games, chunk.seed, module=piece.module, first_game=piece.first_game
+        )
         results = list(engine.run(job))
     except (ValueError, OSError) as error:
         return _error_rows(piece, f"{type(error).__name__}: {error}"), ""
     version = engine.info.engine_version
     rows = [
         GameRow(
-            piece.skill.id, r.game, r.outcome, r.seed, r.duration_s, r.resource_delta, r.army_value_delta,
-            r.map_control, r.error if r.is_error else None, version,
-        )  # fmt: skip
+            piece.skill.id,
+            r.game,
+            r.outcome,
+            r.seed,
+            r.duration_s,
+            r.resource_delta,
+            r.army_value_delta,
+            r.map_control,
+            r.error if r.is_error else None,
+            version,
+        )
         for r in results
     ]
     return rows, version
@@ -134,7 +153,9 @@ class Executor:
 
     spec = "inprocess"
 
-    def map_unordered(self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel) -> Iterator[ChunkResult]:
+    def map_unordered(
+        self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel
+    ) -> Iterator[ChunkResult]:
         for chunk in chunks:
             if cancel():
                 return
@@ -169,7 +190,9 @@ class _Windowed(Executor):
         for future in pending:
             future.cancel()
 
-    def map_unordered(self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel) -> Iterator[ChunkResult]:
+    def map_unordered(
+        self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel
+    ) -> Iterator[ChunkResult]:
         source = iter(chunks)
         pending: set[Any] = set()
         try:
@@ -213,9 +236,11 @@ class ProcessExecutor(_Windowed):
         self.window = 2 * self.workers
         self.spec = f"processes:{self.workers}"
         self.pool = ProcessPoolExecutor(
-            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_exit_with_parent,
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_exit_with_parent,
             initargs=(os.getpid(),),
-        )  # fmt: skip
+        )
 
     def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Future[ChunkResult]:
         return self.pool.submit(fn, chunk)
@@ -293,9 +318,7 @@ def parse_executor(spec: str) -> tuple[str, str | None, int | None]:
                 return "dask", address, None
     except ValueError:
         pass
-    raise ExecutorError(
-        f"unknown executor {spec!r}; use inprocess, processes[:N], dask-local[:N] or dask://HOST:PORT"
-    )
+    raise ExecutorError(f"unknown executor {spec!r}; use inprocess, processes[:N], dask-local[:N] or dask://HOST:PORT")
 
 
 def _positive(text: str) -> int:

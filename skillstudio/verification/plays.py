@@ -47,8 +47,13 @@ class Play:
     player_count: int | None
 
     def document(self) -> dict[str, Any]:
-        return {"skill_id": self.skill_id, "completed": self.completed, "time": self.time,
-                "rating": self.rating, "player_count": self.player_count}  # fmt: skip
+        return {
+            "skill_id": self.skill_id,
+            "completed": self.completed,
+            "time": self.time,
+            "rating": self.rating,
+            "player_count": self.player_count,
+        }
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,12 @@ def record_plays(
 
 
 def _apply(
-    repository: SkillRepository, store: RunStore, policy: VerificationPolicy, source: str, skill_id: str, plays: Sequence[Play]
+    repository: SkillRepository,
+    store: RunStore,
+    policy: VerificationPolicy,
+    source: str,
+    skill_id: str,
+    plays: Sequence[Play],
 ) -> RecordResult:
     skill = repository.get(skill_id)
     completed = sum(play.completed for play in plays)
@@ -194,10 +204,16 @@ def _apply(
     rating = sum(ratings) / len(ratings) if ratings else None
     times = [play.time for play in plays if isinstance(play.time, str)]
     record = VerificationRecord(
-        recorded_at=max(times) if times else utc_now(), kind=EvidenceKind.PLAY, wins=completed,
-        losses=len(plays) - completed, rating=rating, rated=len(ratings), body_hash=body_hash(skill),
-        engine_version=skill.provenance.engine_version, note=f"{len(plays)} plays from {Path(source).name}",
-    )  # fmt: skip
+        recorded_at=max(times) if times else utc_now(),
+        kind=EvidenceKind.PLAY,
+        wins=completed,
+        losses=len(plays) - completed,
+        rating=rating,
+        rated=len(ratings),
+        body_hash=body_hash(skill),
+        engine_version=skill.provenance.engine_version,
+        note=f"{len(plays)} plays from {Path(source).name}",
+    )
     before = skill.quality.confidence
     assessment = policy.assess(skill.domain, [*repository.verifications(skill_id), record], body_hash(skill), before)
     after = assessment.confidence
@@ -209,20 +225,48 @@ def _apply(
         RunStore.write_interval(session, skill_id, assessment.wins, assessment.decided, (interval.low, interval.high))
 
     details = {
-        "plays": len(plays), "completed": completed, "rated": len(ratings), "rating": rating, "source": source,
-        "before": before.value, "after": after.value, "reason": assessment.reason,
-        "completion_rate": round(assessment.quality.success_rate, 4), "wilson_95": interval.as_list(),
-    }  # fmt: skip
-    repository.set_quality(skill_id, assessment.quality, action=action, message=f"plays recorded: {assessment.reason}",
-                           details=details, record=record, within=within)  # fmt: skip
+        "plays": len(plays),
+        "completed": completed,
+        "rated": len(ratings),
+        "rating": rating,
+        "source": source,
+        "before": before.value,
+        "after": after.value,
+        "reason": assessment.reason,
+        "completion_rate": round(assessment.quality.success_rate, 4),
+        "wilson_95": interval.as_list(),
+    }
+    repository.set_quality(
+        skill_id,
+        assessment.quality,
+        action=action,
+        message=f"plays recorded: {assessment.reason}",
+        details=details,
+        record=record,
+        within=within,
+    )
     from skillstudio.verification.content import validate_skill
 
-    findings = tuple(str(f) for f in validate_skill(skill).findings) if skill.body_kind.value == "encounter_pattern" else ()
+    findings = (
+        tuple(str(f) for f in validate_skill(skill).findings) if skill.body_kind.value == "encounter_pattern" else ()
+    )
     return RecordResult(
-        skill_id, skill.name, len(plays), completed, len(ratings), rating, before.value, after.value, action,
-        assessment.reason, assessment.quality.success_rate, interval, assessment.decided, assessment.quality.average_rating,
+        skill_id,
+        skill.name,
+        len(plays),
+        completed,
+        len(ratings),
+        rating,
+        before.value,
+        after.value,
+        action,
+        assessment.reason,
+        assessment.quality.success_rate,
+        interval,
+        assessment.decided,
+        assessment.quality.average_rating,
         findings,
-    )  # fmt: skip
+    )
 
 
 __all__ = ["Play", "RecordResult", "RecordSummary", "read_plays", "record_plays"]

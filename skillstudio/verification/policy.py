@@ -104,8 +104,11 @@ class VerificationPolicy:
         if decided >= self.proven_games and _above(rate, self.proven_rate):
             return Confidence.PROVEN, True, f"{shown} games won: {self.proven_games}+ above {self.proven_rate:.0%}"
         if decided >= self.established_games and _above(rate, self.established_rate):
-            return (Confidence.ESTABLISHED, True,
-                    f"{shown} games won: {self.established_games}+ above {self.established_rate:.0%}")  # fmt: skip
+            return (
+                Confidence.ESTABLISHED,
+                True,
+                f"{shown} games won: {self.established_games}+ above {self.established_rate:.0%}",
+            )
         if decided and _above(rate, self.candidate_rate):
             return Confidence.TENTATIVE, True, f"{shown} games won: above {self.candidate_rate:.0%}, a candidate"
         if not decided:
@@ -117,10 +120,17 @@ class VerificationPolicy:
             return Confidence.TENTATIVE, False, "no completed and rated play"
         mean = Fraction(str(round(rating, 6)))
         if rated >= self.content_established_plays and mean >= Fraction(str(self.content_established_rating)):
-            return (Confidence.ESTABLISHED, True,
-                    f"{rated} rated plays averaging {rating:.2f} >= {self.content_established_rating}")  # fmt: skip
+            return (
+                Confidence.ESTABLISHED,
+                True,
+                f"{rated} rated plays averaging {rating:.2f} >= {self.content_established_rating}",
+            )
         if mean >= Fraction(str(self.content_candidate_rating)):
-            return Confidence.TENTATIVE, True, f"completed and rated {rating:.2f} >= {self.content_candidate_rating}, a candidate"
+            return (
+                Confidence.TENTATIVE,
+                True,
+                f"completed and rated {rating:.2f} >= {self.content_candidate_rating}, a candidate",
+            )
         return Confidence.TENTATIVE, False, f"average rating {rating:.2f} below {self.content_candidate_rating}"
 
     def assess(
@@ -158,9 +168,17 @@ class VerificationPolicy:
             last_verified=summary.last_verified,
         )
         return Assessment(
-            confidence, tier, candidate, quality, wilson(wins, decided), wins, decided,
-            len(counted), len(records) - len(counted), reason,
-        )  # fmt: skip
+            confidence,
+            tier,
+            candidate,
+            quality,
+            wilson(wins, decided),
+            wins,
+            decided,
+            len(counted),
+            len(records) - len(counted),
+            reason,
+        )
 
     def decayed(
         self, records: Sequence[VerificationRecord], domain: Domain, body_hash: str, engine_version: str
@@ -176,14 +194,25 @@ class VerificationPolicy:
         if fresh.evidence_tier is Confidence.PROVEN:
             return fresh
         quality = Quality(
-            fresh.quality.verification_count, fresh.quality.success_rate, fresh.quality.average_rating,
-            self.decay_tier, fresh.quality.last_verified,
-        )  # fmt: skip
+            fresh.quality.verification_count,
+            fresh.quality.success_rate,
+            fresh.quality.average_rating,
+            self.decay_tier,
+            fresh.quality.last_verified,
+        )
         reason = f"decay: {fresh.reason} with the new engine; below Proven, so {self.decay_tier.value}"
         return Assessment(
-            self.decay_tier, fresh.evidence_tier, fresh.candidate, quality, fresh.interval, fresh.wins,
-            fresh.decided, fresh.counted, fresh.ignored, reason,
-        )  # fmt: skip
+            self.decay_tier,
+            fresh.evidence_tier,
+            fresh.candidate,
+            quality,
+            fresh.interval,
+            fresh.wins,
+            fresh.decided,
+            fresh.counted,
+            fresh.ignored,
+            reason,
+        )
 
 
 DEFAULT_POLICY = VerificationPolicy()

@@ -144,9 +144,17 @@ def start_run(
         for skill in skills
     ]
     return RunStore(database).create_run(
-        skills=entries, opponent=opponent, games=games, seed=seed, executor=executor, chunk_games=chunk_games,
-        actor=(actor or Actor.current_user()).id, engine=engine, kind=kind, options=options,
-    )  # fmt: skip
+        skills=entries,
+        opponent=opponent,
+        games=games,
+        seed=seed,
+        executor=executor,
+        chunk_games=chunk_games,
+        actor=(actor or Actor.current_user()).id,
+        engine=engine,
+        kind=kind,
+        options=options,
+    )
 
 
 def canonical_opponent(name: str, module: str, *, external: bool) -> str:
@@ -243,9 +251,7 @@ def _run_claimed(
     owned = not isinstance(executor, Executor)
     runner: Executor = open_executor(executor or info.executor) if owned else executor  # type: ignore[arg-type,assignment]
     yield RunStarted(run_id, len(run_skills), total, played, runner.spec)
-    needs: dict[str, int] = {
-        skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending
-    }
+    needs: dict[str, int] = {skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending}
     try:
         # Skills whose games are all in already (a run killed while applying them).
         for skill_id in [s for s, n in needs.items() if n <= 0 or _body_changed(skills[s], pending[s])]:
@@ -309,9 +315,17 @@ def verify(
     """``start_run`` then ``run_verification``: the whole batch as one event stream."""
     spec = executor if isinstance(executor, str) else executor.spec
     run_id = start_run(
-        database, skills, opponent=opponent, games=games, seed=seed, executor=spec, engine=engine,
-        chunk_games=chunk_games, actor=actor, kind=kind,
-    )  # fmt: skip
+        database,
+        skills,
+        opponent=opponent,
+        games=games,
+        seed=seed,
+        executor=spec,
+        engine=engine,
+        chunk_games=chunk_games,
+        actor=actor,
+        kind=kind,
+    )
     yield from run_verification(database, run_id, executor=executor, policy=policy, cancel=cancel, actor=actor)
 
 
@@ -370,23 +384,34 @@ def _cancel_function(cancel: CancelToken) -> Callable[[], bool]:
 
 def _add(counts: Counts, outcome: str) -> Counts:
     return Counts(
-        counts.wins + (outcome == "win"), counts.losses + (outcome == "loss"),
-        counts.draws + (outcome == "draw"), counts.errors + (outcome == "error"),
-    )  # fmt: skip
+        counts.wins + (outcome == "win"),
+        counts.losses + (outcome == "loss"),
+        counts.draws + (outcome == "draw"),
+        counts.errors + (outcome == "error"),
+    )
 
 
 def _progress(run_id: str, total: int, played: int, counts: dict[str, Counts], chunk: int) -> Progress:
     return Progress(
-        run_id, total, played, sum(c.wins for c in counts.values()), sum(c.losses for c in counts.values()),
-        sum(c.draws for c in counts.values()), sum(c.errors for c in counts.values()), chunk, dict(counts),
-    )  # fmt: skip
+        run_id,
+        total,
+        played,
+        sum(c.wins for c in counts.values()),
+        sum(c.losses for c in counts.values()),
+        sum(c.draws for c in counts.values()),
+        sum(c.errors for c in counts.values()),
+        chunk,
+        dict(counts),
+    )
 
 
 def _body_changed(skill: Skill, entry: RunSkill) -> bool:
     return body_hash(skill) != entry.body_hash
 
 
-def _plan(info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]]) -> list[Chunk]:
+def _plan(
+    info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]]
+) -> list[Chunk]:
     """Chunks of at most ``chunk_games`` games covering every missing game, skills in run order.
 
     A chunk may hold several skills' ranges; chunking never changes a result (per-game seeds).
@@ -434,17 +459,27 @@ def _apply(
     session_interval = wilson(counts.wins, counts.decided)
     before = skill.quality.confidence
     if counts.played == 0:
-        why = "no games played" + ("; the skill's body changed since the run started" if _body_changed(skill, entry) else "")
+        why = "no games played" + (
+            "; the skill's body changed since the run started" if _body_changed(skill, entry) else ""
+        )
         store.skip_skill(repository.database, info.id, entry.skill_id, why)
-        return SkillResult(skill.id, skill.name, counts, 0.0, session_interval, before.value, before.value, "",
-                           why, False)  # fmt: skip
+        return SkillResult(
+            skill.id, skill.name, counts, 0.0, session_interval, before.value, before.value, "", why, False
+        )
     versions = Counter(store.engine_versions(info.id, entry.skill_id))
     engine_version = versions.most_common(1)[0][0] if versions else info.engine_version
     record = VerificationRecord(
-        recorded_at=utc_now(), kind=EvidenceKind.HEADLESS, wins=counts.wins, losses=counts.losses,
-        draws=counts.draws, errors=counts.errors, opponent=info.opponent, engine_version=engine_version,
-        body_hash=entry.body_hash, note=f"run {info.id}" + (" (revalidation)" if info.kind == "revalidate" else ""),
-    )  # fmt: skip
+        recorded_at=utc_now(),
+        kind=EvidenceKind.HEADLESS,
+        wins=counts.wins,
+        losses=counts.losses,
+        draws=counts.draws,
+        errors=counts.errors,
+        opponent=info.opponent,
+        engine_version=engine_version,
+        body_hash=entry.body_hash,
+        note=f"run {info.id}" + (" (revalidation)" if info.kind == "revalidate" else ""),
+    )
     decided: dict[str, Any] = {}
 
     def recompute(current: Skill, evidence: list[VerificationRecord]) -> tuple[Any, str, str, dict[str, Any]]:
@@ -461,18 +496,32 @@ def _apply(
         after = assessment.confidence
         if after.rank < before.rank and info.kind != "revalidate" and not policy.demote_on_verify:
             after = before
-            assessment = replace(assessment, confidence=before, quality=replace(assessment.quality, confidence=before),
-                                 reason=assessment.reason + f"; {before.value} kept (demote_on_verify is off)")  # fmt: skip
+            assessment = replace(
+                assessment,
+                confidence=before,
+                quality=replace(assessment.quality, confidence=before),
+                reason=assessment.reason + f"; {before.value} kept (demote_on_verify is off)",
+            )
         overall = assessment.interval
         note = "" if credited else _why_not_credited(policy, record, current, current_hash)
         details = {
-            "run": info.id, "opponent": info.opponent, "engine_version": engine_version,
-            "wins": counts.wins, "losses": counts.losses, "draws": counts.draws, "errors": counts.errors,
-            "success_rate": round(session_rate, 4), "wilson_95": session_interval.as_list(),
-            "credited": credited, "before": before.value, "after": after.value, "reason": assessment.reason,
-            "verification_count": assessment.decided, "overall_success_rate": round(assessment.quality.success_rate, 4),
+            "run": info.id,
+            "opponent": info.opponent,
+            "engine_version": engine_version,
+            "wins": counts.wins,
+            "losses": counts.losses,
+            "draws": counts.draws,
+            "errors": counts.errors,
+            "success_rate": round(session_rate, 4),
+            "wilson_95": session_interval.as_list(),
+            "credited": credited,
+            "before": before.value,
+            "after": after.value,
+            "reason": assessment.reason,
+            "verification_count": assessment.decided,
+            "overall_success_rate": round(assessment.quality.success_rate, 4),
             "overall_wilson_95": overall.as_list(),
-        }  # fmt: skip
+        }
         message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
         decided.update(before=before, after=after, assessment=assessment, credited=credited, note=note)
         return assessment.quality, audit_action(before, after), message, details
@@ -480,24 +529,41 @@ def _apply(
     def within(session: Any) -> None:
         assessment, overall = decided["assessment"], decided["assessment"].interval
         RunStore.apply_skill_result(
-            session, info.id, skill.id, counts=counts, confidence_after=decided["after"].value,
-            success_rate=session_rate if counts.decided else None, interval=(session_interval.low, session_interval.high),
+            session,
+            info.id,
+            skill.id,
+            counts=counts,
+            confidence_after=decided["after"].value,
+            success_rate=session_rate if counts.decided else None,
+            interval=(session_interval.low, session_interval.high),
             note=decided["note"] or assessment.reason,
-        )  # fmt: skip
+        )
         RunStore.write_interval(session, skill.id, assessment.wins, assessment.decided, (overall.low, overall.high))
 
-    stored = repository.set_quality(skill.id, skill.quality, record=record, within=within, run_id=info.id,
-                                    recompute=recompute)  # fmt: skip
+    stored = repository.set_quality(
+        skill.id, skill.quality, record=record, within=within, run_id=info.id, recompute=recompute
+    )
     if stored is None:  # this run's session for the skill is stored already (another runner, a crash)
         why = f"already applied: run {info.id}'s games for this skill are stored once"
-        return SkillResult(skill.id, skill.name, counts, session_rate, session_interval, before.value, before.value, "",
-                           why, False)  # fmt: skip
+        return SkillResult(
+            skill.id, skill.name, counts, session_rate, session_interval, before.value, before.value, "", why, False
+        )
     assessment = decided["assessment"]
     return SkillResult(
-        skill.id, skill.name, counts, session_rate, session_interval, decided["before"].value, decided["after"].value,
-        audit_action(decided["before"], decided["after"]), decided["note"] or assessment.reason, decided["credited"],
-        assessment.quality.success_rate, assessment.interval, assessment.decided,
-    )  # fmt: skip
+        skill.id,
+        skill.name,
+        counts,
+        session_rate,
+        session_interval,
+        decided["before"].value,
+        decided["after"].value,
+        audit_action(decided["before"], decided["after"]),
+        decided["note"] or assessment.reason,
+        decided["credited"],
+        assessment.quality.success_rate,
+        assessment.interval,
+        assessment.decided,
+    )
 
 
 def _why_not_credited(policy: VerificationPolicy, record: VerificationRecord, skill: Skill, current_hash: str) -> str:
@@ -511,9 +577,18 @@ def _why_not_credited(policy: VerificationPolicy, record: VerificationRecord, sk
 
 
 __all__ = [
-    "DEFAULT_CHUNK_GAMES", "Event", "Progress", "RunFinished", "RunStarted", "SkillResult", "VerificationError",
-    "collect", "run_verification", "start_run", "verify",
-]  # fmt: skip
+    "DEFAULT_CHUNK_GAMES",
+    "Event",
+    "Progress",
+    "RunFinished",
+    "RunStarted",
+    "SkillResult",
+    "VerificationError",
+    "collect",
+    "run_verification",
+    "start_run",
+    "verify",
+]
 
 
 # --- decay ----------------------------------------------------------------------------------------
@@ -522,7 +597,9 @@ __all__ = [
 def engine_matches(recorded: str, wanted: str) -> bool:
     """``1.0.0+ra1.1.c5cbef37`` (the built-in engine's code+data version) matches ``1.0.0``."""
     recorded, wanted = recorded.strip(), wanted.strip()
-    return bool(recorded) and (recorded == wanted or recorded.split("+", 1)[0] == wanted or recorded == wanted.split("+", 1)[0])
+    return bool(recorded) and (
+        recorded == wanted or recorded.split("+", 1)[0] == wanted or recorded == wanted.split("+", 1)[0]
+    )
 
 
 def revalidation_candidates(repository: SkillRepository, engine_version: str, skills: Sequence[Skill]) -> list[Skill]:

@@ -23,10 +23,9 @@ def run_session(db: Path, agent_id: str, work: Callable[[ClientSession], Awaitab
             command=sys.executable,
             args=["-m", "skillstudio", "mcp", "--db", str(db), "--agent-id", agent_id, *extra],
         )
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await asyncio.wait_for(work(session), timeout=60)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            return await asyncio.wait_for(work(session), timeout=60)
 
     return asyncio.run(main())
 

@@ -63,7 +63,10 @@ def test_an_agent_update_still_goes_back_to_pending(repository: SkillRepository)
     tool = AgentSkillTool(repository, "agent-7", provider=None)
     assert tool.skill_update(skill.id, description="Rockets first.")["status"] == "updated"
     assert repository.get(skill.id).review_state is ReviewState.PENDING
-    assert [(d.state, d.reviewer_kind) for d in repository.review_decisions(skill.id)] == [("approved", "human"), ("pending", "agent")]
+    assert [(d.state, d.reviewer_kind) for d in repository.review_decisions(skill.id)] == [
+        ("approved", "human"),
+        ("pending", "agent"),
+    ]
 
 
 def test_rate_limit_holds_across_processes(tmp_path: Path) -> None:
@@ -109,8 +112,11 @@ def test_rate_limit_holds_across_real_processes(tmp_path: Path) -> None:
     def other_process(agent: str, at: float, name: str) -> str:
         done = subprocess.run(
             [sys.executable, "-c", _OTHER_PROCESS, str(path), agent, str(at), name],
-            capture_output=True, text=True, timeout=120, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     assert other_process("agent-7", 1000.0, "One") == "created"
@@ -172,7 +178,10 @@ def test_a_committed_write_is_reported_as_stored_when_linting_fails(
         answer = tool.skill_update(made["id"], description="Scout the ore first.")
         assert answer["status"] == "updated"
         assert repository.get(made["id"]).description == "Scout the ore first."
-    assert answer["warnings"][0].startswith("risk findings not stored: ") and "a reviewer will lint it" in answer["warnings"][0]
+    assert (
+        answer["warnings"][0].startswith("risk findings not stored: ")
+        and "a reviewer will lint it" in answer["warnings"][0]
+    )
     assert "busy" in answer["warnings"][0]
     clock.now += 1
     with pytest.raises(AgentToolError) as refused:  # the stored write did use its slot
@@ -186,7 +195,10 @@ def test_non_human_actors_cannot_create_decided_skills_or_restore(repository: Sk
     agent = repository.as_actor(Actor("agent-9", "agent"))
     with pytest.raises(ReviewNotAllowed):
         agent.create(ai_skill(review_state=ReviewState.APPROVED, created_by="agent-9"))
-    assert agent.create(ai_skill(review_state=ReviewState.PENDING, created_by="agent-9")).review_state is ReviewState.PENDING
+    assert (
+        agent.create(ai_skill(review_state=ReviewState.PENDING, created_by="agent-9")).review_state
+        is ReviewState.PENDING
+    )
     trashed = repository.create(ai_skill())
     repository.delete(trashed.id)
     with pytest.raises(ReviewNotAllowed):

@@ -41,11 +41,18 @@ def test_only_search_create_update_are_offered(library: Path) -> None:
 
 def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path) -> None:
     async def work(session):  # type: ignore[no-untyped-def]
-        created = result_data(await session.call_tool("skill_create", {
-            "name": "Scout the ore fields", "description": "Send one scout to the nearest ore field first.",
-            "instructions": "# Scout\nSend one rifleman to the nearest ore field.", "tags": ["scouting"],
-            "created_by": "admin",  # a payload cannot choose the creator
-        }))  # fmt: skip
+        created = result_data(
+            await session.call_tool(
+                "skill_create",
+                {
+                    "name": "Scout the ore fields",
+                    "description": "Send one scout to the nearest ore field first.",
+                    "instructions": "# Scout\nSend one rifleman to the nearest ore field.",
+                    "tags": ["scouting"],
+                    "created_by": "admin",  # a payload cannot choose the creator
+                },
+            )
+        )
         found = result_data(await session.call_tool("skill_search", {"query": "scout ore"}))
         return created, found
 
@@ -61,10 +68,16 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
         repository.review(skill.id, ReviewState.APPROVED, comment="fine", version=skill.version)
 
     async def update(session):  # type: ignore[no-untyped-def]
-        return result_data(await session.call_tool("skill_update", {"id": created["id"], "description": "Scout before building a refinery."}))
+        return result_data(
+            await session.call_tool(
+                "skill_update", {"id": created["id"], "description": "Scout before building a refinery."}
+            )
+        )
 
     async def attempt(session):  # type: ignore[no-untyped-def]
-        return await session.call_tool("skill_update", {"id": created["id"], "description": "Scout before building a refinery."})
+        return await session.call_tool(
+            "skill_update", {"id": created["id"], "description": "Scout before building a refinery."}
+        )
 
     # Another agent may not change agent-7's skill (docs/review.md, the agents' edit policy) ...
     refused = run_session(library, "agent-8", attempt)
@@ -82,7 +95,9 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
 
 def test_delete_cannot_be_reached(library: Path) -> None:
     async def work(session):  # type: ignore[no-untyped-def]
-        created = result_data(await session.call_tool("skill_create", {"name": "Keep me", "description": "d", "instructions": "i"}))
+        created = result_data(
+            await session.call_tool("skill_create", {"name": "Keep me", "description": "d", "instructions": "i"})
+        )
         outcomes = []
         for name, arguments in (
             ("skill_delete", {"id": created["id"]}),
@@ -106,7 +121,11 @@ def test_delete_cannot_be_reached(library: Path) -> None:
 
 def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:
     async def work(session):  # type: ignore[no-untyped-def]
-        payload = {"name": "Mine the chokepoint", "description": "Mines at the bridge.", "instructions": "Lay mines at the bridge."}
+        payload = {
+            "name": "Mine the chokepoint",
+            "description": "Mines at the bridge.",
+            "instructions": "Lay mines at the bridge.",
+        }
         first = result_data(await session.call_tool("skill_create", payload))
         again = result_data(await session.call_tool("skill_create", payload))  # identical: dropped, not rate limited
         other = await session.call_tool("skill_create", {**payload, "name": "Another"})
@@ -180,23 +199,31 @@ def test_errors_carry_a_code_and_versions_guard_updates(library: Path) -> None:
         out["created"] = result_data(await session.call_tool("skill_create", payload))  # the slot was not used
         out["rate_limited"] = error_of(await session.call_tool("skill_create", {**payload, "name": "Other"}))
         out["invalid"] = error_of(await session.call_tool("skill_create", {**payload, "name": "x" * 500}))
-        out["not_found"] = error_of(await session.call_tool("skill_update", {"id": "no-such-skill", "description": "d"}))
+        out["not_found"] = error_of(
+            await session.call_tool("skill_update", {"id": "no-such-skill", "description": "d"})
+        )
         found = result_data(await session.call_tool("skill_search", {"query": "scout ore"}))["results"][0]
         out["read"] = found
         with Database(library) as database:  # a person edits after the agent's read
             repository = SkillRepository(database, Actor("reviewer"))
             out["edited"] = repository.update(replace(repository.get(found["id"]), description="A person's edit."))
-        out["conflict"] = error_of(await session.call_tool(
-            "skill_update", {"id": found["id"], "version": found["version"], "description": "The agent's stale edit."}
-        ))  # fmt: skip
+        out["conflict"] = error_of(
+            await session.call_tool(
+                "skill_update",
+                {"id": found["id"], "version": found["version"], "description": "The agent's stale edit."},
+            )
+        )
         return out
 
     out = _session_with_env(library, "agent-7", work, {"SKILLSTUDIO_LOCK_WAIT": "0.5"})
     assert out["busy"][0] == "busy" and "nothing was written" in out["busy"][1]
     assert out["created"]["status"] == "created"
     assert [out[key][0] for key in ("rate_limited", "invalid", "not_found", "conflict")] == [
-        "rate_limited", "invalid", "not_found", "conflict",
-    ]  # fmt: skip
+        "rate_limited",
+        "invalid",
+        "not_found",
+        "conflict",
+    ]
     assert out["read"]["id"] == out["created"]["id"] and isinstance(out["read"]["version"], int)
     assert f"it is now version {out['edited'].version}" in out["conflict"][1]
     with Database(library) as database:

@@ -48,7 +48,9 @@ def test_create_is_pending_and_created_by_the_agent(tool: AgentSkillTool, reposi
         tool.skill_create("n", "d", "i", created_by="admin")  # type: ignore[call-arg]
 
 
-def test_rate_limit_per_agent_with_injectable_clock(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:
+def test_rate_limit_per_agent_with_injectable_clock(
+    tool: AgentSkillTool, repository: SkillRepository, clock: Clock
+) -> None:
     first = create(tool)
     with pytest.raises(AgentToolError) as refused:
         create(tool, name="Second")
@@ -150,7 +152,9 @@ def test_update_validation(tool: AgentSkillTool, repository: SkillRepository, cl
         ("n", "d", "i", {"tools": [{"x": 1}]}),
     ],
 )
-def test_untrusted_input_is_validated(tool: AgentSkillTool, repository: SkillRepository, name, description, instructions, extra) -> None:  # type: ignore[no-untyped-def]
+def test_untrusted_input_is_validated(
+    tool: AgentSkillTool, repository: SkillRepository, name, description, instructions, extra
+) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(AgentToolError) as error:
         tool.skill_create(name, description, instructions, **extra)
     assert error.value.code == "invalid"
@@ -201,10 +205,14 @@ def test_search_ranks_with_real_scores_and_keeps_vectors_current(
     from skillstudio.retrieval import LOCAL_MODEL_ID
 
     air = tool.skill_create(
-        "Flak screen", "Anti-aircraft guns around the refinery stop bomber raids on harvesters.", "# Flak\nBuild flak.",
-    )  # fmt: skip
+        "Flak screen",
+        "Anti-aircraft guns around the refinery stop bomber raids on harvesters.",
+        "# Flak\nBuild flak.",
+    )
     clock.now += 31
-    naval = tool.skill_create("Sub hunt", "Destroyers with depth charges clear submarines from the shore.", "# Subs\nHunt.")
+    naval = tool.skill_create(
+        "Sub hunt", "Destroyers with depth charges clear submarines from the shore.", "# Subs\nHunt."
+    )
     assert air["embedding"] == naval["embedding"] == f"stored ({LOCAL_MODEL_ID})"
     assert repository.embeddings.info(air["id"]).current  # type: ignore[union-attr]
     found = tool.skill_search("planes keep bombing my ore collectors")  # paraphrase: no shared word with "Flak screen"
@@ -234,7 +242,9 @@ def test_search_tags_filter_and_empty_query(tool: AgentSkillTool, repository: Sk
     assert {hit["name"] for hit in listed} == {"Scout tagged", "Scout plain"} and listed[0]["score"] is None
 
 
-def test_a_failing_provider_does_not_turn_a_stored_create_into_an_error(repository: SkillRepository, clock: Clock) -> None:
+def test_a_failing_provider_does_not_turn_a_stored_create_into_an_error(
+    repository: SkillRepository, clock: Clock
+) -> None:
     from skillstudio.retrieval import ProviderConfig, make_provider
 
     with __import__("socket").socket() as probe:

@@ -38,7 +38,9 @@ def pattern(
         plan=StrategicPlan(
             build_focus=focus,
             priority_targets=targets,
-            economic_guidance=EconomicGuidance(expand=expand, harvester_target=harvesters, priority_builds=priority_builds),
+            economic_guidance=EconomicGuidance(
+                expand=expand, harvester_target=harvesters, priority_builds=priority_builds
+            ),
             risk_assessment=RiskAssessment(threat_level=threat, time_pressure=pressure),
         ),
         parameter_bindings=bindings,

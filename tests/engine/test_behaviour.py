@@ -48,7 +48,10 @@ TANKS = Mix({"heavy_tank": 3, "medium_tank": 3, "mammoth_tank": 2, "light_tank":
 AIRCRAFT = Mix({"longbow": 4, "mig": 4, "rifle_infantry": 1, "rocket_infantry": 1}, {})
 
 
-@pytest.mark.parametrize(("mix", "winner", "loser"), [(TANKS, BuildFocus.ANTI_ARMOR, BuildFocus.ANTI_AIR), (AIRCRAFT, BuildFocus.ANTI_AIR, BuildFocus.ANTI_ARMOR)])
+@pytest.mark.parametrize(
+    ("mix", "winner", "loser"),
+    [(TANKS, BuildFocus.ANTI_ARMOR, BuildFocus.ANTI_AIR), (AIRCRAFT, BuildFocus.ANTI_AIR, BuildFocus.ANTI_ARMOR)],
+)
 def test_the_right_counter_wins_against_an_overridden_mix(mix: Mix, winner: BuildFocus, loser: BuildFocus) -> None:
     """With a test-only opponent mix (IC Default Normal's personality, these units): the
     advantage follows the weapon-versus-armour table, it is not a property of the focus name."""

@@ -36,7 +36,7 @@ def test_uniform_depends_only_on_seed_stream_and_counter() -> None:
     seeds = rng.derive_seeds(9, "s", 0, 50)
     draws = rng.uniform(seeds, 3, 7)
     assert np.array_equal(rng.uniform(seeds[10:20], 3, 7), draws[10:20])
-    assert 0.0 <= draws.min() and draws.max() < 1.0
+    assert draws.min() >= 0.0 and draws.max() < 1.0
     periods = np.arange(4, dtype=np.uint64)[:, None]
     assert np.array_equal(rng.uniform(seeds, 3, periods)[2], rng.uniform(seeds, 3, 2))
 
@@ -51,8 +51,12 @@ def test_same_inputs_same_results() -> None:
 
 def test_chunk_split_invariance_1x100_4x25_100x1() -> None:
     whole = run_batch(skill(), "IC Default Hard", 100, 2024)
-    quarters = BatchResult.concatenate([run_batch(skill(), "IC Default Hard", 25, 2024, first_game=i) for i in range(0, 100, 25)])
-    singles = BatchResult.concatenate([run_batch(skill(), "IC Default Hard", 1, 2024, first_game=i) for i in range(100)])
+    quarters = BatchResult.concatenate(
+        [run_batch(skill(), "IC Default Hard", 25, 2024, first_game=i) for i in range(0, 100, 25)]
+    )
+    singles = BatchResult.concatenate(
+        [run_batch(skill(), "IC Default Hard", 1, 2024, first_game=i) for i in range(100)]
+    )
     assert_identical(whole, quarters)
     assert_identical(whole, singles)
     assert 0 < whole.wins < 100  # the games differ from each other

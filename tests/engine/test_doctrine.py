@@ -60,7 +60,9 @@ def test_a_priority_build_may_name_a_role(ra1) -> None:
 
 def test_bindings_override_and_clamp(ra1) -> None:
     doctrine = doctrine_from_pattern(
-        pattern(bindings=(("aggression", 90), ("harvester_count_target", 3), ("aggression", 95), ("defense_ratio", 250))),
+        pattern(
+            bindings=(("aggression", 90), ("harvester_count_target", 3), ("aggression", 95), ("defense_ratio", 250))
+        ),
         ra1,
     )
     assert doctrine.param("aggression") == 95  # later bindings win, as repeated set_parameter calls do

@@ -64,9 +64,12 @@ def test_ra1_uses_the_figures_ic_gives() -> None:
     assert m.presets["ic-default"].personality["aggression"] == 0.5
     table = {d: (x.gather_rate, x.build_time, x.reaction_delay_ticks, x.vision) for d, x in m.difficulties.items()}
     assert table == {
-        "sandbox": (0.5, 1.5, 30, 0.8), "easy": (0.8, 1.2, 8, 1.0), "normal": (1.0, 1.0, 0, 1.0),
-        "hard": (1.0, 1.0, 0, 1.0), "brutal": (1.3, 0.8, 0, 1.2),
-    }  # fmt: skip
+        "sandbox": (0.5, 1.5, 30, 0.8),
+        "easy": (0.8, 1.2, 8, 1.0),
+        "normal": (1.0, 1.0, 0, 1.0),
+        "hard": (1.0, 1.0, 0, 1.0),
+        "brutal": (1.3, 0.8, 0, 1.2),
+    }
     assert m.difficulties["brutal"].personality == {"aggression": 0.8, "micro_level": "extreme", "adaptation": "full"}
     assert m.difficulties["hard"].personality == {"micro_level": "moderate", "adaptation": "reactive"}
 
@@ -100,7 +103,11 @@ def test_not_a_mapping() -> None:
         (lambda d: d["units"]["medium_tank"].update(weapons=["laser"]), "units.medium_tank.weapons[0]", "not a weapon"),
         (lambda d: d["units"]["medium_tank"].update(cost="cheap"), "units.medium_tank.cost", "expected a whole number"),
         (lambda d: d["units"]["medium_tank"].update(cost=-5), "units.medium_tank.cost", "outside"),
-        (lambda d: d["units"]["medium_tank"].update(prerequisites=["moon_base"]), "units.medium_tank.prerequisites[0]", "not a structure"),
+        (
+            lambda d: d["units"]["medium_tank"].update(prerequisites=["moon_base"]),
+            "units.medium_tank.prerequisites[0]",
+            "not a structure",
+        ),
         (lambda d: d["units"]["medium_tank"].update(turbo=True), "units.medium_tank.turbo", "unknown field"),
         (lambda d: d["units"]["medium_tank"].update(role="tank"), "units.medium_tank.role", "not a role"),
         (lambda d: d["units"]["pillbox"].update(speed=5), "units.pillbox.speed", "speed 0"),
@@ -109,13 +116,33 @@ def test_not_a_mapping() -> None:
         (lambda d: d["weapons"]["105mm"].update(targets=["space"]), "weapons.105mm.targets[0]", "not a domain"),
         (lambda d: d["difficulties"].pop("hard"), "difficulties", "missing the built-in difficulties hard"),
         (lambda d: d["difficulties"]["hard"].update(gather_rate=0), "difficulties.hard.gather_rate", "outside"),
-        (lambda d: d["ai_presets"]["ic-default"]["personality"].update(micro_level="godlike"), "ai_presets.ic-default.personality.micro_level", "not one of"),
-        (lambda d: d["ai_presets"]["ic-default"]["personality"].pop("aggression"), "ai_presets.ic-default.personality", "missing personality keys aggression"),
-        (lambda d: d["ai_presets"]["openra"]["unit_mix"]["units"].update(tesla_coil=1), "ai_presets.openra.unit_mix.units.tesla_coil", "static defence"),
+        (
+            lambda d: d["ai_presets"]["ic-default"]["personality"].update(micro_level="godlike"),
+            "ai_presets.ic-default.personality.micro_level",
+            "not one of",
+        ),
+        (
+            lambda d: d["ai_presets"]["ic-default"]["personality"].pop("aggression"),
+            "ai_presets.ic-default.personality",
+            "missing personality keys aggression",
+        ),
+        (
+            lambda d: d["ai_presets"]["openra"]["unit_mix"]["units"].update(tesla_coil=1),
+            "ai_presets.openra.unit_mix.units.tesla_coil",
+            "static defence",
+        ),
         (lambda d: d["build_focus"].pop("naval"), "build_focus", "missing build focus naval"),
-        (lambda d: d["build_focus"].update(stealth={"units": {"rifle_infantry": 1}}), "build_focus.stealth", "not a build focus"),
+        (
+            lambda d: d["build_focus"].update(stealth={"units": {"rifle_infantry": 1}}),
+            "build_focus.stealth",
+            "not a build focus",
+        ),
         (lambda d: d["build_focus"]["tech"].update(units={"mammoth_tank": 1}), "build_focus.tech.units", "tier 1"),
-        (lambda d: d["match"].update(points={"army": 0.5, "map_control": 0.5, "base": 0.5}), "match.points", "add up to 1"),
+        (
+            lambda d: d["match"].update(points={"army": 0.5, "map_control": 0.5, "base": 0.5}),
+            "match.points",
+            "add up to 1",
+        ),
         (lambda d: d["economy"]["harvester"].pop("bale_value"), "economy.harvester.bale_value", "missing"),
         (lambda d: d.pop("units"), "units", "missing"),
         (lambda d: d.update(modul="typo"), "modul", "unknown field"),

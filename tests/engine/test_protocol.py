@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from skillstudio.engine.batch import run_batch
-from skillstudio.engine.protocol import PROTOCOL_VERSION, Job, ProcessEngine, ProtocolVersionError, reference_engine_argv
+from skillstudio.engine.protocol import (
+    PROTOCOL_VERSION,
+    Job,
+    ProcessEngine,
+    ProtocolVersionError,
+    reference_engine_argv,
+)
 from skillstudio.model import ValidationError, VerifiedExample
 from tests.engine.plans import pattern, skill
 
@@ -28,7 +34,13 @@ def fake(name: str, *args: str) -> list[str]:
 
 
 def make_job(games: int = 10, *, opponent: str = "IC Default Hard", first_game: int = 0, body=None) -> Job:
-    return Job.for_skill(skill(body or pattern(bindings=(("aggression", 65), ("flux_capacitor", 1)))), opponent, games, 7, first_game=first_game)
+    return Job.for_skill(
+        skill(body or pattern(bindings=(("aggression", 65), ("flux_capacitor", 1)))),
+        opponent,
+        games,
+        7,
+        first_game=first_game,
+    )
 
 
 def engine(argv: list[str], timeout_s: float = 20.0, **kwargs) -> ProcessEngine:
@@ -148,7 +160,11 @@ def test_garbage_and_out_of_range_lines_are_error_games(game: int, reason: str) 
 
 @pytest.mark.parametrize(
     ("version", "words"),
-    [("2", "speaks protocol version 2"), ("none", "speaks no protocol version"), ("true", "speaks protocol version True")],
+    [
+        ("2", "speaks protocol version 2"),
+        ("none", "speaks no protocol version"),
+        ("true", "speaks protocol version True"),
+    ],
 )
 def test_another_protocol_version_is_refused_with_a_clear_message(version: str, words: str) -> None:
     client = engine(fake("wrong_version", version))
@@ -205,7 +221,9 @@ def test_an_engine_is_an_argv_list_never_a_shell_string() -> None:
 def test_job_round_trip_and_validation() -> None:
     job = make_job(5, first_game=10)
     assert Job.from_json(json.loads(job.to_line())) == job
-    assert job.seeds == tuple(run_batch(pattern(), "IC Default Hard", 5, 7, first_game=10, skill_id=skill().id).seed.tolist())
+    assert job.seeds == tuple(
+        run_batch(pattern(), "IC Default Hard", 5, 7, first_game=10, skill_id=skill().id).seed.tolist()
+    )
     data = job.to_json()
     data["seeds"] = data["seeds"][:3]
     with pytest.raises(ValidationError, match="seeds"):

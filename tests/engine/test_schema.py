@@ -16,10 +16,17 @@ from skillstudio.model import ValidationError
 DOC = Path(__file__).resolve().parents[2] / "docs" / "engine-protocol.md"
 
 GOOD_GAME = {
-    "type": "game", "game": 3, "seed": 12, "outcome": "win", "duration_s": 900.0, "resource_delta": -5.5,
-    "army_value_delta": 1200.0, "map_control": 0.61,
-    "timeline": {"t_s": [300.0, 600.0], "skill": [10.0, 20.0], "opponent": [5.0, 0.0]}, "ignored_parameters": ["x"],
-}  # fmt: skip
+    "type": "game",
+    "game": 3,
+    "seed": 12,
+    "outcome": "win",
+    "duration_s": 900.0,
+    "resource_delta": -5.5,
+    "army_value_delta": 1200.0,
+    "map_control": 0.61,
+    "timeline": {"t_s": [300.0, 600.0], "skill": [10.0, 20.0], "opponent": [5.0, 0.0]},
+    "ignored_parameters": ["x"],
+}
 
 
 @pytest.mark.parametrize("name", SCHEMA_NAMES)
@@ -80,8 +87,12 @@ def test_nan_and_infinity_are_not_json() -> None:
 
 
 def test_validator_basics() -> None:
-    schema = {"type": "object", "required": ["a"], "properties": {"a": {"type": ["string", "null"], "pattern": "^x"}},
-              "additionalProperties": False}  # fmt: skip
+    schema = {
+        "type": "object",
+        "required": ["a"],
+        "properties": {"a": {"type": ["string", "null"], "pattern": "^x"}},
+        "additionalProperties": False,
+    }
     assert validate({"a": "xy"}, schema) == [] and validate({"a": None}, schema) == []
     assert [i.path for i in validate({"a": "y", "b": 1}, schema)] == ["a", "b"]
     assert [i.path for i in validate({}, schema)] == ["a"]

@@ -19,8 +19,11 @@ def test_override_then_setting_then_reference_engine(tmp_path: Path) -> None:
     assert engine_argv("ra1", settings=settings) == ["/opt/ic/ic-headless", "--skill-protocol"]
     assert engine_argv("td", settings=settings) == reference_engine_argv()
     assert engine_argv("ra1", override="/tmp/my engine/run --fast 'two words'", settings=settings) == [
-        "/tmp/my", "engine/run", "--fast", "two words",
-    ]  # fmt: skip
+        "/tmp/my",
+        "engine/run",
+        "--fast",
+        "two words",
+    ]
     assert engine_argv("ra1", override=["/x y/engine"], settings=settings) == ["/x y/engine"]
 
 

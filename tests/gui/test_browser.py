@@ -137,7 +137,10 @@ def test_own_writes_refresh_the_row(window: QtMainWindow) -> None:
 def test_bulk_trash_and_undo(qtbot, window: QtMainWindow) -> None:
     total = window.model.rowCount()
     window.table.selectRow(0)
-    window.table.selectionModel().select(window.model.index(1, 0), window.table.selectionModel().SelectionFlag.Select | window.table.selectionModel().SelectionFlag.Rows)
+    window.table.selectionModel().select(
+        window.model.index(1, 0),
+        window.table.selectionModel().SelectionFlag.Select | window.table.selectionModel().SelectionFlag.Rows,
+    )
     chosen = window.selected_ids()
     assert len(chosen) == 2
     window.trash_action.trigger()
@@ -189,7 +192,9 @@ def test_dropping_a_db_file_opens_it(window: QtMainWindow, tmp_path: Path) -> No
     create_library(other).close()
     data = QMimeData()
     data.setUrls([QUrl.fromLocalFile(str(other))])
-    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPointF(10, 10), Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     window.dropEvent(event)
     assert window.windowTitle() == "dropped — SkillStudio"
 
@@ -222,7 +227,9 @@ def test_the_initial_order_is_by_name(window: QtMainWindow) -> None:
     assert names == sorted(names, key=str.casefold)
 
 
-def test_enter_opens_the_editor_and_quitting_asks_about_its_unsaved_changes(qtbot, window: QtMainWindow, monkeypatch) -> None:
+def test_enter_opens_the_editor_and_quitting_asks_about_its_unsaved_changes(
+    qtbot, window: QtMainWindow, monkeypatch
+) -> None:
     window.table.setFocus()
     window.table.selectRow(0)
     qtbot.keyClick(window.table, Qt.Key.Key_Return)
@@ -244,7 +251,9 @@ def test_the_detail_pane_shows_what_an_import_warned_about(window: QtMainWindow,
 
     folder = tmp_path / "skills" / "Wave-Planner"  # breaks the spec: uppercase, differs from the name
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: wave-planner\ndescription: Plans waves.\nversion: 2\n---\nKeep waves small.\n")
+    (folder / "SKILL.md").write_text(
+        "---\nname: wave-planner\ndescription: Plans waves.\nversion: 2\n---\nKeep waves small.\n"
+    )
     incoming, origin, _violations = read_skill_tree(tmp_path / "skills")
     apply_plan(window.repository, plan_import(window.repository, incoming, origin=origin, source="skill-md"))
     window.model.wait()

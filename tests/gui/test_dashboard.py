@@ -26,8 +26,10 @@ WAIT = 20_000
 
 
 def open_window(qtbot, path: Path, tmp_path: Path) -> QtMainWindow:
-    window = QtMainWindow(SkillRepository(Database(path), Actor("mira")),
-                          QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))  # fmt: skip
+    window = QtMainWindow(
+        SkillRepository(Database(path), Actor("mira")),
+        QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat),
+    )
     qtbot.addWidget(window)
     window.show()
     window.model.wait()
@@ -79,15 +81,21 @@ def test_a_batch_from_the_verify_action_completes_and_updates_table_plots_and_ru
     assert (run.status, run.games_recorded, run.skills, run.seed) == ("finished", 18, 3, 4)
     # the browser's rows show the new evidence
     rows = [window.model.summary_at(r) for r in range(window.model.rowCount())]
-    assert all(row.verification_count == sum(r.counts.decided for r in outcome.finished.results if r.skill_id == row.id) for row in rows)
+    assert all(
+        row.verification_count == sum(r.counts.decided for r in outcome.finished.results if r.skill_id == row.id)
+        for row in rows
+    )
     assert any(row.verification_count for row in rows)
     # the progress panel and the plots
     assert dashboard.panel.bar.value() == 18 and "Promoted:" in dashboard.panel.summary.text()
     assert dashboard.live_plot.x[-1] == 18
     assert {name for _, name, _ in dashboard.live_plot.rows()} >= {"all skills", "Playable plan 0"}
     history = dashboard.history_plot.rows()
-    assert {row[0] for row in history} == {s.id for s in playable_skills(3) if any(
-        r.skill_id == s.id and r.counts.decided for r in outcome.finished.results)}  # fmt: skip
+    assert {row[0] for row in history} == {
+        s.id
+        for s in playable_skills(3)
+        if any(r.skill_id == s.id and r.counts.decided for r in outcome.finished.results)
+    }
     opponents = dashboard.opponent_plot.rows()
     assert opponents[0][0] == "IC Default Hard" and sum(opponents[0][1:5]) == 18
     tiers = dashboard.tier_plot.rows()
@@ -166,7 +174,9 @@ def test_a_crashing_engine_script_is_an_error_message_too(qtbot, window) -> None
 
     crash = Path(__file__).resolve().parent.parent / "engine" / "broken_engines" / "crash.py"
     with qtbot.waitSignal(window.dashboard.batch_finished, timeout=WAIT) as finished:
-        window.dashboard.start_batch([playable_skills(1)[0].id], BatchOptions(games=6, engine=(sys.executable, str(crash), "2"), chunk_games=6))
+        window.dashboard.start_batch(
+            [playable_skills(1)[0].id], BatchOptions(games=6, engine=(sys.executable, str(crash), "2"), chunk_games=6)
+        )
     wait_for_batch(qtbot, window)
     outcome = finished.args[0]
     assert outcome.finished.status == "finished" and outcome.errors == 1  # game 2 crashed the engine
@@ -223,7 +233,9 @@ def test_verify_menu_shortcuts_collide_with_no_other_action(window) -> None:
 
     dashboard = window.dashboard
     ours = {dashboard.verify_action, dashboard.cancel_action, dashboard.runs_action, dashboard.dock.toggleViewAction()}
-    others = {a.shortcut().toString() for a in window.findChildren(QAction) if a not in ours and not a.shortcut().isEmpty()}
+    others = {
+        a.shortcut().toString() for a in window.findChildren(QAction) if a not in ours and not a.shortcut().isEmpty()
+    }
     for action in ours:
         assert action.shortcut().isEmpty() or action.shortcut().toString() not in others, action.text()
     assert not dashboard.cancel_action.isEnabled() and dashboard.verify_action.isEnabled()

@@ -59,7 +59,7 @@ def answer_next_modal(action: Callable[[QWidget], None], *, timeout_s: float = 3
             try:
                 action(modal)
                 answer.handled.append(type(modal).__name__)
-            except BaseException as error:  # noqa: BLE001 - re-raised by check()
+            except BaseException as error:
                 answer.errors.append(error)
                 modal.close()
             QTimer.singleShot(300, lambda: _close_if_open(modal, answer))
@@ -250,7 +250,9 @@ def test_an_invalid_priority_blocks_saving_until_fixed(qtbot, open_editor, repos
     editor.tabs.setCurrentWidget(editor.general_page.parentWidget().parentWidget())
     body.tabs.setCurrentIndex(0)
     item = editor.problems.item(0)
-    qtbot.mouseClick(editor.problems.viewport(), Qt.MouseButton.LeftButton, pos=editor.problems.visualItemRect(item).center())
+    qtbot.mouseClick(
+        editor.problems.viewport(), Qt.MouseButton.LeftButton, pos=editor.problems.visualItemRect(item).center()
+    )
     assert editor.tabs.currentWidget() is editor.body_page and body.tabs.currentIndex() == 1
     assert (body.targets.table.currentRow(), body.targets.table.currentColumn()) == (0, 1)
     edit_cell(qtbot, body.targets.table, 0, 1, "9")
@@ -313,7 +315,9 @@ def test_raw_yaml_applies_to_the_form_and_reports_bad_yaml(qtbot, open_editor) -
     editor.raw_edit.setPlainText(text.replace("domain: content_generation", "domain: nonsense"))
     editor.raw_edit.setFocus()
     qtbot.keyClick(editor.raw_edit, Qt.Key.Key_Return, CTRL)
-    assert "domain: &#x27;nonsense&#x27;" in editor.raw_status.text() or "domain: 'nonsense'" in editor.raw_status.text()
+    assert (
+        "domain: &#x27;nonsense&#x27;" in editor.raw_status.text() or "domain: 'nonsense'" in editor.raw_status.text()
+    )
 
 
 # --- conflicts ------------------------------------------------------------------------------------
@@ -587,7 +591,9 @@ def test_a_store_error_is_shown_as_a_sentence(qtbot, open_editor, repository: Sk
     editor.composable.add_id(partner.id)
     repository.delete(partner.id)  # the partner goes to the trash before we save
     texts = []
-    answer = answer_next_modal(lambda box: (texts.append(box.text()), box.button(QMessageBox.StandardButton.Ok).click()))
+    answer = answer_next_modal(
+        lambda box: (texts.append(box.text()), box.button(QMessageBox.StandardButton.Ok).click())
+    )
     assert not editor.save()
     answer.check()
     assert "no skill with id" in texts[0] and "Traceback" not in texts[0]

@@ -61,9 +61,11 @@ def test_two_selected_revisions_are_compared_and_the_unified_view_shows_them(qtb
     item_3 = dialog.list.topLevelItem(0)
     qtbot.mouseClick(dialog.list.viewport(), Qt.MouseButton.LeftButton, pos=dialog.list.visualItemRect(item_3).center())
     qtbot.mouseClick(
-        dialog.list.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+        dialog.list.viewport(),
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.ControlModifier,
         pos=dialog.list.visualItemRect(item_1).center(),
-    )  # fmt: skip
+    )
     assert dialog.selected_numbers() == [1, 3]
     assert ("name: Ambush A", "name: Ambush C") in [(r.old, r.new) for r in dialog.diff.changed_rows()]
     qtbot.mouseClick(dialog.diff.unified_button, Qt.MouseButton.LeftButton)

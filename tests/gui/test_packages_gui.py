@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QMessageBox
 
-from skillstudio.gui.qt_packages import QtExportDialog, QtImportDialog, QtPruneDialog  # noqa: E402
-from skillstudio.packages.icpkg import read_package  # noqa: E402
-from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
-from tests.factories import ai_skill, content_skill, instructions_skill  # noqa: E402
-from tests.packages.helpers import entries_of, library_state, rezip, valid_package  # noqa: E402
+from skillstudio.gui.qt_packages import QtExportDialog, QtImportDialog, QtPruneDialog
+from skillstudio.packages.icpkg import read_package
+from skillstudio.store import Actor, Database, SkillRepository
+from tests.factories import ai_skill, content_skill, instructions_skill
+from tests.packages.helpers import entries_of, library_state, rezip, valid_package
 
 
 @pytest.fixture

@@ -214,8 +214,10 @@ def test_the_situation_is_validated_inline_and_scores_strategic_patterns(qtbot, 
     qtbot.waitUntil(lambda: "enemy_composition_estimate" in preview.situation_error.text(), timeout=10_000)
     preview.enemy.setText("yak 50, rifle_infantry 50")
     preview.army.setText("rifle_infantry 60, aa_gun 40")
-    qtbot.waitUntil(lambda: preview.preview.request.situation is not None and not preview.busy
-                    and not preview._timer.isActive(), timeout=10_000)  # fmt: skip
+    qtbot.waitUntil(
+        lambda: preview.preview.request.situation is not None and not preview.busy and not preview._timer.isActive(),
+        timeout=10_000,
+    )
     assert not preview.situation_error.isVisible()
     situation = preview.preview.request.situation
     assert situation.enemy_composition_estimate == (("yak", 50), ("rifle_infantry", 50))

@@ -53,7 +53,9 @@ def manifest_of(entries: dict[str, bytes]) -> dict[str, Any]:
     return yaml.safe_load(entries["manifest.yaml"])
 
 
-def with_manifest(entries: dict[str, bytes], change: Callable[[dict[str, Any]], None], *, rehash: bool = True) -> dict[str, bytes]:
+def with_manifest(
+    entries: dict[str, bytes], change: Callable[[dict[str, Any]], None], *, rehash: bool = True
+) -> dict[str, bytes]:
     """Entries with the manifest changed; ``rehash`` recomputes ``files`` for the other entries."""
     out = dict(entries)
     manifest = manifest_of(out)
@@ -76,8 +78,16 @@ def library_state(repository: SkillRepository) -> tuple:
     """Everything an import could change, to prove a refused import changed nothing."""
     with repository.database.read() as session:
         connection = session.connection()
-        tables = ("skills", "studio_skill_meta", "studio_revisions", "studio_audit_log", "studio_trash",
-                  "studio_skill_extras", "studio_verifications", "skill_compositions")  # fmt: skip
+        tables = (
+            "skills",
+            "studio_skill_meta",
+            "studio_revisions",
+            "studio_audit_log",
+            "studio_trash",
+            "studio_skill_extras",
+            "studio_verifications",
+            "skill_compositions",
+        )
         return tuple(
             tuple(map(tuple, connection.exec_driver_sql(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()))
             for table in tables

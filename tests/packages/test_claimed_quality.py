@@ -63,7 +63,9 @@ def test_an_update_from_the_package_keeps_this_librarys_quality(capsys, library:
     ours = Quality(3, 0.5, None, Confidence.TENTATIVE, "2025-01-01T00:00:00Z")
     skill = factories.ai_skill(name="Naval doctrine", quality=ours)
     with Database(library) as database:  # as if imported earlier, then verified here
-        SkillRepository(database).import_skills([ImportItem(skill, SkillExtras(origin="workshop:kessler/ra1-naval@1.2.0"))])
+        SkillRepository(database).import_skills(
+            [ImportItem(skill, SkillExtras(origin="workshop:kessler/ra1-naval@1.2.0"))]
+        )
     changed = replace(skill, quality=CLAIM, description="a newer description")
     (tmp_path / "p2.icpkg").write_bytes(export_package([changed], replace(META, version="1.3.0")))
     assert cli(["import", "--db", str(library), str(tmp_path / "p2.icpkg")]) == 0
@@ -71,7 +73,6 @@ def test_an_update_from_the_package_keeps_this_librarys_quality(capsys, library:
     shown = show(capsys, library, skill.id)
     assert shown["description"] == "a newer description"
     assert shown["quality"]["verification_count"] == 3 and shown["quality"]["success_rate"] == 0.5
-
 
 
 def test_show_says_the_figures_are_the_packages_claim(capsys, library: Path, tmp_path: Path) -> None:

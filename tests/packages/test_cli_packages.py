@@ -24,12 +24,14 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def library(tmp_path: Path) -> Path:
     path = tmp_path / "lib.db"
     with Database(path, create=True) as database:
-        SkillRepository(database).create_many([
-            ai_skill(quality=Quality(12, 0.8, None, Confidence.PROVEN)),
-            ai_skill(name="Tentative idea"),
-            content_skill(),
-            instructions_skill(),
-        ])  # fmt: skip
+        SkillRepository(database).create_many(
+            [
+                ai_skill(quality=Quality(12, 0.8, None, Confidence.PROVEN)),
+                ai_skill(name="Tentative idea"),
+                content_skill(),
+                instructions_skill(),
+            ]
+        )
     return path
 
 
@@ -40,12 +42,39 @@ def empty(tmp_path: Path, name: str = "empty.db") -> Path:
 
 def test_export_with_filters_then_import_dry_run_and_twice(capsys, library: Path, tmp_path: Path) -> None:
     out = tmp_path / "naval.icpkg"
-    code, text, _ = run(capsys, "export", "--db", str(library), "--domain", "ai", "--confidence", "established+",
-                        "--publisher", "kessler", "-o", str(out))  # fmt: skip
+    code, text, _ = run(
+        capsys,
+        "export",
+        "--db",
+        str(library),
+        "--domain",
+        "ai",
+        "--confidence",
+        "established+",
+        "--publisher",
+        "kessler",
+        "-o",
+        str(out),
+    )
     assert code == 0 and "exported 1 skills" in text
     first = out.read_bytes()
-    assert run(capsys, "export", "--db", str(library), "--domain", "ai", "--confidence", "established+",
-               "--publisher", "kessler", "-o", str(out))[0] == 0  # fmt: skip
+    assert (
+        run(
+            capsys,
+            "export",
+            "--db",
+            str(library),
+            "--domain",
+            "ai",
+            "--confidence",
+            "established+",
+            "--publisher",
+            "kessler",
+            "-o",
+            str(out),
+        )[0]
+        == 0
+    )
     assert out.read_bytes() == first  # deterministic
     target = empty(tmp_path)
     code, text, _ = run(capsys, "import", "--db", str(target), str(out), "--dry-run")
@@ -55,7 +84,11 @@ def test_export_with_filters_then_import_dry_run_and_twice(capsys, library: Path
     assert "1 added" in run(capsys, "import", "--db", str(target), str(out))[1]
     code, text, _ = run(capsys, "import", "--db", str(target), str(out), "--json")
     document = json.loads(text)
-    assert document["format"] == "skillstudio.import" and document["counts"]["add"] == 0 and document["counts"]["skip"] == 1
+    assert (
+        document["format"] == "skillstudio.import"
+        and document["counts"]["add"] == 0
+        and document["counts"]["skip"] == 1
+    )
 
 
 def test_export_refuses_private_data_without_redact(capsys, tmp_path: Path) -> None:
@@ -124,10 +157,14 @@ def test_prune_dry_run_then_prune(capsys, library: Path) -> None:
 def real_skills(root: Path) -> Path:
     """The spec's minimal example, and a skill with the files real skills keep beside SKILL.md."""
     (root / "skill-name").mkdir(parents=True)
-    (root / "skill-name" / "SKILL.md").write_text("---\nname: skill-name\ndescription: A description of what this skill does.\n---\n")
+    (root / "skill-name" / "SKILL.md").write_text(
+        "---\nname: skill-name\ndescription: A description of what this skill does.\n---\n"
+    )
     pdf = root / "pdf"
     (pdf / "templates").mkdir(parents=True)
-    (pdf / "SKILL.md").write_text("---\nname: pdf\ndescription: Fill PDF forms.\nlicense: see LICENSE.txt\n---\n# PDF\n\nRead forms.md.\n")
+    (pdf / "SKILL.md").write_text(
+        "---\nname: pdf\ndescription: Fill PDF forms.\nlicense: see LICENSE.txt\n---\n# PDF\n\nRead forms.md.\n"
+    )
     for rel in ("forms.md", "reference.md", "LICENSE.txt", "templates/x.html"):
         (pdf / rel).write_text(f"{rel}\n")
     return root
@@ -158,13 +195,17 @@ def pdf_library(tmp_path: Path) -> Path:
     """Anthropic's pdf skill shows how to open an encrypted file: a false positive of the check."""
     path = tmp_path / "pdf.db"
     with Database(path, create=True) as database:
-        SkillRepository(database).create(instructions_skill(
-            name="pdf", body=Instructions("reader = PdfReader('in.pdf', password=mypassword)", (), None, ())
-        ))  # fmt: skip
+        SkillRepository(database).create(
+            instructions_skill(
+                name="pdf", body=Instructions("reader = PdfReader('in.pdf', password=mypassword)", (), None, ())
+            )
+        )
     return path
 
 
-def test_privacy_findings_warn_for_skill_md_and_json_but_refuse_packages(capsys, pdf_library: Path, tmp_path: Path) -> None:
+def test_privacy_findings_warn_for_skill_md_and_json_but_refuse_packages(
+    capsys, pdf_library: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "agent-skills"
     code, text, err = run(capsys, "export", "--db", str(pdf_library), "-o", str(folder), "--format", "skill-md")
     assert code == 0 and "exported 1 skills" in text
@@ -177,6 +218,8 @@ def test_privacy_findings_warn_for_skill_md_and_json_but_refuse_packages(capsys,
     code, _, err = run(capsys, "export", "--db", str(pdf_library), "-o", str(package))
     assert code == 1 and err.startswith("skillstudio: privacy check refused") and not package.exists()
     redacted = tmp_path / "redacted"
-    code, text, _ = run(capsys, "export", "--db", str(pdf_library), "-o", str(redacted), "--format", "skill-md", "--redact")
+    code, text, _ = run(
+        capsys, "export", "--db", str(pdf_library), "-o", str(redacted), "--format", "skill-md", "--redact"
+    )
     assert code == 0 and "1 redacted" in text
     assert "mypassword" not in (redacted / "pdf" / "SKILL.md").read_text()

@@ -16,11 +16,23 @@ from skillstudio.store import SkillRepository
 from tests.packages.helpers import library_state
 
 SEED_003 = {
-    "search": {"name": "search", "principle": "look everywhere", "when_to_apply": "finding objects",
-               "created_iteration": 2, "last_used_iteration": 7, "usage_count": 5},
-    "heat": {"name": "heat", "principle": "use microwave", "when_to_apply": "heating objects",
-             "created_iteration": 3, "last_used_iteration": 3, "usage_count": 0},
-}  # fmt: skip
+    "search": {
+        "name": "search",
+        "principle": "look everywhere",
+        "when_to_apply": "finding objects",
+        "created_iteration": 2,
+        "last_used_iteration": 7,
+        "usage_count": 5,
+    },
+    "heat": {
+        "name": "heat",
+        "principle": "use microwave",
+        "when_to_apply": "heating objects",
+        "created_iteration": 3,
+        "last_used_iteration": 3,
+        "usage_count": 0,
+    },
+}
 
 
 def test_json_library_round_trip(repository: SkillRepository, tmp_path: Path) -> None:
@@ -51,12 +63,16 @@ def voyager_tree(root: Path) -> Path:
     (root / "code").mkdir(parents=True)
     (root / "description").mkdir()
     skills = {}
-    for name, code in [("mineWoodLog", "async function mineWoodLog(bot) {}"),
-                       ("craftTable", "async function craftTable(bot) { v1 }"),
-                       ("craftTableV2", "async function craftTable(bot) { v2 }"),
-                       ("craftTableV3", "async function craftTable(bot) { v3 }")]:  # fmt: skip
+    for name, code in [
+        ("mineWoodLog", "async function mineWoodLog(bot) {}"),
+        ("craftTable", "async function craftTable(bot) { v1 }"),
+        ("craftTableV2", "async function craftTable(bot) { v2 }"),
+        ("craftTableV3", "async function craftTable(bot) { v3 }"),
+    ]:
         (root / "code" / f"{name}.js").write_text(code)
-        (root / "description" / f"{name}.txt").write_text(f"async function {name}(bot) {{\n    // {name} does things\n}}")
+        (root / "description" / f"{name}.txt").write_text(
+            f"async function {name}(bot) {{\n    // {name} does things\n}}"
+        )
         skills[name] = {"code": code, "description": f"{name} description"}
     (root / "skills.json").write_text(json.dumps(skills))
     return root

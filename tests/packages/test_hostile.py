@@ -116,7 +116,10 @@ def test_encrypted_entries(populated: SkillRepository) -> None:
         if data[at + 46 : at + 46 + name_length] == name.encode():
             data[at + 8] |= 0x1
             break
-        extra, comment = int.from_bytes(data[at + 30 : at + 32], "little"), int.from_bytes(data[at + 32 : at + 34], "little")
+        extra, comment = (
+            int.from_bytes(data[at + 30 : at + 32], "little"),
+            int.from_bytes(data[at + 32 : at + 34], "little"),
+        )
         at += 46 + name_length + extra + comment
     refused(populated, bytes(data), name, "encrypted")
 
@@ -174,7 +177,9 @@ def test_yaml_alias_bomb(populated: SkillRepository) -> None:
 )
 def test_non_safe_yaml_tags(populated: SkillRepository, tag: str) -> None:
     entries = base()
-    entries["manifest.yaml"] = entries["manifest.yaml"].replace(b"description: Naval patterns", f"description: {tag}".encode())
+    entries["manifest.yaml"] = entries["manifest.yaml"].replace(
+        b"description: Naval patterns", f"description: {tag}".encode()
+    )
     refused(populated, rezip(entries), "manifest.yaml", "is not allowed")
 
 
@@ -279,7 +284,9 @@ def test_duplicate_skill_ids(populated: SkillRepository) -> None:
     entries = base()
     name = a_skill_entry(entries)
     entries["skills/copy.json"] = entries[name]
-    refused(populated, rezip(with_manifest(entries, lambda m: m["skill_library"].update(skill_count=5))), "duplicate skill")
+    refused(
+        populated, rezip(with_manifest(entries, lambda m: m["skill_library"].update(skill_count=5))), "duplicate skill"
+    )
 
 
 @pytest.mark.parametrize("version", [2, "1", 0, None])
@@ -296,7 +303,12 @@ def test_no_manifest(populated: SkillRepository) -> None:
 def test_unexpected_file_kinds(populated: SkillRepository) -> None:
     entries = base()
     entries["run.sh"] = b"rm -rf /"
-    refused(populated, rezip(with_manifest(entries, lambda m: None)), "run.sh", "not a file a skill library package may hold")
+    refused(
+        populated,
+        rezip(with_manifest(entries, lambda m: None)),
+        "run.sh",
+        "not a file a skill library package may hold",
+    )
 
 
 def test_every_problem_is_reported_at_once(populated: SkillRepository) -> None:

@@ -39,8 +39,12 @@ def test_manifest_carries_d049_and_d057_fields() -> None:
     package = manifest["package"]
     assert manifest["format_version"] == 1
     assert {k: package[k] for k in ("name", "publisher", "version", "license", "category")} == {
-        "name": "ra1-naval", "publisher": "kessler", "version": "1.2.0", "license": "CC-BY-SA-4.0", "category": "skill_library",
-    }  # fmt: skip
+        "name": "ra1-naval",
+        "publisher": "kessler",
+        "version": "1.2.0",
+        "license": "CC-BY-SA-4.0",
+        "category": "skill_library",
+    }
     assert len(package["files"]) == len(skills) and all(len(f["sha256"]) == 64 for f in package["files"].values())
     assert manifest["skill_library"]["skill_count"] == len(skills)
     assert manifest["skill_library"]["domain"] == "mixed"
@@ -64,7 +68,10 @@ def test_round_trip_keeps_every_skill_exactly_but_provenance(repository: SkillRe
         assert extras.origin == "workshop:kessler/ra1-naval@1.2.0"
         if original.quality != Quality():
             claim = extras.frontmatter["claimed_quality"]
-            assert (claim["confidence"], claim["verification_count"]) == (original.quality.confidence.value, original.quality.verification_count)
+            assert (claim["confidence"], claim["verification_count"]) == (
+                original.quality.confidence.value,
+                original.quality.verification_count,
+            )
 
 
 def test_importing_the_same_package_twice_adds_nothing(repository: SkillRepository) -> None:
@@ -105,7 +112,9 @@ def test_replace_overwrites_conflicts_and_trashes_what_the_package_dropped(repos
     assert "skill.import" in actions
 
 
-def test_a_failing_write_leaves_the_library_as_it_was(repository: SkillRepository, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_write_leaves_the_library_as_it_was(
+    repository: SkillRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repository.create(factories.ai_skill())
     before = library_state(repository)
     package = read_package(valid_package())
@@ -124,10 +133,16 @@ def test_a_failing_write_leaves_the_library_as_it_was(repository: SkillRepositor
 def test_resource_yaml_form_is_accepted() -> None:
     entries = entries_of(valid_package())
     resource = {
-        "type": "skill_library", "display_name": "Competitive RA1 AI Strategies", "description": "150 patterns",
-        "game_module": "ra1", "domain": "ai_strategy", "skill_count": 4, "average_confidence": "proven",
-        "license": "CC-BY-SA-4.0", "ai_usage": "Allow",
-    }  # fmt: skip
+        "type": "skill_library",
+        "display_name": "Competitive RA1 AI Strategies",
+        "description": "150 patterns",
+        "game_module": "ra1",
+        "domain": "ai_strategy",
+        "skill_count": 4,
+        "average_confidence": "proven",
+        "license": "CC-BY-SA-4.0",
+        "ai_usage": "Allow",
+    }
     del entries["manifest.yaml"]
     entries["resource.yaml"] = yaml.safe_dump(resource).encode()
     package = read_package(rezip(entries))
@@ -182,7 +197,9 @@ def test_privacy_check_finds(text: str, kind: str) -> None:
 
 
 def test_privacy_check_scans_bodies_and_the_local_user_name() -> None:
-    skill = factories.instructions_skill(body=replace(factories.instructions_skill().body, instructions="ask zoltan-k first"))
+    skill = factories.instructions_skill(
+        body=replace(factories.instructions_skill().body, instructions="ask zoltan-k first")
+    )
     findings = scan_skill(skill, user_names=("zoltan-k",))
     assert [(f.path, f.kind) for f in findings] == [("body.Instructions.instructions", "user_name")]
 
@@ -232,7 +249,9 @@ def test_extras_with_unsafe_paths_are_refused(repository: SkillRepository) -> No
 
     entries = entries_of(valid_package())
     stem = next(n for n in entries if n.startswith("skills/"))[len("skills/") : -len(".json")]
-    entries[f"extras/{stem}.json"] = _json.dumps({"frontmatter": {}, "files": {"../../.bashrc": {"text": "x"}}}).encode()
+    entries[f"extras/{stem}.json"] = _json.dumps(
+        {"frontmatter": {}, "files": {"../../.bashrc": {"text": "x"}}}
+    ).encode()
     before = library_state(repository)
     with pytest.raises(PackageError, match="not a safe relative path"):
         read_package(rezip(with_manifest(entries, lambda m: None)))

@@ -66,7 +66,7 @@ def test_short_file_names_get_distinct_default_names_and_replace_keeps_the_other
     assert run(capsys, "export", "--db", str(first), "-o", str(a))[0] == 0
     assert run(capsys, "export", "--db", str(second), "-o", str(b))[0] == 0
     names = [yaml.safe_load(entries_of(p.read_bytes())["manifest.yaml"])["package"]["name"] for p in (a, b)]
-    assert names[0] != names[1] and "skill-library" != names[0]
+    assert names[0] != names[1] and names[0] != "skill-library"
     target = make_library(tmp_path / "target.db", [])
     assert run(capsys, "import", "--db", str(target), str(a))[0] == 0
     assert run(capsys, "import", "--db", str(target), str(b), "--replace")[0] == 0
@@ -150,8 +150,23 @@ def test_forged_package_signed_by_another_key_is_refused(capsys, tmp_path: Path,
     legit, target, forger = published
     use_config_home(monkeypatch, tmp_path / "forger-config")
     forged = tmp_path / "forged.icpkg"
-    assert run(capsys, "export", "--db", str(forger), "-o", str(forged), "--publisher", "kessler",
-               "--name", "ra1-naval", "--version", "2.0.0")[0] == 0  # fmt: skip
+    assert (
+        run(
+            capsys,
+            "export",
+            "--db",
+            str(forger),
+            "-o",
+            str(forged),
+            "--publisher",
+            "kessler",
+            "--name",
+            "ra1-naval",
+            "--version",
+            "2.0.0",
+        )[0]
+        == 0
+    )
     before = descriptions(target)
     for extra in ((), ("--replace",)):
         code, _, err = run(capsys, "import", "--db", str(target), str(forged), *extra)
@@ -189,8 +204,20 @@ def test_same_key_updates_as_before(capsys, tmp_path: Path, published) -> None:
         skill = repository.get(repository.query().ids[0])
         repository.update(replace(skill, description="Better advice"))
     newer = tmp_path / "naval2.icpkg"
-    run(capsys, "export", "--db", str(tmp_path / "kessler.db"), "-o", str(newer), "--publisher", "kessler",
-        "--name", "ra1-naval", "--version", "1.1.0")  # fmt: skip
+    run(
+        capsys,
+        "export",
+        "--db",
+        str(tmp_path / "kessler.db"),
+        "-o",
+        str(newer),
+        "--publisher",
+        "kessler",
+        "--name",
+        "ra1-naval",
+        "--version",
+        "1.1.0",
+    )
     code, text, err = run(capsys, "import", "--db", str(target), str(newer))
     assert code == 0 and "1 updated" in text, err
     assert "Better advice" in descriptions(target).values()
@@ -217,8 +244,13 @@ def test_refused_trust_changes_nothing_in_the_library(repository: SkillRepositor
     incoming, origin = incoming_from_package(first)
     apply_plan(repository, plan_import(repository, incoming, origin=origin, source="a", signer=first.signer))
     use_config_home(monkeypatch, tmp_path / "b")
-    other = read_package(export_package([replace(skills[0], description="x")], replace(meta, version="2.0.0"),
-                                        signing_key=load_or_create_key("kessler")))  # fmt: skip
+    other = read_package(
+        export_package(
+            [replace(skills[0], description="x")],
+            replace(meta, version="2.0.0"),
+            signing_key=load_or_create_key("kessler"),
+        )
+    )
     before = library_state(repository)
     incoming, origin = incoming_from_package(other)
     with pytest.raises(PackageError, match=first.signer.fingerprint):
@@ -230,8 +262,8 @@ def test_refused_trust_changes_nothing_in_the_library(repository: SkillRepositor
 
 def test_nameless_resource_yaml_libraries_never_share_an_identity() -> None:
     """Two resource.yaml libraries without a name used to be one identity (local/skill-library)."""
-    from skillstudio.packages.icpkg import _read_resource
     from skillstudio.model.validation import Checker
+    from skillstudio.packages.icpkg import _read_resource
 
     def identity(description: str) -> str:
         meta, _files, _library = _read_resource(Checker(), {"type": "skill_library", "description": description})

@@ -47,8 +47,9 @@ def test_marked_finding_no_longer_refuses_a_package_and_is_not_redacted(capsys, 
     assert code == 1 and "1. body.Instructions" in err and "password=mypassword" in err
     code, _, err = run(capsys, "review", "false-positive", "--db", str(db), skill_id, "--finding", "2")
     assert code == 1 and "there is no finding 2" in err
-    code, text, _ = run(capsys, "review", "false-positive", "--db", str(db), skill_id, "--finding", "1",
-                        "--note", "example code")  # fmt: skip
+    code, text, _ = run(
+        capsys, "review", "false-positive", "--db", str(db), skill_id, "--finding", "1", "--note", "example code"
+    )
     assert code == 0 and "false positive" in text
 
     code, text, _ = run(capsys, "export", "--db", str(db), "-o", str(package), "--dry-run")
@@ -66,7 +67,9 @@ def test_marked_finding_no_longer_refuses_a_package_and_is_not_redacted(capsys, 
         assert entries[0].details["kind"] == "api_key" and entries[0].actor_kind == "human"
 
     # --undo brings the refusal back, and is audited too.
-    code, _, _ = run(capsys, "review", "false-positive", "--db", str(db), skill_id, "--finding", "1", "--undo", "--json")
+    code, _, _ = run(
+        capsys, "review", "false-positive", "--db", str(db), skill_id, "--finding", "1", "--undo", "--json"
+    )
     assert code == 0
     assert run(capsys, "export", "--db", str(db), "-o", str(tmp_path / "again.icpkg"))[0] == 1
     code, text, _ = run(capsys, "audit", "--db", str(db), "--action", "skill.privacy_unmark", "--json")

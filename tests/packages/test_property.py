@@ -31,13 +31,27 @@ json_values = st.recursive(
     max_leaves=10,
 )
 hostile_names = st.sampled_from(
-    ["../x.json", "/abs.json", "skills\\a.json", "skills/../../a.json", "skills/a.json", "README.md", "skills/", "a" * 300, "résumé.json"]
+    [
+        "../x.json",
+        "/abs.json",
+        "skills\\a.json",
+        "skills/../../a.json",
+        "skills/a.json",
+        "README.md",
+        "skills/",
+        "a" * 300,
+        "résumé.json",
+    ]
 )
 
 
 @st.composite
 def mutated(draw: st.DrawFn) -> bytes:
-    kind = draw(st.sampled_from(["bytes", "entry_bytes", "drop", "add", "rename", "skill_field", "manifest_field", "yaml", "extras"]))
+    kind = draw(
+        st.sampled_from(
+            ["bytes", "entry_bytes", "drop", "add", "rename", "skill_field", "manifest_field", "yaml", "extras"]
+        )
+    )
     entries = dict(ENTRIES)
     rehash = draw(st.booleans())
     if kind == "bytes":
@@ -59,12 +73,29 @@ def mutated(draw: st.DrawFn) -> bytes:
         entries[draw(hostile_names)] = entries.pop(name)
     elif kind == "skill_field" and name.startswith("skills/"):
         document = json.loads(entries[name])
-        path = draw(st.sampled_from(["id", "domain", "name", "tags", "quality", "provenance", "body", "composable_with", "created_at", "use_count"]))
+        path = draw(
+            st.sampled_from(
+                [
+                    "id",
+                    "domain",
+                    "name",
+                    "tags",
+                    "quality",
+                    "provenance",
+                    "body",
+                    "composable_with",
+                    "created_at",
+                    "use_count",
+                ]
+            )
+        )
         document[path] = draw(json_values)
         entries[name] = json.dumps(document).encode()
     elif kind == "extras":
         stem = draw(st.sampled_from([n for n in NAMES if n.startswith("skills/")]))[len("skills/") : -len(".json")]
-        files = draw(st.dictionaries(hostile_names | st.sampled_from(["scripts/a.py", "assets/x"]), json_values, max_size=3))
+        files = draw(
+            st.dictionaries(hostile_names | st.sampled_from(["scripts/a.py", "assets/x"]), json_values, max_size=3)
+        )
         document = draw(st.sampled_from([{"frontmatter": draw(json_values), "files": files}, draw(json_values)]))
         entries[f"extras/{stem}.json"] = json.dumps(document).encode()
     elif kind == "manifest_field":
@@ -78,7 +109,9 @@ def mutated(draw: st.DrawFn) -> bytes:
     elif kind == "yaml":
         text = entries["manifest.yaml"].decode()
         position = draw(st.integers(0, len(text)))
-        insert = draw(st.sampled_from(["&a ", "*a", "!!python/name:os.system ", "\t", ": :", "- ", "{", "!!binary ", "\x00"]))
+        insert = draw(
+            st.sampled_from(["&a ", "*a", "!!python/name:os.system ", "\t", ": :", "- ", "{", "!!binary ", "\x00"])
+        )
         entries["manifest.yaml"] = (text[:position] + insert + text[position:]).encode("utf-8", "surrogatepass")
         rehash = False
     if rehash and "manifest.yaml" in entries:

@@ -17,11 +17,22 @@ def at(delta: timedelta) -> str:
     return (NOW - delta).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def skill(confidence=Confidence.ESTABLISHED, rate=0.6, verified=timedelta(days=1), created=timedelta(days=1), uses=3, last_used=None, **kw):
+def skill(
+    confidence=Confidence.ESTABLISHED,
+    rate=0.6,
+    verified=timedelta(days=1),
+    created=timedelta(days=1),
+    uses=3,
+    last_used=None,
+    **kw,
+):
     return factories.ai_skill(
-        quality=Quality(5, rate, None, confidence, at(verified)), created_at=at(created), use_count=uses,
-        last_used=at(last_used) if last_used is not None else None, **kw,
-    )  # fmt: skip
+        quality=Quality(5, rate, None, confidence, at(verified)),
+        created_at=at(created),
+        use_count=uses,
+        last_used=at(last_used) if last_used is not None else None,
+        **kw,
+    )
 
 
 def reasons(skills, **kw) -> dict[str, str]:
@@ -38,8 +49,12 @@ def test_tentative_stale_after_30_days_not_at_30() -> None:
 
 
 def test_never_verified_tentative_counts_from_creation() -> None:
-    fresh = replace(skill(Confidence.TENTATIVE, created=timedelta(days=29)), quality=Quality(confidence=Confidence.TENTATIVE))
-    old = replace(skill(Confidence.TENTATIVE, created=timedelta(days=31)), quality=Quality(confidence=Confidence.TENTATIVE))
+    fresh = replace(
+        skill(Confidence.TENTATIVE, created=timedelta(days=29)), quality=Quality(confidence=Confidence.TENTATIVE)
+    )
+    old = replace(
+        skill(Confidence.TENTATIVE, created=timedelta(days=31)), quality=Quality(confidence=Confidence.TENTATIVE)
+    )
     assert set(reasons([fresh, old])) == {old.id}
 
 
@@ -56,8 +71,8 @@ def test_superseded_needs_a_strictly_higher_rate_in_the_same_situation() -> None
     best = skill(rate=0.8)
     worse = skill(rate=0.5)
     equal = skill(rate=0.8)
-    from tests.factories import strategic_body
     from skillstudio.model import BuildFocus, GamePhase
+    from tests.factories import strategic_body
 
     other_body = strategic_body()
     other_situation = replace(other_body, situation=replace(other_body.situation, game_phase=GamePhase.LATE))
@@ -72,8 +87,8 @@ def test_superseded_needs_a_strictly_higher_rate_in_the_same_situation() -> None
 def test_max_size_keeps_proven_first_and_drops_tentative_duplicates_first() -> None:
     proven = skill(Confidence.PROVEN, rate=0.9)
     established = skill(Confidence.ESTABLISHED, rate=0.9, body=factories.example_skill().body)
-    from tests.factories import strategic_body
     from skillstudio.model import BuildFocus
+    from tests.factories import strategic_body
 
     unique_body = strategic_body(BuildFocus.NAVAL)
     unique_body = replace(unique_body, situation=replace(unique_body.situation, map_control=0.9))

@@ -26,7 +26,12 @@ def test_import_skills_writes_everything_in_one_transaction(repository: SkillRep
     repository.create_many([old, gone])
     stored = repository.get(old.id)
     new = factories.example_skill()
-    extras = SkillExtras(origin="workshop:p/n@1.0.0", frontmatter={"license": "MIT"}, files={"scripts/a.py": {"text": "x"}}, warnings=("w",))
+    extras = SkillExtras(
+        origin="workshop:p/n@1.0.0",
+        frontmatter={"license": "MIT"},
+        files={"scripts/a.py": {"text": "x"}},
+        warnings=("w",),
+    )
     changed = replace(stored, description="changed", quality=replace(stored.quality, success_rate=0.99))
     repository.import_skills([ImportItem(new, extras)], [ImportItem(changed, extras)], [gone.id], message="import")
     assert repository.get(new.id) == replace(new, version=repository.get(new.id).version)

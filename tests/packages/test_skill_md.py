@@ -26,10 +26,11 @@ def write_skill(root: Path, folder: str, front: str, body: str = "# Do it\n\nSte
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
     good = write_skill(
-        root, "pdf-tools",
+        root,
+        "pdf-tools",
         "name: pdf-tools\ndescription: Fill and merge PDF forms.\nlicense: Apache-2.0\n"
         "compatibility: needs python3\nmetadata:\n  owner: docs-team\nallowed-tools: Read Bash\n",
-    )  # fmt: skip
+    )
     (good / "scripts").mkdir()
     (good / "scripts" / "fill.py").write_text("print('fill')\n")
     (good / "assets").mkdir()
@@ -42,7 +43,9 @@ def messy(root: Path) -> None:
     write_skill(root, "long-one", f"name: long-one\ndescription: {'x' * 1500}\n")
     write_skill(root, "folder-a", "name: other-name\ndescription: Name differs from folder.\n")
     write_skill(root, "commas", "name: commas\ndescription: Comma tools.\nallowed-tools: Read, Grep, Bash\n")
-    write_skill(root, "extras", "name: extras\ndescription: Extra keys.\nversion: 1.2\nmodel: opus\nargument-hint: '[file]'\n")
+    write_skill(
+        root, "extras", "name: extras\ndescription: Extra keys.\nversion: 1.2\nmodel: opus\nargument-hint: '[file]'\n"
+    )
     write_skill(root, "Bad_Name", "name: Bad_Name\ndescription: Uppercase and underscore.\n")
 
 
@@ -59,7 +62,11 @@ def test_a_spec_valid_skill_imports_with_files_and_frontmatter(repository: Skill
     assert skill.name == "pdf-tools" and skill.description == "Fill and merge PDF forms."
     assert skill.body.instructions.startswith("# Do it") and skill.body.tools == ("Read", "Bash")
     extras = repository.extras(skill.id)
-    assert extras.frontmatter == {"license": "Apache-2.0", "compatibility": "needs python3", "metadata": {"owner": "docs-team"}}
+    assert extras.frontmatter == {
+        "license": "Apache-2.0",
+        "compatibility": "needs python3",
+        "metadata": {"owner": "docs-team"},
+    }
     assert extras.files["scripts/fill.py"] == {"text": "print('fill')\n"}
     assert "base64" in extras.files["assets/logo.bin"] and extras.warnings == ()
 
@@ -73,7 +80,10 @@ def test_lenient_mode_takes_real_world_files_with_warnings(repository: SkillRepo
     assert any("differs from its folder" in w for w in by_name["other-name"].warnings)
     assert any("comma-separated" in w for w in by_name["commas"].warnings)
     extras = by_name["extras"]
-    assert extras.frontmatter["metadata"]["version"] == "1.2" and extras.frontmatter["metadata"]["argument-hint"] == "[file]"
+    assert (
+        extras.frontmatter["metadata"]["version"] == "1.2"
+        and extras.frontmatter["metadata"]["argument-hint"] == "[file]"
+    )
     assert sum("not a key of the SKILL.md spec" in w for w in extras.warnings) == 3
     assert any("lowercase" in w for w in by_name["Bad_Name"].warnings)
     commas = next(item.skill for item in plan.added if item.skill.name == "commas")
@@ -125,7 +135,12 @@ def test_round_trip_through_export(repository: SkillRepository, tree: Path, tmp_
     incoming, _origin, _found = read_skill_tree(out, strict=True)
     again = incoming[0].skill
     original = skills[0]
-    assert (again.id, again.name, again.description, again.body) == (original.id, original.name, original.description, original.body)
+    assert (again.id, again.name, again.description, again.body) == (
+        original.id,
+        original.name,
+        original.description,
+        original.body,
+    )
     assert incoming[0].extras.frontmatter == repository.extras(original.id).frontmatter
     # and importing it back changes nothing
     assert plan_import(repository, incoming, origin="skill-md:skills", source="x").changes == 0
@@ -174,14 +189,18 @@ def files_under(folder: Path) -> dict[str, bytes]:
 
 
 def real_skill(root: Path) -> Path:
-    folder = write_skill(root, "pdf", "name: pdf\ndescription: Fill PDF forms.\nlicense: Complete terms in LICENSE.txt\n")
+    folder = write_skill(
+        root, "pdf", "name: pdf\ndescription: Fill PDF forms.\nlicense: Complete terms in LICENSE.txt\n"
+    )
     for rel, data in REAL_SKILL_FILES.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_bytes(data)
     return folder
 
 
-def test_import_keeps_every_file_and_export_writes_them_back_byte_for_byte(repository: SkillRepository, tmp_path: Path) -> None:
+def test_import_keeps_every_file_and_export_writes_them_back_byte_for_byte(
+    repository: SkillRepository, tmp_path: Path
+) -> None:
     root = tmp_path / "skills"
     folder = real_skill(root)
     (folder / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")  # dot entries are not part of a skill
@@ -210,7 +229,9 @@ def test_dot_entries_are_skipped_with_a_note(tmp_path: Path) -> None:
     assert not any(rel.startswith(".") or "/." in rel for rel in incoming[0].extras.files)
     assert "my form.pdf" not in incoming[0].extras.files
     assert found.spec == [] and any(".git" in str(note) and "templates/.env" in str(note) for note in found.notes)
-    assert [str(w) for w in found.warnings] == ["pdf/my form.pdf: file name has characters other than A-Z a-z 0-9 . _ -; not kept"]
+    assert [str(w) for w in found.warnings] == [
+        "pdf/my form.pdf: file name has characters other than A-Z a-z 0-9 . _ -; not kept"
+    ]
     assert incoming[0].extras.warnings == (str(found.warnings[0]),)  # shown to the reviewer
 
 
@@ -268,7 +289,16 @@ def test_export_writes_no_file_outside_its_folder_nor_over_skill_md(tmp_path: Pa
     from tests.factories import instructions_skill
 
     skill = instructions_skill(name="safe")
-    bad = ["SKILL.md", ".git/config", "../escape.txt", "a/../../b.txt", "/abs.txt", "a\\b.txt", "sp ace.txt", "a//b.txt"]
+    bad = [
+        "SKILL.md",
+        ".git/config",
+        "../escape.txt",
+        "a/../../b.txt",
+        "/abs.txt",
+        "a\\b.txt",
+        "sp ace.txt",
+        "a//b.txt",
+    ]
     files = {rel: {"text": "x"} for rel in bad} | {"ok/fine.txt": {"text": "fine"}}
     warnings = export_skill_tree([skill], tmp_path / "out", {skill.id: SkillExtras(files=files)})
     assert sum("not written" in w for w in warnings) == len(bad)

@@ -62,9 +62,25 @@ def test_embed_reports_status_and_resumes_only_what_changed(capsys, sample: Path
 
 def test_retrieve_json_has_scores_breakdown_context_and_left_out(capsys, sample: Path) -> None:
     code, out, _ = run(
-        capsys, "retrieve", "enemy", "aircraft", "keep", "hitting", "my", "ore", "trucks", "--db", str(sample),
-        "--domain", "ai", "-k", "5", "--budget", "2500", "--json",
-    )  # fmt: skip
+        capsys,
+        "retrieve",
+        "enemy",
+        "aircraft",
+        "keep",
+        "hitting",
+        "my",
+        "ore",
+        "trucks",
+        "--db",
+        str(sample),
+        "--domain",
+        "ai",
+        "-k",
+        "5",
+        "--budget",
+        "2500",
+        "--json",
+    )
     assert code == 0
     document = json.loads(out)
     assert document["format"] == "skillstudio.retrieval"
@@ -86,8 +102,9 @@ def test_retrieve_json_has_scores_breakdown_context_and_left_out(capsys, sample:
 
 
 def test_retrieve_formats(capsys, sample: Path) -> None:
-    code, out, err = run(capsys, "retrieve", "mission", "with", "waves", "of", "attackers", "--db", str(sample),
-                         "--format", "context")  # fmt: skip
+    code, out, err = run(
+        capsys, "retrieve", "mission", "with", "waves", "of", "attackers", "--db", str(sample), "--format", "context"
+    )
     assert code == 0 and "Outcome:" in out and "characters" in err
     code, out, err = run(capsys, "retrieve", "mission", "waves", "--db", str(sample), "--format", "catalog")
     assert code == 0 and out.startswith("Available skills") and "\n- " in out and "full content" in err
@@ -115,9 +132,20 @@ def test_retrieve_unreachable_remote_provider_names_the_url_and_falls_back(capsy
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     code, out, _ = run(
-        capsys, "retrieve", "yak", "rush", "--db", str(sample), "--provider", "ollama",
-        "--base-url", f"http://127.0.0.1:{port}", "--timeout", "2", "--json",
-    )  # fmt: skip
+        capsys,
+        "retrieve",
+        "yak",
+        "rush",
+        "--db",
+        str(sample),
+        "--provider",
+        "ollama",
+        "--base-url",
+        f"http://127.0.0.1:{port}",
+        "--timeout",
+        "2",
+        "--json",
+    )
     document = json.loads(out)
     assert code == 0 and document["used_mode"] == "fts"
     assert any(f"127.0.0.1:{port}" in note for note in document["notes"])
@@ -141,17 +169,26 @@ def test_retrieve_situation_is_validated_with_its_path(capsys, sample: Path, tmp
     code, _, err = run(capsys, "retrieve", "air", "--db", str(sample), "--situation", "{not json")
     assert code == 1 and "not valid JSON" in err
     situation = tmp_path / "situation.json"
-    situation.write_text(json.dumps({
-        "game_phase": "early", "economy_state": "even", "threat_level": "high",
-        "enemy_composition_estimate": [["yak", 70], ["rifle_infantry", 30]],
-    }))  # fmt: skip
-    code, out, _ = run(capsys, "retrieve", "defend", "the", "base", "--db", str(sample), "--situation",
-                       f"@{situation}", "--json")  # fmt: skip
+    situation.write_text(
+        json.dumps(
+            {
+                "game_phase": "early",
+                "economy_state": "even",
+                "threat_level": "high",
+                "enemy_composition_estimate": [["yak", 70], ["rifle_infantry", 30]],
+            }
+        )
+    )
+    code, out, _ = run(
+        capsys, "retrieve", "defend", "the", "base", "--db", str(sample), "--situation", f"@{situation}", "--json"
+    )
     assert code == 0
     assert any(r["breakdown"]["situation"] is not None for r in json.loads(out)["results"])
 
 
-@pytest.mark.parametrize("flags", [["-k", "0"], ["-k", "101"], ["--mode", "magic"], ["--budget", "-1"], ["-k", "9" * 30]])
+@pytest.mark.parametrize(
+    "flags", [["-k", "0"], ["-k", "101"], ["--mode", "magic"], ["--budget", "-1"], ["-k", "9" * 30]]
+)
 def test_retrieve_usage_errors(capsys, sample: Path, flags: list[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         cli(["retrieve", "yak", "--db", str(sample), *flags])
@@ -172,7 +209,9 @@ def test_retrieval_eval_prints_every_mode_and_the_baseline(capsys, sample: Path)
 
 def test_retrieval_eval_refuses_labels_that_name_nothing(capsys, sample: Path, tmp_path: Path) -> None:
     queries = tmp_path / "queries.yaml"
-    queries.write_text("version: 1\nqueries:\n  - query: air\n    relevant: [No such skill]\n  - query: ''\n    relevant: []\n")
+    queries.write_text(
+        "version: 1\nqueries:\n  - query: air\n    relevant: [No such skill]\n  - query: ''\n    relevant: []\n"
+    )
     code, _, err = run(capsys, "retrieval-eval", str(queries), "--db", str(sample))
     assert code == 1
     assert "queries[0].relevant[0]" in err and "No such skill" in err and "queries[1].query" in err
@@ -198,13 +237,27 @@ def test_skill_md_roles_and_tags_reach_retrieval(capsys, tmp_path: Path) -> None
         folder = tmp_path / "skills" / name
         folder.mkdir(parents=True)
         role_line = f"roles: {roles}\n" if roles else ""
-        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {text}\ntags: {tags}\n{role_line}---\n# {name}\nDo it.\n")
+        (folder / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {text}\ntags: {tags}\n{role_line}---\n# {name}\nDo it.\n"
+        )
     library = tmp_path / "skills.db"
     assert cli(["init", str(library)]) == 0
     assert cli(["import", str(tmp_path / "skills"), "--db", str(library), "--format", "skill-md"]) == 0
     capsys.readouterr()
-    code, out, _ = run(capsys, "retrieve", "api", "schema", "openapi", "--db", str(library), "--mode", "tags",
-                       "--role", "reviewer", "--json")  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "retrieve",
+        "api",
+        "schema",
+        "openapi",
+        "--db",
+        str(library),
+        "--mode",
+        "tags",
+        "--role",
+        "reviewer",
+        "--json",
+    )
     names = [r["name"] for r in json.loads(out)["results"]]
     assert code == 0 and names[0] == "review-api" and "build-api" not in names and "any-role" in names
     assert all(r["tags"] is not None for r in json.loads(out)["results"])

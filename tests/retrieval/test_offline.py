@@ -62,8 +62,13 @@ def test_local_model_loads_and_embeds_with_sockets_blocked_in_a_fresh_process(tm
     assert completed.returncode == 0, completed.stderr
     report = json.loads(completed.stdout.strip().splitlines()[-1])
     assert report == {
-        "shape": [3, 256], "dtype": "float32", "blocked": True, "finite": True, "distinct": True, "loaded": True,
-    }  # fmt: skip
+        "shape": [3, 256],
+        "dtype": "float32",
+        "blocked": True,
+        "finite": True,
+        "distinct": True,
+        "loaded": True,
+    }
 
 
 @pytest.fixture

@@ -173,10 +173,24 @@ def test_identical_sparse_signatures_are_1() -> None:
 
 
 def test_opposite_signatures_are_0() -> None:
-    a = signature(AIR, game_phase=GamePhase.EARLY, economy_state=EconomyState.BEHIND, map_control=0.0,
-                  threat_level=ThreatLevel.NONE, army_composition=(("a", 1),), active_tech=("x",))  # fmt: skip
-    b = signature(ARMOUR[:2], game_phase=GamePhase.LATE, economy_state=EconomyState.AHEAD, map_control=1.0,
-                  threat_level=ThreatLevel.CRITICAL, army_composition=(("b", 1),), active_tech=("y",))  # fmt: skip
+    a = signature(
+        AIR,
+        game_phase=GamePhase.EARLY,
+        economy_state=EconomyState.BEHIND,
+        map_control=0.0,
+        threat_level=ThreatLevel.NONE,
+        army_composition=(("a", 1),),
+        active_tech=("x",),
+    )
+    b = signature(
+        ARMOUR[:2],
+        game_phase=GamePhase.LATE,
+        economy_state=EconomyState.AHEAD,
+        map_control=1.0,
+        threat_level=ThreatLevel.CRITICAL,
+        army_composition=(("b", 1),),
+        active_tech=("y",),
+    )
     assert ranking.situation_similarity(a, b) == pytest.approx(0.0)
 
 
@@ -193,8 +207,12 @@ def test_air_heavy_query_is_closer_to_air_heavy_skill() -> None:
 
 
 def test_situation_similarity_is_symmetric_and_in_unit_range() -> None:
-    signatures = [signature(AIR), signature(ARMOUR), signature(AIR, game_phase=GamePhase.LATE, map_control=0.1),
-                  SituationSignature(GamePhase.EARLY, EconomyState.BEHIND)]  # fmt: skip
+    signatures = [
+        signature(AIR),
+        signature(ARMOUR),
+        signature(AIR, game_phase=GamePhase.LATE, map_control=0.1),
+        SituationSignature(GamePhase.EARLY, EconomyState.BEHIND),
+    ]
     for a, b in itertools.product(signatures, signatures):
         value = ranking.situation_similarity(a, b)
         assert 0.0 <= value <= 1.0 + 1e-9
@@ -260,10 +278,18 @@ def test_equally_relevant_skills_rank_by_evidence(repository: SkillRepository) -
 
 
 def _two_equal_skills(repository: SkillRepository) -> tuple[str, str]:
-    a = ai_skill(name="Alpha plan", description="Engineers capture the enemy refinery.", tags=(),
-                 quality=Quality(0, 0.0, None, Confidence.TENTATIVE, None))  # fmt: skip
-    b = ai_skill(name="Bravo plan", description="Engineers capture the enemy refinery.", tags=(),
-                 quality=Quality(0, 0.0, None, Confidence.TENTATIVE, None))  # fmt: skip
+    a = ai_skill(
+        name="Alpha plan",
+        description="Engineers capture the enemy refinery.",
+        tags=(),
+        quality=Quality(0, 0.0, None, Confidence.TENTATIVE, None),
+    )
+    b = ai_skill(
+        name="Bravo plan",
+        description="Engineers capture the enemy refinery.",
+        tags=(),
+        quality=Quality(0, 0.0, None, Confidence.TENTATIVE, None),
+    )
     others = [ai_skill(name=f"Other {n}", description=f"Naval plan {n} with destroyers.", tags=()) for n in range(3)]
     repository.create_many([a, b, *others])
     return a.id, b.id

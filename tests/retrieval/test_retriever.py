@@ -160,9 +160,10 @@ def test_domain_and_module_filters_hold(sample: SkillRepository, mode: Mode) -> 
             if mode in (Mode.FTS, Mode.TAGS):  # keyword matches do not depend on the rest of the filter
                 wanted = Domain.parse(str(getattr(domain, "value", domain))).value if domain else None
                 expected = {
-                    h.skill_id for h in retriever.retrieve(query, mode=mode, k=100).hits
+                    h.skill_id
+                    for h in retriever.retrieve(query, mode=mode, k=100).hits
                     if wanted in (None, h.domain) and module in (None, h.game_module)
-                }  # fmt: skip
+                }
                 assert {h.skill_id for h in result.hits} == expected
     assert seen > 0
     assert retriever.retrieve(query, mode=mode, game_module="no-such-module", k=100).hits == []
@@ -272,8 +273,12 @@ def test_tags_mode_ranks_by_tag_overlap(repository: SkillRepository) -> None:
     three = ai_skill(name="Plan one", description=description, tags=("naval", "submarine", "defense"), quality=PLAYED)
     two = ai_skill(name="Plan two", description=description, tags=("naval", "defense", "economy"), quality=PLAYED)
     one = ai_skill(name="Plan six", description=description, tags=("naval", "rush"), quality=PLAYED)
-    words_only = ai_skill(name="Naval submarine defense", description="Naval submarine defense everywhere.",
-                          tags=("armor",), quality=PLAYED)  # fmt: skip
+    words_only = ai_skill(
+        name="Naval submarine defense",
+        description="Naval submarine defense everywhere.",
+        tags=("armor",),
+        quality=PLAYED,
+    )
     anti_air = ai_skill(name="Plan ten", description=description, tags=("anti-air",), quality=PLAYED)
     # unrelated skills, so that no query word is in most of the library (those are dropped)
     fillers = [ai_skill(name=f"Filler {n}", description="Ore trucks.", tags=("economy",)) for n in range(6)]
@@ -336,8 +341,15 @@ def test_situation_signal_reorders_strategic_patterns(repository: SkillRepositor
     retriever = Retriever(repository, None)
     no_situation = retriever.retrieve("hold the ridge", mode=Mode.FTS)
     assert all(hit.score.situation is None for hit in no_situation.hits)
-    query_air = SituationSignature(GamePhase.EARLY, EconomyState.EVEN, (("rifle_infantry", 100),),
-                                   (("yak", 100),), 0.5, ThreatLevel.MEDIUM, ("tier1",))  # fmt: skip
+    query_air = SituationSignature(
+        GamePhase.EARLY,
+        EconomyState.EVEN,
+        (("rifle_infantry", 100),),
+        (("yak", 100),),
+        0.5,
+        ThreatLevel.MEDIUM,
+        ("tier1",),
+    )
     query_armour = replace(query_air, enemy_composition_estimate=(("heavy_tank", 100),))
     for mode in (Mode.FTS, Mode.TAGS, Mode.HYBRID):
         by_air = retriever.retrieve("hold the ridge defense", mode=mode, situation=query_air)
@@ -377,11 +389,35 @@ def _random_text(seed: int, size: int) -> str:
 
 
 BAD_QUERIES = [
-    '"', "*", "NEAR", "-", ":", "((", 'a" OR "b', "col:value", "NEAR(yak rush)", "yak AND", "OR", "NOT yak",
-    "^yak", "{tags}: yak", "name:yak", "yak*", '"yak', "yak)", "",
-    "!?.,;:'\"()[]{}<>-_=+*&^%$#@~`|\\/", "\U0001f680\U0001f525🙂", "yak 🙂 rush", "\x00", "yak\x00rush\x00\x00",
-    " \t\n", "a" * 10_000, _random_text(1, 100_000), "yak " * 25_000,
-]  # fmt: skip
+    '"',
+    "*",
+    "NEAR",
+    "-",
+    ":",
+    "((",
+    'a" OR "b',
+    "col:value",
+    "NEAR(yak rush)",
+    "yak AND",
+    "OR",
+    "NOT yak",
+    "^yak",
+    "{tags}: yak",
+    "name:yak",
+    "yak*",
+    '"yak',
+    "yak)",
+    "",
+    "!?.,;:'\"()[]{}<>-_=+*&^%$#@~`|\\/",
+    "\U0001f680\U0001f525🙂",
+    "yak 🙂 rush",
+    "\x00",
+    "yak\x00rush\x00\x00",
+    " \t\n",
+    "a" * 10_000,
+    _random_text(1, 100_000),
+    "yak " * 25_000,
+]
 
 
 @pytest.mark.parametrize("mode", ALL_MODES)

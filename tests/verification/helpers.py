@@ -12,7 +12,7 @@ from tests.factories import ai_skill, strategic_body
 FOCUSES = (BuildFocus.ANTI_ARMOR, BuildFocus.ANTI_AIR, BuildFocus.INFANTRY, BuildFocus.MIXED, BuildFocus.ECONOMY)
 
 
-def playable_skills(count: int, confidence: Confidence = Confidence.TENTATIVE):  # noqa: ANN201
+def playable_skills(count: int, confidence: Confidence = Confidence.TENTATIVE):
     return [
         ai_skill(
             id=f"5a000000-0000-4000-8000-{index:012d}",
@@ -30,5 +30,5 @@ def make_library(path: Path, count: int, confidence: Confidence = Confidence.TEN
     return path
 
 
-def with_quality(skill, confidence: Confidence):  # noqa: ANN001, ANN201
+def with_quality(skill, confidence: Confidence):
     return replace(skill, quality=Quality(0, 0.0, None, confidence, None))

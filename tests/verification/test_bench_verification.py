@@ -8,8 +8,19 @@ from pathlib import Path
 from benchmarks import bench_verification
 
 
-def test_bench_verification_runs(tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    argv = ["--sizes", "20", "--games", "2", "--executors", "inprocess", "--overhead-chunks", "3", "--out", str(tmp_path)]
+def test_bench_verification_runs(tmp_path: Path, capsys) -> None:
+    argv = [
+        "--sizes",
+        "20",
+        "--games",
+        "2",
+        "--executors",
+        "inprocess",
+        "--overhead-chunks",
+        "3",
+        "--out",
+        str(tmp_path),
+    ]
     assert bench_verification.main(argv) == 0
     report = json.loads((tmp_path / "verification-20.json").read_text())
     assert report["runs"][0]["games"] == 2 * report["verified_skills"]

@@ -21,16 +21,21 @@ def db(tmp_path: Path) -> str:
     return str(make_library(tmp_path / "lib.db", 2))
 
 
-def run_json(capsys, *argv: str) -> dict:  # noqa: ANN001
+def run_json(capsys, *argv: str) -> dict:
     assert main([*argv, "--json"]) == 0
     return json.loads(capsys.readouterr().out)
 
 
-def test_verify_json_runs_and_show(db: str, capsys) -> None:  # noqa: ANN001
+def test_verify_json_runs_and_show(db: str, capsys) -> None:
     document = run_json(capsys, "--db", db, *VERIFY)
     assert (document["format"], document["version"]) == ("skillstudio.verification-run", 1)
     run = document["run"]
-    assert (run["status"], run["games_asked"], run["games_recorded"], run["executor"]) == ("finished", 8, 8, "inprocess")
+    assert (run["status"], run["games_asked"], run["games_recorded"], run["executor"]) == (
+        "finished",
+        8,
+        8,
+        "inprocess",
+    )
     for entry in document["skills"]:
         assert entry["wins"] + entry["losses"] + entry["draws"] + entry["errors"] == 4
         decided = entry["wins"] + entry["losses"] + entry["draws"]
@@ -50,14 +55,14 @@ def test_verify_json_runs_and_show(db: str, capsys) -> None:  # noqa: ANN001
     assert run["id"] in capsys.readouterr().out
 
 
-def test_verify_text_and_progress_lines(db: str, capsys) -> None:  # noqa: ANN001
+def test_verify_text_and_progress_lines(db: str, capsys) -> None:
     assert main(["--db", db, *VERIFY[:-1], "--skill", playable_skills(1)[0].id]) == 0
     captured = capsys.readouterr()
     assert "WILSON 95%" in captured.out and "Playable plan 0" in captured.out and "Playable plan 1" not in captured.out
     assert "4/4 games (100%)" in captured.err and "[" in captured.err  # plain lines off a terminal, with the interval
 
 
-def test_exit_codes(db: str, capsys) -> None:  # noqa: ANN001
+def test_exit_codes(db: str, capsys) -> None:
     assert main(["--db", db, "verify", "--opponent", "IC Default Hard"]) == 2  # no --games
     assert main(["--db", db, "verify", "--games", "3", "--opponent", "Nobody Hard"]) == 1
     assert "unknown opponent" in capsys.readouterr().err
@@ -69,14 +74,25 @@ def test_exit_codes(db: str, capsys) -> None:  # noqa: ANN001
     assert usage.value.code == 2
 
 
-def test_record_cli_is_idempotent(db: str, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_record_cli_is_idempotent(db: str, tmp_path: Path, capsys) -> None:
     with Database(db) as database:
         skill = SkillRepository(database, Actor("t")).create(content_skill(quality=Quality()))
     plays = tmp_path / "plays.jsonl"
-    plays.write_text("".join(
-        json.dumps({"skill_id": skill.id, "completed": True, "time": "2026-05-02T18:30:00Z", "rating": 4, "player_count": 2}) + "\n"
-        for _ in range(3)
-    ))  # fmt: skip
+    plays.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "skill_id": skill.id,
+                    "completed": True,
+                    "time": "2026-05-02T18:30:00Z",
+                    "rating": 4,
+                    "player_count": 2,
+                }
+            )
+            + "\n"
+            for _ in range(3)
+        )
+    )
     first = run_json(capsys, "--db", db, "record", str(plays))
     assert first["format"] == "skillstudio.play-record"
     [entry] = first["skills"]
@@ -89,6 +105,6 @@ def test_record_cli_is_idempotent(db: str, tmp_path: Path, capsys) -> None:  # n
     assert "line 1.skill_id" in capsys.readouterr().err
 
 
-def test_revalidate_cli(db: str, capsys) -> None:  # noqa: ANN001
+def test_revalidate_cli(db: str, capsys) -> None:
     assert main(["--db", db, "revalidate", "--engine-version", "1.0.0"]) == 0
     assert "no Proven skills" in capsys.readouterr().out

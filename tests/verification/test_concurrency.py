@@ -255,7 +255,7 @@ def test_concurrent_batches_of_one_skill_add_up_in_threads(tmp_path: Path) -> No
                 events = verify(database, skills, opponent=HARD, games=1, seed=seed)
                 barrier.wait()
                 assert collect(events).status == "finished"
-        except BaseException as error:  # noqa: BLE001
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=batch, args=(seed,)) for seed in range(6)]

@@ -14,16 +14,20 @@ from tests.factories import ai_skill, content_skill
 OK_MISSION = MissionStructureHints(outcomes=("victory", "defeat"))
 
 
-def findings(*scenes: SceneInstance, module: str = "ra1", mission: MissionStructureHints = OK_MISSION):  # noqa: ANN201
+def findings(*scenes: SceneInstance, module: str = "ra1", mission: MissionStructureHints = OK_MISSION):
     return validate_pattern(EncounterPattern(tuple(scenes), mission), module)
 
 
-def errors(*scenes: SceneInstance, **kwargs) -> list[str]:  # noqa: ANN003
+def errors(*scenes: SceneInstance, **kwargs) -> list[str]:
     return [f"{f.path}: {f.message}" for f in findings(*scenes, **kwargs) if f.severity == "error"]
 
 
-AMBUSH = {"location": "bridge", "attacker_units": {"rifle_infantry": 4, "light_tank": 1}, "delay": 20,
-          "trigger_zone": {"center": [10, 12], "radius": 4}}  # fmt: skip
+AMBUSH = {
+    "location": "bridge",
+    "attacker_units": {"rifle_infantry": 4, "light_tank": 1},
+    "delay": 20,
+    "trigger_zone": {"center": [10, 12], "radius": 4},
+}
 
 
 def test_every_builtin_template_is_typed_like_the_vocabulary() -> None:
@@ -39,7 +43,9 @@ def test_a_valid_pattern_passes() -> None:
 
 def test_unknown_template_names_the_scene() -> None:
     assert errors(SceneInstance("ambush", AMBUSH), SceneInstance("air_raid", {})) == [
-        "scene_composition[1].template: unknown scene template 'air_raid' (built-in: " + ", ".join(SCENE_TEMPLATES) + ")"
+        "scene_composition[1].template: unknown scene template 'air_raid' (built-in: "
+        + ", ".join(SCENE_TEMPLATES)
+        + ")"
     ]
 
 
@@ -64,13 +70,41 @@ def test_unknown_unit_type() -> None:
         ("ambush", dict(AMBUSH, delay=-5), "scene_composition[0] (ambush).delay: -5 is out of range 0..3600"),
         ("ambush", dict(AMBUSH, delay="soon"), "scene_composition[0] (ambush).delay: expected an integer, got 'soon'"),
         ("ambush", dict(AMBUSH, delay=True), "scene_composition[0] (ambush).delay: expected an integer, got True"),
-        ("weather", {"type": "fog", "intensity": 1.5}, "scene_composition[0] (weather).intensity: 1.5 is out of range 0.0..1.0"),
-        ("weather", {"type": "acid_rain"}, "scene_composition[0] (weather).type: 'acid_rain' is not one of rain, snow, sandstorm, blizzard, fog, storm"),
-        ("timed_objective", {"target": "hq"}, "scene_composition[0] (timed_objective).time_limit: missing (required by timed_objective)"),
-        ("ambush", dict(AMBUSH, attacker_units={"rifle_infantry": 0}), "scene_composition[0] (ambush).attacker_units.rifle_infantry: count 0 is out of range 1..200"),
-        ("patrol", {"waypoints": [[1, 1]], "unit_composition": {"rifle_infantry": 2}}, "scene_composition[0] (patrol).waypoints: 1 items, expected 2..1000"),
-        ("extraction", {"pickup_zone": {"center": [5000, 1]}}, "scene_composition[0] (extraction).pickup_zone.center: [5000, 1] is outside the map (0..1024)"),
-        ("video_playback", {"video_ref": "intro", "skippable": "yes"}, "scene_composition[0] (video_playback).skippable: expected true or false, got 'yes'"),
+        (
+            "weather",
+            {"type": "fog", "intensity": 1.5},
+            "scene_composition[0] (weather).intensity: 1.5 is out of range 0.0..1.0",
+        ),
+        (
+            "weather",
+            {"type": "acid_rain"},
+            "scene_composition[0] (weather).type: 'acid_rain' is not one of rain, snow, sandstorm, blizzard, fog, storm",
+        ),
+        (
+            "timed_objective",
+            {"target": "hq"},
+            "scene_composition[0] (timed_objective).time_limit: missing (required by timed_objective)",
+        ),
+        (
+            "ambush",
+            dict(AMBUSH, attacker_units={"rifle_infantry": 0}),
+            "scene_composition[0] (ambush).attacker_units.rifle_infantry: count 0 is out of range 1..200",
+        ),
+        (
+            "patrol",
+            {"waypoints": [[1, 1]], "unit_composition": {"rifle_infantry": 2}},
+            "scene_composition[0] (patrol).waypoints: 1 items, expected 2..1000",
+        ),
+        (
+            "extraction",
+            {"pickup_zone": {"center": [5000, 1]}},
+            "scene_composition[0] (extraction).pickup_zone.center: [5000, 1] is outside the map (0..1024)",
+        ),
+        (
+            "video_playback",
+            {"video_ref": "intro", "skippable": "yes"},
+            "scene_composition[0] (video_playback).skippable: expected true or false, got 'yes'",
+        ),
     ],
 )
 def test_type_and_range_errors(template: str, values: dict, message: str) -> None:
@@ -85,8 +119,11 @@ def test_missing_victory_outcome() -> None:
 
 def test_force_balance_and_unknown_parameters_are_warnings() -> None:
     lopsided = dict(AMBUSH, attacker_units={"mammoth_tank": 10})
-    result = findings(SceneInstance("ambush", lopsided), SceneInstance("reinforcements", {"trigger": "t", "units": {"rifle_infantry": 2}}),
-                      SceneInstance("ambush", dict(AMBUSH, colour="red")))  # fmt: skip
+    result = findings(
+        SceneInstance("ambush", lopsided),
+        SceneInstance("reinforcements", {"trigger": "t", "units": {"rifle_infantry": 2}}),
+        SceneInstance("ambush", dict(AMBUSH, colour="red")),
+    )
     assert [f.severity for f in result] == ["warning", "warning"]
     assert "colour" in result[0].path and "force balance" in result[1].message
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from skillstudio.library import create_library
 from skillstudio.model import Confidence, Domain
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.library import create_library
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, body_hash
 from skillstudio.verification import dashboard_data as dd
 from skillstudio.verification.runner import collect, verify
@@ -52,7 +52,9 @@ def test_success_history_is_cumulative_over_credited_sessions_with_wilson(tmp_pa
         repository = SkillRepository(database, Actor("tester"))
         skill = repository.get(playable_skills(1)[0].id)
         first = collect(verify(database, [skill], opponent=HARD, games=6, seed=1)).results[0]
-        collect(verify(database, [repository.get(skill.id)], opponent="IC Default Easy", games=5, seed=2))  # not credited
+        collect(
+            verify(database, [repository.get(skill.id)], opponent="IC Default Easy", games=5, seed=2)
+        )  # not credited
         second = collect(verify(database, [repository.get(skill.id)], opponent=HARD, games=4, seed=3)).results[0]
         history = dd.success_history(repository, skill.id)
         assert [p.session for p in history] == [1, 2]
@@ -72,8 +74,12 @@ def test_success_history_is_cumulative_over_credited_sessions_with_wilson(tmp_pa
 def test_content_history_tracks_completion_and_mean_rating(sample: SkillRepository) -> None:
     skill = next(sample.get(i) for i in sample.query(SkillQuery(domains=(Domain.CONTENT_GENERATION,))).ids)
     records = [
-        VerificationRecord("2099-01-01T00:00:00.000Z", EvidenceKind.PLAY, 3, 1, rating=4.0, rated=4, body_hash=body_hash(skill)),
-        VerificationRecord("2099-01-02T00:00:00.000Z", EvidenceKind.PLAY, 1, 1, rating=3.0, rated=1, body_hash=body_hash(skill)),
+        VerificationRecord(
+            "2099-01-01T00:00:00.000Z", EvidenceKind.PLAY, 3, 1, rating=4.0, rated=4, body_hash=body_hash(skill)
+        ),
+        VerificationRecord(
+            "2099-01-02T00:00:00.000Z", EvidenceKind.PLAY, 1, 1, rating=3.0, rated=1, body_hash=body_hash(skill)
+        ),
     ]
     earlier = dd.content_history(sample, skill.id)
     for record in records:

@@ -10,37 +10,48 @@ from skillstudio.store import Database
 from skillstudio.store.runs import RunStore
 from skillstudio.verification.executors import ExecutorError, InProcessExecutor, parse_executor
 from skillstudio.verification.runner import collect, verify
-from tests.verification.test_runner import HARD, outcomes, skills_of
 from tests.verification.helpers import make_library
+from tests.verification.test_runner import HARD, outcomes, skills_of
 
 GAMES, SEED = 9, 21
 
 
-def run_with(tmp_path: Path, name: str, executor, chunk: int):  # noqa: ANN001, ANN201
+def run_with(tmp_path: Path, name: str, executor, chunk: int):
     with Database(make_library(tmp_path / f"{name}.db", 3)) as database:
-        final = collect(verify(database, skills_of(database), opponent=HARD, games=GAMES, seed=SEED,
-                               executor=executor, chunk_games=chunk))  # fmt: skip
+        final = collect(
+            verify(
+                database,
+                skills_of(database),
+                opponent=HARD,
+                games=GAMES,
+                seed=SEED,
+                executor=executor,
+                chunk_games=chunk,
+            )
+        )
         assert final.status == "finished"
         rows = RunStore(database).games(final.run_id)
-        detail = [(g.skill_id, g.game, g.outcome, g.seed, round(g.duration_s, 6), round(g.map_control, 6)) for g in rows]
+        detail = [
+            (g.skill_id, g.game, g.outcome, g.seed, round(g.duration_s, 6), round(g.map_control, 6)) for g in rows
+        ]
         return outcomes(database, final.run_id), detail, [(r.skill_id, r.counts, r.after) for r in final.results]
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def reference(tmp_path_factory: pytest.TempPathFactory):
     return run_with(tmp_path_factory.mktemp("ref"), "inprocess", InProcessExecutor(), 9)
 
 
-def _same(a, b) -> None:  # noqa: ANN001
+def _same(a, b) -> None:
     assert a[0] == b[0] and a[1] == b[1]
     assert sorted(a[2]) == sorted(b[2])
 
 
-def test_processes_match_inprocess(tmp_path: Path, reference) -> None:  # noqa: ANN001
+def test_processes_match_inprocess(tmp_path: Path, reference) -> None:
     _same(run_with(tmp_path, "processes", "processes:2", 4), reference)
 
 
-def test_dask_local_cluster_matches_inprocess(tmp_path: Path, reference) -> None:  # noqa: ANN001
+def test_dask_local_cluster_matches_inprocess(tmp_path: Path, reference) -> None:
     """``dask-local:2``: a real LocalCluster (2 worker processes, 1 thread each, no dashboard)."""
     pytest.importorskip("dask.distributed")
     from skillstudio.verification.executors import open_executor
@@ -52,7 +63,7 @@ def test_dask_local_cluster_matches_inprocess(tmp_path: Path, reference) -> None
         _same(run_with(tmp_path, "dask", executor, 5), reference)
 
 
-def test_dask_scheduler_address_matches_inprocess(tmp_path: Path, reference) -> None:  # noqa: ANN001
+def test_dask_scheduler_address_matches_inprocess(tmp_path: Path, reference) -> None:
     """``dask://HOST:PORT``: connect to a scheduler SkillStudio did not start (a LocalCluster
     started here, on loopback, stands in for a studio's cluster)."""
     distributed = pytest.importorskip("dask.distributed")
@@ -77,7 +88,7 @@ def test_dask_scheduler_address_matches_inprocess(tmp_path: Path, reference) -> 
         ("dask://10.0.0.5:8786", ("dask", "tcp://10.0.0.5:8786", None)),
     ],
 )
-def test_executor_spellings(spec: str, parsed) -> None:  # noqa: ANN001
+def test_executor_spellings(spec: str, parsed) -> None:
     assert parse_executor(spec) == parsed
 
 

@@ -27,7 +27,7 @@ def _games_recorded(path: Path) -> int:
         return 0
 
 
-def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, capsys) -> None:
     count = 4
     complete = make_library(tmp_path / "complete.db", count)
     assert main(["--db", str(complete), *ARGS]) == 0
@@ -37,11 +37,15 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, capsys) 
         reference_quality = {s.id: SkillRepository(database).get(s.id).quality for s in playable_skills(count)}
 
     killed = make_library(tmp_path / "killed.db", count)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]))
-    process = subprocess.Popen(  # noqa: S603
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
+    )
+    process = subprocess.Popen(
         [sys.executable, "-m", "skillstudio", "--db", str(killed), *ARGS],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     try:
         while _games_recorded(killed) < 6:

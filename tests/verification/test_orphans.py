@@ -45,10 +45,26 @@ def test_workers_end_when_verify_is_killed(tmp_path: Path) -> None:
     library = tmp_path / "lib.db"
     create_library(library, sample=True).close()
     process = subprocess.Popen(
-        [sys.executable, "-m", "skillstudio.entry", "verify", "--db", str(library), "--games", "400",
-         "--opponent", "IC Default Hard", "--executor", "processes:2", "--chunk", "5", "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "skillstudio.entry",
+            "verify",
+            "--db",
+            str(library),
+            "--games",
+            "400",
+            "--opponent",
+            "IC Default Hard",
+            "--executor",
+            "processes:2",
+            "--chunk",
+            "5",
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         workers: set[int] = set()

@@ -25,7 +25,7 @@ def write_plays(path: Path, plays: list[dict]) -> Path:
     return path
 
 
-def play(skill_id: str, completed: bool = True, rating: float | None = 4, **extra) -> dict:  # noqa: ANN003
+def play(skill_id: str, completed: bool = True, rating: float | None = 4, **extra) -> dict:
     return {"skill_id": skill_id, "completed": completed, "time": "2026-05-02T18:30:00Z", "rating": rating, **extra}
 
 
@@ -40,8 +40,15 @@ def test_record_is_idempotent_and_applies_the_content_rules(repository: SkillRep
     assert (again.results, again.already_imported) == ((), 2)
     assert len(repository.verifications(skill.id)) == 1
     # the same two lines again plus two new plays (identical lines are distinct plays by position)
-    second = write_plays(tmp_path / "more.jsonl", [play(skill.id, rating=3), play(skill.id, rating=3),
-                                                   play(skill.id, rating=5), play(skill.id, completed=False, rating=4)])  # fmt: skip
+    second = write_plays(
+        tmp_path / "more.jsonl",
+        [
+            play(skill.id, rating=3),
+            play(skill.id, rating=3),
+            play(skill.id, rating=5),
+            play(skill.id, completed=False, rating=4),
+        ],
+    )
     [result] = record_plays(second, repository).results
     assert result.new_plays == 2
     stored = repository.get(skill.id)
@@ -64,10 +71,16 @@ def test_play_ids_make_keys(repository: SkillRepository, tmp_path: Path) -> None
 def test_invalid_files_are_refused_whole(repository: SkillRepository, tmp_path: Path) -> None:
     skill = repository.create(content_skill(quality=Quality()))
     ai = repository.create(ai_skill())
-    path = write_plays(tmp_path / "bad.jsonl", [
-        play(skill.id), play(skill.id, rating=6), play("ffffffff-0000-4000-8000-000000000000"),
-        play(ai.id), {"skill_id": skill.id, "completed": "yes", "time": "2026-05-02T18:30:00Z"},
-    ])  # fmt: skip
+    path = write_plays(
+        tmp_path / "bad.jsonl",
+        [
+            play(skill.id),
+            play(skill.id, rating=6),
+            play("ffffffff-0000-4000-8000-000000000000"),
+            play(ai.id),
+            {"skill_id": skill.id, "completed": "yes", "time": "2026-05-02T18:30:00Z"},
+        ],
+    )
     (tmp_path / "bad.jsonl").write_text(path.read_text() + "not json\n")
     with pytest.raises(ValidationError) as raised:
         record_plays(path, repository)
@@ -83,11 +96,25 @@ def proven_library(tmp_path: Path):
         repository = SkillRepository(database, Actor("tester"))
         skills = playable_skills(3, Confidence.PROVEN)
         for skill in skills:
-            old = VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 40, 2, opponent=HARD,
-                                     engine_version="0.9.0", body_hash=body_hash(skill))  # fmt: skip
+            old = VerificationRecord(
+                "2026-01-01T00:00:00.000Z",
+                EvidenceKind.HEADLESS,
+                40,
+                2,
+                opponent=HARD,
+                engine_version="0.9.0",
+                body_hash=body_hash(skill),
+            )
             repository.create(skill, verifications=[old])
-        current = VerificationRecord("2026-01-02T00:00:00.000Z", EvidenceKind.HEADLESS, 40, 2, opponent=HARD,
-                                     engine_version="1.0.0+ra1.1.x", body_hash=body_hash(skills[2]))  # fmt: skip
+        current = VerificationRecord(
+            "2026-01-02T00:00:00.000Z",
+            EvidenceKind.HEADLESS,
+            40,
+            2,
+            opponent=HARD,
+            engine_version="1.0.0+ra1.1.x",
+            body_hash=body_hash(skills[2]),
+        )
         repository.set_quality(skills[2].id, repository.get(skills[2].id).quality, record=current)
         yield database
 
@@ -99,7 +126,9 @@ def test_revalidation_selects_proven_skills_of_other_engines(proven_library: Dat
     assert len(revalidation_candidates(repository, "2.0.0", skills)) == 3
 
 
-@pytest.mark.parametrize(("proven_rate", "after"), [(0.99, "tentative"), (-1.0, "proven")])  # -1.0: every rate is above it
+@pytest.mark.parametrize(
+    ("proven_rate", "after"), [(0.99, "tentative"), (-1.0, "proven")]
+)  # -1.0: every rate is above it
 def test_decay(proven_library: Database, proven_rate: float, after: str) -> None:
     repository = SkillRepository(proven_library)
     policy = VerificationPolicy(proven_rate=proven_rate)
@@ -111,7 +140,9 @@ def test_decay(proven_library: Database, proven_rate: float, after: str) -> None
         assert skill.quality.confidence.value == after
         assert skill.quality.verification_count == 12  # only the new engine's games count
         assert len(repository.verifications(skill.id)) == 2  # nothing deleted
-        assert repository.audit(skill_id=skill.id)[0].action == ("skill.demote" if after == "tentative" else "skill.verify")
+        assert repository.audit(skill_id=skill.id)[0].action == (
+            "skill.demote" if after == "tentative" else "skill.verify"
+        )
     # afterwards, a verify no longer credits the old engine's 42 games either
     [again] = collect(verify(proven_library, skills[:1], opponent=HARD, games=3, seed=9, policy=policy)).results
     assert again.verification_count == 15

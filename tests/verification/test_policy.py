@@ -12,15 +12,33 @@ H = "a" * 64
 T, E, P = Confidence.TENTATIVE, Confidence.ESTABLISHED, Confidence.PROVEN
 
 
-def headless(wins: int, losses: int, draws: int = 0, errors: int = 0, *, opponent: str = "IC Default Hard",
-             body: str = H, engine: str = "1.0.0") -> VerificationRecord:  # fmt: skip
-    return VerificationRecord("2026-05-01T10:00:00.000Z", EvidenceKind.HEADLESS, wins, losses, draws, errors,
-                              opponent, engine_version=engine, body_hash=body)  # fmt: skip
+def headless(
+    wins: int,
+    losses: int,
+    draws: int = 0,
+    errors: int = 0,
+    *,
+    opponent: str = "IC Default Hard",
+    body: str = H,
+    engine: str = "1.0.0",
+) -> VerificationRecord:
+    return VerificationRecord(
+        "2026-05-01T10:00:00.000Z",
+        EvidenceKind.HEADLESS,
+        wins,
+        losses,
+        draws,
+        errors,
+        opponent,
+        engine_version=engine,
+        body_hash=body,
+    )
 
 
 def plays(completed: int, failed: int, rating: float | None, rated: int, body: str = H) -> VerificationRecord:
-    return VerificationRecord("2026-05-01T10:00:00.000Z", EvidenceKind.PLAY, completed, failed, rating=rating,
-                              rated=rated, body_hash=body)  # fmt: skip
+    return VerificationRecord(
+        "2026-05-01T10:00:00.000Z", EvidenceKind.PLAY, completed, failed, rating=rating, rated=rated, body_hash=body
+    )
 
 
 @pytest.mark.parametrize(
@@ -107,7 +125,7 @@ def test_verification_count_sums_sessions() -> None:
         (3, 2, 3.6, 5, E, True),
     ],
 )
-def test_content_boundaries(completed, failed, rating, rated, tier, candidate) -> None:  # noqa: ANN001
+def test_content_boundaries(completed, failed, rating, rated, tier, candidate) -> None:
     assessment = DEFAULT_POLICY.assess(Domain.CONTENT_GENERATION, [plays(completed, failed, rating, rated)], H)
     assert (assessment.confidence, assessment.candidate) == (tier, candidate)
 

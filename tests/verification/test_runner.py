@@ -35,7 +35,7 @@ def library(tmp_path: Path):
         yield database
 
 
-def skills_of(database: Database):  # noqa: ANN201
+def skills_of(database: Database):
     repository = SkillRepository(database, Actor("tester"))
     return [repository.get(skill.id) for skill in playable_skills(3)]
 
@@ -83,7 +83,10 @@ def test_chunking_does_not_change_results(tmp_path: Path) -> None:
 
 def test_cancel_then_resume_completes_with_the_same_games(tmp_path: Path) -> None:
     with Database(make_library(tmp_path / "a.db", 3)) as database:
-        reference = outcomes(database, collect(verify(database, skills_of(database), opponent=HARD, games=10, seed=5, chunk_games=4)).run_id)
+        reference = outcomes(
+            database,
+            collect(verify(database, skills_of(database), opponent=HARD, games=10, seed=5, chunk_games=4)).run_id,
+        )
     with Database(make_library(tmp_path / "b.db", 3)) as database:
         cancel = threading.Event()
         run_id = start_run(database, skills_of(database), opponent=HARD, games=10, seed=5, chunk_games=4)
@@ -107,7 +110,9 @@ def test_cancel_then_resume_completes_with_the_same_games(tmp_path: Path) -> Non
 
 def test_error_games_are_not_losses(library: Database) -> None:
     skill = skills_of(library)[0]
-    final = collect(verify(library, [skill], opponent=HARD, games=6, seed=1, engine=["/nonexistent/engine"], chunk_games=3))
+    final = collect(
+        verify(library, [skill], opponent=HARD, games=6, seed=1, engine=["/nonexistent/engine"], chunk_games=3)
+    )
     [result] = final.results
     assert (result.counts.errors, result.counts.decided) == (6, 0)
     stored = SkillRepository(library).get(skill.id)
@@ -119,7 +124,9 @@ def test_error_games_are_not_losses(library: Database) -> None:
 def test_a_changed_body_gets_no_credit(library: Database) -> None:
     repository = SkillRepository(library, Actor("tester"))
     skill = skills_of(library)[0]
-    old = VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 30, 0, opponent=HARD, body_hash="f" * 64)
+    old = VerificationRecord(
+        "2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 30, 0, opponent=HARD, body_hash="f" * 64
+    )
     repository.set_quality(skill.id, Quality(30, 1.0, None, Confidence.PROVEN, old.recorded_at), record=old)
     [first] = collect(verify(library, [repository.get(skill.id)], opponent=HARD, games=6, seed=2)).results
     assert first.credited and first.verification_count == 6  # the 30 games of another body give nothing
@@ -157,13 +164,17 @@ def test_set_quality_is_one_transaction(library: Database) -> None:
     repository = SkillRepository(library, Actor("tester"))
     skill = skills_of(library)[0]
 
-    def boom(_session) -> None:  # noqa: ANN001
+    def boom(_session) -> None:
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        repository.set_quality(skill.id, Quality(9, 0.9, None, Confidence.ESTABLISHED, None), action="skill.promote",
-                               record=VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 9, 1),
-                               within=boom)  # fmt: skip
+        repository.set_quality(
+            skill.id,
+            Quality(9, 0.9, None, Confidence.ESTABLISHED, None),
+            action="skill.promote",
+            record=VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 9, 1),
+            within=boom,
+        )
     assert repository.get(skill.id).quality == skill.quality
     assert repository.verifications(skill.id) == []
     assert [a.action for a in repository.audit(skill_id=skill.id)] == ["skill.create"]

@@ -63,9 +63,22 @@ class _LoadSignals(QObject):
 
 
 class _LoadTask(QRunnable):
-    def __init__(self, repository: SkillRepository, query: SkillQuery, selected: list[str], generation: int, signals: _LoadSignals) -> None:
+    def __init__(
+        self,
+        repository: SkillRepository,
+        query: SkillQuery,
+        selected: list[str],
+        generation: int,
+        signals: _LoadSignals,
+    ) -> None:
         super().__init__()
-        self.repository, self.query, self.selected, self.generation, self.signals = repository, query, selected, generation, signals
+        self.repository, self.query, self.selected, self.generation, self.signals = (
+            repository,
+            query,
+            selected,
+            generation,
+            signals,
+        )
 
     def run(self) -> None:
         try:
@@ -96,7 +109,9 @@ class QtBatchPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel("<b>No batch running.</b> Select skills and use Verify › Verify Selection… (Ctrl+Shift+B).", self)
+        self.title = QLabel(
+            "<b>No batch running.</b> Select skills and use Verify › Verify Selection… (Ctrl+Shift+B).", self
+        )
         self.bar = QProgressBar(self)
         self.bar.setFormat("%v / %m games")
         self.bar.setRange(0, 1)
@@ -257,7 +272,14 @@ class QtDashboard(QWidget):
         self._rows_timer.timeout.connect(self._repaint_changed_rows)
 
     def plots(self) -> list:  # type: ignore[type-arg]
-        return [self.history_plot, self.opponent_plot, self.content_plot, self.tier_plot, self.histogram_plot, self.live_plot]
+        return [
+            self.history_plot,
+            self.opponent_plot,
+            self.content_plot,
+            self.tier_plot,
+            self.histogram_plot,
+            self.live_plot,
+        ]
 
     # --- following the browser ---------------------------------------------------------------------
 
@@ -296,13 +318,15 @@ class QtDashboard(QWidget):
         selected = window.selected_ids()
         self._generation += 1
         self._pool.clear()
-        self._pool.start(_LoadTask(window.repository, window.current_query(), selected[:50], self._generation, self._signals))
+        self._pool.start(
+            _LoadTask(window.repository, window.current_query(), selected[:50], self._generation, self._signals)
+        )
         shown = window.model.total
         self.following.setText(f"Following the browser: {shown:,} filtered skills, {len(selected):,} selected")
 
     def wait(self, timeout_ms: int = 30_000) -> bool:
         """Block until the data being loaded is plotted (tests, screenshots)."""
-        from PySide6.QtCore import QCoreApplication  # noqa: PLC0415
+        from PySide6.QtCore import QCoreApplication
 
         if self._refresh_timer.isActive():  # a refresh is due: start it now
             self.refresh()
@@ -371,7 +395,7 @@ class QtDashboard(QWidget):
         domains = query.domains or tuple(Domain)
         if Domain.AI_STRATEGY not in domains:
             return [], everything
-        from dataclasses import replace  # noqa: PLC0415
+        from dataclasses import replace
 
         ai = repository.query(replace(query, domains=(Domain.AI_STRATEGY,))).ids
         return list(ai), everything - len(ai)
@@ -398,7 +422,9 @@ class QtDashboard(QWidget):
         self.live_plot.reset(list(skill_ids), names)
         thread = VerifyThread(repository.database, repository.actor, skill_ids=skill_ids, options=options, parent=self)
         noun = "skill" if len(skill_ids) == 1 else "skills"
-        self._start(thread, f"Verifying {len(skill_ids):,} {noun} × {options.games:,} games against {options.opponent}…")
+        self._start(
+            thread, f"Verifying {len(skill_ids):,} {noun} × {options.games:,} games against {options.opponent}…"
+        )
         return thread
 
     def resume_run(self, run_id: str, executor: str | None = None) -> VerifyThread | None:
@@ -431,7 +457,7 @@ class QtDashboard(QWidget):
         self.panel.cancelling()
         if wait:
             self.batch.thread.wait(120_000)
-            from PySide6.QtCore import QCoreApplication  # noqa: PLC0415
+            from PySide6.QtCore import QCoreApplication
 
             QCoreApplication.sendPostedEvents(self)  # its last signals, so the panel says how it ended
             self._on_thread_finished()
@@ -481,8 +507,10 @@ class QtDashboard(QWidget):
         if outcome.errors:
             first += f"; {outcome.errors:,} error games (they count for nothing)"
         lines = [first + "."]
-        changes = ["Promoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in promoted) if promoted else "none"),
-                   "Demoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in demoted) if demoted else "none")]  # fmt: skip
+        changes = [
+            "Promoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in promoted) if promoted else "none"),
+            "Demoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in demoted) if demoted else "none"),
+        ]
         lines.append(" · ".join(changes) + ".")
         title = {
             "finished": f"Run {finished.run_id} finished",
@@ -491,11 +519,12 @@ class QtDashboard(QWidget):
         self.panel.end(title, "\n".join(lines))
         if outcome.errors:
             self._message(
-                QMessageBox.Icon.Warning, "Engine errors",
+                QMessageBox.Icon.Warning,
+                "Engine errors",
                 f"{outcome.errors:,} of {finished.games_done:,} games of run {finished.run_id} ended in an engine error. "
                 "Error games are recorded but count neither as wins nor as losses.",
                 "Errors reported by the engine:\n\n" + "\n\n".join(outcome.error_texts),
-            )  # fmt: skip
+            )
         self.batch_finished.emit(outcome)
 
     def _on_failed(self, message: str, details: str) -> None:
@@ -550,10 +579,11 @@ class QtDashboard(QWidget):
             return True
         panel = self.panel
         answer = QMessageBox.question(
-            self.window_, "A verification batch is running",
+            self.window_,
+            "A verification batch is running",
             f"{panel.done:,} of {panel.total:,} games are played. Cancel the batch and close?\n\n"
             "The games already played are kept; Verify › Runs… › Resume finishes the run later.",
-        )  # fmt: skip
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return False
         self.cancel_batch(wait=True)
@@ -580,7 +610,9 @@ def attach_dashboard(window: Any) -> QtDashboard:
     menu = window.menuBar().addMenu("Ve&rify")
     dashboard.verify_action = QAction("&Verify Selection…", window)
     dashboard.verify_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
-    dashboard.verify_action.setStatusTip("Play the selected AI skills (or all filtered) headless and apply the promotion policy")
+    dashboard.verify_action.setStatusTip(
+        "Play the selected AI skills (or all filtered) headless and apply the promotion policy"
+    )
     dashboard.verify_action.triggered.connect(lambda _checked=False: dashboard.verify_selection())
     dashboard.cancel_action = QAction("&Cancel Batch", window)
     dashboard.cancel_action.triggered.connect(lambda _checked=False: dashboard.cancel_batch())

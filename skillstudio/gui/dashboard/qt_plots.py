@@ -17,7 +17,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
-from skillstudio.verification.dashboard_data import TIERS, Histogram, OpponentRate, SkillSeries, Snapshot, TierGroup, write_csv
+from skillstudio.verification.dashboard_data import (
+    TIERS,
+    Histogram,
+    OpponentRate,
+    SkillSeries,
+    TierGroup,
+    write_csv,
+)
 
 MAX_SERIES = 6  # selected skills drawn at once
 LEGEND_CHARS = 18  # names in legends are shortened to this: three columns fit below a plot
@@ -65,7 +72,10 @@ class QtPlotPanel(QWidget):
         self.readout.setStyleSheet("color: #555;")
         self.png_button = QPushButton("PNG…", self)
         self.csv_button = QPushButton("CSV…", self)
-        for button, tip in ((self.png_button, "Save this plot as a PNG image"), (self.csv_button, "Save this plot's data as CSV")):
+        for button, tip in (
+            (self.png_button, "Save this plot as a PNG image"),
+            (self.csv_button, "Save this plot's data as CSV"),
+        ):
             button.setToolTip(tip)
             button.setFlat(True)
             button.setMaximumWidth(56)
@@ -128,7 +138,7 @@ class QtPlotPanel(QWidget):
     def export_png(self, path: str | Path) -> Path:
         path = Path(path)
         try:
-            from pyqtgraph.exporters import ImageExporter  # noqa: PLC0415
+            from pyqtgraph.exporters import ImageExporter
 
             exporter = ImageExporter(self.plot.scene())  # the plot and its legend
             exporter.parameters()["width"] = max(600, int(self.plot.width() * 2))
@@ -151,7 +161,18 @@ class QtSuccessHistoryPlot(QtPlotPanel):
     """Cumulative success rate of the selected skills, session by session, with the Wilson 95%
     band and the promotion thresholds."""
 
-    csv_headers = ("skill_id", "skill", "session", "recorded_at", "wins", "decided", "success_rate", "wilson_low", "wilson_high", "note")
+    csv_headers = (
+        "skill_id",
+        "skill",
+        "session",
+        "recorded_at",
+        "wins",
+        "decided",
+        "success_rate",
+        "wilson_low",
+        "wilson_high",
+        "note",
+    )
     export_name = "success-rate-history"
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -167,15 +188,31 @@ class QtSuccessHistoryPlot(QtPlotPanel):
             band_colour = pg.mkColor(PALETTE[index])
             band_colour.setAlpha(45)
             band = pg.FillBetweenItem(low, high, brush=pg.mkBrush(band_colour))
-            curve = pg.PlotDataItem(pen=pg.mkPen(colour, width=2), antialias=True, symbol="o", symbolSize=6, symbolBrush=colour, symbolPen=None)
+            curve = pg.PlotDataItem(
+                pen=pg.mkPen(colour, width=2),
+                antialias=True,
+                symbol="o",
+                symbolSize=6,
+                symbolBrush=colour,
+                symbolPen=None,
+            )
             for item in (band, low, high, curve):
                 self.item.addItem(item)
             self.curves.append(curve)
             self.bands.append((band, low, high))
         self.thresholds: dict[str, pg.InfiniteLine] = {}
-        for name, position in (("candidate", 0.99), ("established", 0.72), ("proven", 0.99)):  # labels apart: 60% and 70% are close
-            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(THRESHOLD_COLOURS[name], width=1, style=Qt.PenStyle.DashLine),
-                                   label=name, labelOpts={"position": position, "color": THRESHOLD_COLOURS[name], "anchors": [(1, 1), (1, 1)]})  # fmt: skip
+        for name, position in (
+            ("candidate", 0.99),
+            ("established", 0.72),
+            ("proven", 0.99),
+        ):  # labels apart: 60% and 70% are close
+            line = pg.InfiniteLine(
+                angle=0,
+                movable=False,
+                pen=pg.mkPen(THRESHOLD_COLOURS[name], width=1, style=Qt.PenStyle.DashLine),
+                label=name,
+                labelOpts={"position": position, "color": THRESHOLD_COLOURS[name], "anchors": [(1, 1), (1, 1)]},
+            )
             self.item.addItem(line)
             self.thresholds[name] = line
 
@@ -197,10 +234,28 @@ class QtSuccessHistoryPlot(QtPlotPanel):
                 high.setData(x, np.array([p.high * 100 for p in series.history]))
                 self.legend.addItem(curve, _short(series.name, LEGEND_CHARS))
                 for p in series.history:
-                    hover.append((p.session, p.rate * 100, f"{_short(series.name, 40)} · session {p.session} ({p.recorded_at[:10]}): "
-                                  f"{p.wins}/{p.decided} = {_pct(p.rate)}, Wilson 95% [{_pct(p.low)}, {_pct(p.high)}]"))  # fmt: skip
-                    rows.append((series.skill_id, series.name, p.session, p.recorded_at, p.wins, p.decided,
-                                 round(p.rate, 6), round(p.low, 6), round(p.high, 6), p.note))  # fmt: skip
+                    hover.append(
+                        (
+                            p.session,
+                            p.rate * 100,
+                            f"{_short(series.name, 40)} · session {p.session} ({p.recorded_at[:10]}): "
+                            f"{p.wins}/{p.decided} = {_pct(p.rate)}, Wilson 95% [{_pct(p.low)}, {_pct(p.high)}]",
+                        )
+                    )
+                    rows.append(
+                        (
+                            series.skill_id,
+                            series.name,
+                            p.session,
+                            p.recorded_at,
+                            p.wins,
+                            p.decided,
+                            round(p.rate, 6),
+                            round(p.low, 6),
+                            round(p.high, 6),
+                            p.note,
+                        )
+                    )
             else:
                 for item in (curve, low, high):
                     item.setData([], [])
@@ -242,9 +297,14 @@ class QtTierPlot(QtPlotPanel):
             self.bars[tier].setOpts(x=x, height=heights, y0=base.copy(), width=0.6)
             for index, group in enumerate(groups):
                 if heights[index]:
-                    hover.append((index, base[index] + heights[index] / 2,
-                                  f"{_DOMAIN_SHORT.get(group.domain, group.domain)} · {group.game_module}: {int(heights[index])} {tier}"
-                                  f" of {group.total} skills ({heights[index] / group.total:.0%})"))  # fmt: skip
+                    hover.append(
+                        (
+                            index,
+                            base[index] + heights[index] / 2,
+                            f"{_DOMAIN_SHORT.get(group.domain, group.domain)} · {group.game_module}: {int(heights[index])} {tier}"
+                            f" of {group.total} skills ({heights[index] / group.total:.0%})",
+                        )
+                    )
             base = base + heights
         for group in groups:
             rows.append((group.domain, group.game_module, *(group.counts.get(t, 0) for t in TIERS), group.total))
@@ -278,12 +338,20 @@ class QtHistogramPlot(QtPlotPanel):
         self.bars.setOpts(x=centres, height=heights, width=(edges[1] - edges[0]) * 0.9)
         self.item.setYRange(0, max(heights.max() if len(heights) else 0, 1) * 1.15, padding=0)
         last = len(centres) - 1
-        self.set_hover_points([
-            (c, h / 2 if h else 0, f"{edges[i]:.0f}–{edges[i + 1]:.0f}%{']' if i == last else ')'}: {int(h)} skills "
-             f"({histogram.verified} verified, {histogram.unverified} without decided games)")
-            for i, (c, h) in enumerate(zip(centres, heights))
-        ])  # fmt: skip
-        self.set_rows([(histogram.edges[i], histogram.edges[i + 1], histogram.counts[i]) for i in range(len(histogram.counts))])
+        self.set_hover_points(
+            [
+                (
+                    c,
+                    h / 2 if h else 0,
+                    f"{edges[i]:.0f}–{edges[i + 1]:.0f}%{']' if i == last else ')'}: {int(h)} skills "
+                    f"({histogram.verified} verified, {histogram.unverified} without decided games)",
+                )
+                for i, (c, h) in enumerate(zip(centres, heights))
+            ]
+        )
+        self.set_rows(
+            [(histogram.edges[i], histogram.edges[i + 1], histogram.counts[i]) for i in range(len(histogram.counts))]
+        )
         self.item.setTitle(f"Success rates of the filtered skills ({histogram.verified} verified)", size="10pt")
 
 
@@ -299,8 +367,14 @@ class QtOpponentPlot(QtPlotPanel):
         self.item.setLabel("bottom", "Win rate", units="%")
         self.item.showGrid(x=True, y=False, alpha=0.25)
         self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6, brush="#9ecae1", pen=pg.mkPen("#3182bd"))
-        self.errors = pg.ErrorBarItem(x=np.array([]), y=np.array([]), left=np.array([]), right=np.array([]), beam=0.2,
-                                      pen=pg.mkPen("#333333", width=1.5))  # fmt: skip
+        self.errors = pg.ErrorBarItem(
+            x=np.array([]),
+            y=np.array([]),
+            left=np.array([]),
+            right=np.array([]),
+            beam=0.2,
+            pen=pg.mkPen("#333333", width=1.5),
+        )
         self.item.addItem(self.bars)
         self.item.addItem(self.errors)
         self.legend.addItem(self.bars, "win rate")
@@ -312,25 +386,49 @@ class QtOpponentPlot(QtPlotPanel):
         y = np.arange(len(opponents), dtype=float)
         rates = np.array([o.rate * 100 for o in opponents], dtype=float)
         self.bars.setOpts(x0=np.zeros(len(opponents)), y=y, width=rates, height=0.6)
-        self.errors.setData(x=rates, y=y, right=np.array([o.high * 100 for o in opponents]) - rates,
-                            left=rates - np.array([o.low * 100 for o in opponents]), beam=0.2)  # fmt: skip
+        self.errors.setData(
+            x=rates,
+            y=y,
+            right=np.array([o.high * 100 for o in opponents]) - rates,
+            left=rates - np.array([o.low * 100 for o in opponents]),
+            beam=0.2,
+        )
         self.item.getAxis("left").setTicks([[(i, _short(o.opponent, 20)) for i, o in enumerate(opponents)]])
         if opponents:
             self.item.setYRange(-0.6, len(opponents) - 0.4, padding=0)
-        self.set_hover_points([
-            (o.rate * 100, i, f"{o.opponent}: {o.wins} W / {o.losses} L / {o.draws} D ({o.errors} errors) = {_pct(o.rate)}, "
-             f"Wilson 95% [{_pct(o.low)}, {_pct(o.high)}]")
-            for i, o in enumerate(opponents)
-        ])  # fmt: skip
-        self.set_rows([(o.opponent, o.wins, o.losses, o.draws, o.errors, round(o.rate, 6), round(o.low, 6), round(o.high, 6))
-                       for o in opponents])  # fmt: skip
+        self.set_hover_points(
+            [
+                (
+                    o.rate * 100,
+                    i,
+                    f"{o.opponent}: {o.wins} W / {o.losses} L / {o.draws} D ({o.errors} errors) = {_pct(o.rate)}, "
+                    f"Wilson 95% [{_pct(o.low)}, {_pct(o.high)}]",
+                )
+                for i, o in enumerate(opponents)
+            ]
+        )
+        self.set_rows(
+            [
+                (o.opponent, o.wins, o.losses, o.draws, o.errors, round(o.rate, 6), round(o.low, 6), round(o.high, 6))
+                for o in opponents
+            ]
+        )
 
 
 class QtContentPlot(QtPlotPanel):
     """Completion rate (left axis) and average rating (right axis) over plays of the first
     selected content skill."""
 
-    csv_headers = ("skill_id", "skill", "plays", "recorded_at", "completed", "completion_rate", "average_rating", "rated")
+    csv_headers = (
+        "skill_id",
+        "skill",
+        "plays",
+        "recorded_at",
+        "completed",
+        "completion_rate",
+        "average_rating",
+        "rated",
+    )
     export_name = "content-plays"
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -348,9 +446,22 @@ class QtContentPlot(QtPlotPanel):
         self.rating_view.setYRange(1, 5, padding=0.02)
         self.rating_view.setMouseEnabled(x=False, y=False)
         self.item.getViewBox().sigResized.connect(self._sync_views)
-        self.completion = pg.PlotDataItem(pen=pg.mkPen("#2ca02c", width=2), antialias=True, symbol="o", symbolSize=6, symbolBrush="#2ca02c", symbolPen=None)
-        self.rating = pg.PlotDataItem(pen=pg.mkPen("#ff7f0e", width=2, style=Qt.PenStyle.DashLine), antialias=True, symbol="s", symbolSize=6,
-                                      symbolBrush="#ff7f0e", symbolPen=None)  # fmt: skip
+        self.completion = pg.PlotDataItem(
+            pen=pg.mkPen("#2ca02c", width=2),
+            antialias=True,
+            symbol="o",
+            symbolSize=6,
+            symbolBrush="#2ca02c",
+            symbolPen=None,
+        )
+        self.rating = pg.PlotDataItem(
+            pen=pg.mkPen("#ff7f0e", width=2, style=Qt.PenStyle.DashLine),
+            antialias=True,
+            symbol="s",
+            symbolSize=6,
+            symbolBrush="#ff7f0e",
+            symbolPen=None,
+        )
         self.item.addItem(self.completion)
         self.rating_view.addItem(self.rating)
         self.legend.addItem(self.completion, "completion rate")
@@ -373,17 +484,39 @@ class QtContentPlot(QtPlotPanel):
         x = np.array([p.plays for p in series.plays], dtype=float)
         self.completion.setData(x, np.array([p.completion_rate * 100 for p in series.plays]))
         rated = [p for p in series.plays if p.average_rating is not None]
-        self.rating.setData(np.array([p.plays for p in rated], dtype=float), np.array([p.average_rating for p in rated]))
+        self.rating.setData(
+            np.array([p.plays for p in rated], dtype=float), np.array([p.average_rating for p in rated])
+        )
         self.item.setXRange(0, x.max() * 1.05 + 1, padding=0)
         self.item.setTitle(f"Plays of {_short(series.name, 40)}", size="10pt")
-        self.set_hover_points([
-            (p.plays, p.completion_rate * 100, f"after {p.plays} plays ({p.recorded_at[:10]}): {p.completed} completed = "
-             f"{_pct(p.completion_rate)}; average rating {p.average_rating:.2f} over {p.rated} rated" if p.average_rating is not None
-             else f"after {p.plays} plays: {p.completed} completed = {_pct(p.completion_rate)}; no ratings")
-            for p in series.plays
-        ])  # fmt: skip
-        self.set_rows([(series.skill_id, series.name, p.plays, p.recorded_at, p.completed, round(p.completion_rate, 6),
-                        None if p.average_rating is None else round(p.average_rating, 6), p.rated) for p in series.plays])  # fmt: skip
+        self.set_hover_points(
+            [
+                (
+                    p.plays,
+                    p.completion_rate * 100,
+                    f"after {p.plays} plays ({p.recorded_at[:10]}): {p.completed} completed = "
+                    f"{_pct(p.completion_rate)}; average rating {p.average_rating:.2f} over {p.rated} rated"
+                    if p.average_rating is not None
+                    else f"after {p.plays} plays: {p.completed} completed = {_pct(p.completion_rate)}; no ratings",
+                )
+                for p in series.plays
+            ]
+        )
+        self.set_rows(
+            [
+                (
+                    series.skill_id,
+                    series.name,
+                    p.plays,
+                    p.recorded_at,
+                    p.completed,
+                    round(p.completion_rate, 6),
+                    None if p.average_rating is None else round(p.average_rating, 6),
+                    p.rated,
+                )
+                for p in series.plays
+            ]
+        )
 
 
 class QtLiveRatePlot(QtPlotPanel):
@@ -402,7 +535,7 @@ class QtLiveRatePlot(QtPlotPanel):
         self.item.setYRange(0, 100, padding=0.02)
         self.item.disableAutoRange()  # fixed axes (0..games, 0..100%): a new point repaints curves only
         self.item.setXRange(0, 1, padding=0)
-        from PySide6.QtCore import QTimer  # noqa: PLC0415
+        from PySide6.QtCore import QTimer
 
         self._redraw_timer = QTimer(self, singleShot=True, interval=self.REDRAW_MS)
         self._redraw_timer.timeout.connect(self._redraw)
@@ -428,7 +561,9 @@ class QtLiveRatePlot(QtPlotPanel):
             curve.setData([], [])
             curve.setVisible(index < len(self.skill_ids))
             if index < len(self.skill_ids):
-                self.legend.addItem(curve, _short(names.get(self.skill_ids[index], self.skill_ids[index][:8]), LEGEND_CHARS))
+                self.legend.addItem(
+                    curve, _short(names.get(self.skill_ids[index], self.skill_ids[index][:8]), LEGEND_CHARS)
+                )
         self.overall.setData([], [])
         self.set_hover_points([])
         self.set_rows([])
@@ -468,9 +603,19 @@ class QtLiveRatePlot(QtPlotPanel):
             self.curves[index].setData(x, np.array(self.ys[skill_id]), connect="finite", skipFiniteCheck=True)
         if len(x):
             last_x = x[-1]
-            self.set_hover_points([(last_x, self.overall_y[-1] if not math.isnan(self.overall_y[-1]) else 0,
-                                    f"after {int(last_x)} games: " + "; ".join(
-                                        f"{_short(name, 24)} {w}/{d} = {_pct(w / d if d else None)}" for name, (w, d) in self._last.items()))])  # fmt: skip
+            self.set_hover_points(
+                [
+                    (
+                        last_x,
+                        self.overall_y[-1] if not math.isnan(self.overall_y[-1]) else 0,
+                        f"after {int(last_x)} games: "
+                        + "; ".join(
+                            f"{_short(name, 24)} {w}/{d} = {_pct(w / d if d else None)}"
+                            for name, (w, d) in self._last.items()
+                        ),
+                    )
+                ]
+            )
 
     def rows(self) -> list[Sequence[Any]]:
         """Every point of every curve, as plotted (rates 0..1; empty before a series' first decided game)."""

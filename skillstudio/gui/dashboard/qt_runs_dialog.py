@@ -44,7 +44,9 @@ class QtRunsDialog(QDialog):
         self.note.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         self.resume_button = QPushButton("Resume", self)
-        self.resume_button.setToolTip("Play the games this run has not recorded yet, with its seed, engine and executor")
+        self.resume_button.setToolTip(
+            "Play the games this run has not recorded yet, with its seed, engine and executor"
+        )
         self.refresh_button = QPushButton("Refresh", self)
         buttons.addButton(self.resume_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.refresh_button, QDialogButtonBox.ButtonRole.ActionRole)
@@ -63,17 +65,29 @@ class QtRunsDialog(QDialog):
         self.table.setRowCount(len(self.runs))
         for row, run in enumerate(self.runs):
             values = (
-                run.id, run.kind, run.status, run.opponent, f"{run.skills:,}", f"{run.games_recorded:,} / {run.games_asked:,}",
-                run.executor, run.started_at[:19].replace("T", " "), (run.finished_at or "")[:19].replace("T", " "), run.message,
-            )  # fmt: skip
+                run.id,
+                run.kind,
+                run.status,
+                run.opponent,
+                f"{run.skills:,}",
+                f"{run.games_recorded:,} / {run.games_asked:,}",
+                run.executor,
+                run.started_at[:19].replace("T", " "),
+                (run.finished_at or "")[:19].replace("T", " "),
+                run.message,
+            )
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setData(Qt.ItemDataRole.UserRole, run.id)
                 if column in (4, 5):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, column, item)
-        self.note.setText(f"{len(self.runs)} runs. A cancelled, failed or interrupted run can be resumed: "
-                          "only its missing games are played, with the same seeds." if self.runs else "No verification runs yet.")  # fmt: skip
+        self.note.setText(
+            f"{len(self.runs)} runs. A cancelled, failed or interrupted run can be resumed: "
+            "only its missing games are played, with the same seeds."
+            if self.runs
+            else "No verification runs yet."
+        )
         self._update_buttons()
 
     def selected_run(self) -> RunInfo | None:

@@ -23,7 +23,9 @@ EXECUTORS = ("inprocess", "processes:2", "dask-local:2")
 
 
 class QtVerifyDialog(QDialog):
-    def __init__(self, count: int, skipped: int = 0, parent: QWidget | None = None, options: BatchOptions | None = None) -> None:
+    def __init__(
+        self, count: int, skipped: int = 0, parent: QWidget | None = None, options: BatchOptions | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Verify skills")
         options = options or BatchOptions()

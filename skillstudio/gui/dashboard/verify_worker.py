@@ -73,7 +73,12 @@ class VerifyThread(QThread):
     ) -> None:
         super().__init__(parent)
         self.database, self.actor = database, actor
-        self.skill_ids, self.options, self.run_id, self.executor = list(skill_ids), options or BatchOptions(), run_id, executor
+        self.skill_ids, self.options, self.run_id, self.executor = (
+            list(skill_ids),
+            options or BatchOptions(),
+            run_id,
+            executor,
+        )
         self.cancel_event = threading.Event()
 
     def cancel(self) -> None:
@@ -82,12 +87,24 @@ class VerifyThread(QThread):
     def run(self) -> None:  # on the worker thread
         try:
             if self.run_id is not None:
-                events = run_verification(self.database, self.run_id, executor=self.executor, cancel=self.cancel_event, actor=self.actor)
+                events = run_verification(
+                    self.database, self.run_id, executor=self.executor, cancel=self.cancel_event, actor=self.actor
+                )
             else:
                 skills = SkillRepository(self.database, self.actor).get_many(self.skill_ids)
                 o = self.options
-                events = verify(self.database, skills, opponent=o.opponent, games=o.games, seed=o.seed, executor=o.executor,
-                                engine=o.engine, chunk_games=o.chunk_games, cancel=self.cancel_event, actor=self.actor)  # fmt: skip
+                events = verify(
+                    self.database,
+                    skills,
+                    opponent=o.opponent,
+                    games=o.games,
+                    seed=o.seed,
+                    executor=o.executor,
+                    engine=o.engine,
+                    chunk_games=o.chunk_games,
+                    cancel=self.cancel_event,
+                    actor=self.actor,
+                )
             self._pump(events)
         except (VerificationError, LibraryError, ValueError, OSError) as error:
             self.failed.emit(_readable(error), traceback.format_exc())

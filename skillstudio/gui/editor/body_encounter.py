@@ -67,8 +67,7 @@ _ValueLoader.yaml_implicit_resolvers = {
 def value_text(value: Any) -> str:
     """A JSON value as one line of YAML flow text."""
     text = yaml.safe_dump(value, default_flow_style=True, width=1_000_000, allow_unicode=True, sort_keys=False)
-    if text.endswith("\n...\n"):
-        text = text[:-5]
+    text = text.removesuffix("\n...\n")
     text = text.rstrip("\n")
     if "\n" in text:  # multi-line text: JSON's escapes keep it on one line (and JSON is YAML)
         text = json.dumps(value, ensure_ascii=False)
@@ -78,7 +77,7 @@ def value_text(value: Any) -> str:
 def parse_value(text: str) -> Any:
     """The JSON value a line of YAML flow text means; raises ValueError with the reason."""
     try:
-        return yaml.load(text, Loader=_ValueLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_ValueLoader)
     except yaml.YAMLError as error:
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise ValueError(f"is not valid YAML ({problem})") from None
@@ -218,7 +217,11 @@ class EncounterPatternEditor(BodyEditor):
         form.addRow("&Objectives:", self.objectives)
         form.addRow("Ou&tcomes:", self.outcomes)
         form.addRow("Not&es:", self.notes)
-        for combo, key in ((self.mission_type, "mission_type"), (self.faction, "player_faction"), (self.difficulty, "difficulty")):
+        for combo, key in (
+            (self.mission_type, "mission_type"),
+            (self.faction, "player_faction"),
+            (self.difficulty, "difficulty"),
+        ):
             combo.editTextChanged.connect(lambda _t, key=key: self._emit(f"{HINTS}.{key}", True))
             self.paths.add(f"{HINTS}.{key}", combo)
         self.minutes.valueChanged.connect(lambda _v: self._emit(f"{HINTS}.estimated_minutes", True))
@@ -349,7 +352,9 @@ class EncounterPatternEditor(BodyEditor):
         self._scenes[self._current]["template"] = text
         item = self.scene_list.item(self._current)
         known = scene_template(text)
-        item.setText(f"{self._current + 1}.  {text.strip() or '(no template)'}" + ("" if known else "  (unknown template)"))
+        item.setText(
+            f"{self._current + 1}.  {text.strip() or '(no template)'}" + ("" if known else "  (unknown template)")
+        )
         self._update_template_hint()
         self._emit(f"{SCENES}[{self._current}].template", True)
 
@@ -377,10 +382,12 @@ class EncounterPatternEditor(BodyEditor):
         hints = inner.get("mission_structure") or {}
         return {
             "scene_composition": [
-                {"template": scene.get("template", ""),
-                 "values": [[name, value_text(value)] for name, value in (scene.get("values") or {}).items()]}
+                {
+                    "template": scene.get("template", ""),
+                    "values": [[name, value_text(value)] for name, value in (scene.get("values") or {}).items()],
+                }
                 for scene in inner.get("scene_composition") or []
-            ],  # fmt: skip
+            ],
             "mission_structure": {
                 "mission_type": hints.get("mission_type") or "",
                 "player_faction": hints.get("player_faction") or "",
@@ -449,14 +456,20 @@ class EncounterPatternEditor(BodyEditor):
             keep = self._current if 0 <= self._current < len(scenes) else (0 if scenes else -1)
             self._render_list(select=keep)
         hints = state.get("mission_structure") or {}
-        for combo, key in ((self.mission_type, "mission_type"), (self.faction, "player_faction"), (self.difficulty, "difficulty")):
+        for combo, key in (
+            (self.mission_type, "mission_type"),
+            (self.faction, "player_faction"),
+            (self.difficulty, "difficulty"),
+        ):
             if combo.currentText() != hints.get(key, ""):
                 combo.setEditText(hints.get(key, ""))
         minutes = hints.get("estimated_minutes") or 0
         if isinstance(minutes, int) and minutes != self.minutes.value():
             self.minutes.setValue(minutes)
         objectives = "\n".join(hints.get("objectives") or [])
-        if [line.strip() for line in self.objectives.text().splitlines() if line.strip()] != list(hints.get("objectives") or []):
+        if [line.strip() for line in self.objectives.text().splitlines() if line.strip()] != list(
+            hints.get("objectives") or []
+        ):
             self.objectives.set_text(objectives)
         self.outcomes.set_tokens(hints.get("outcomes") or [])
         self.notes.set_text(hints.get("notes", ""))
@@ -473,7 +486,7 @@ class EncounterPatternEditor(BodyEditor):
         if rest == "template" or rest.startswith("template."):
             return Located(self.template)
         if rest.startswith("values"):
-            tail = rest[len("values"):]
+            tail = rest[len("values") :]
             row_match = re.match(r"^\[(\d+)\]", tail)
             if row_match:
                 return Located(self.values.table, self.values, int(row_match.group(1)), 0)

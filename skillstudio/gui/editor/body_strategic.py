@@ -128,7 +128,11 @@ class StrategicPatternEditor(BodyEditor):
         layout.addSpacing(6)
         layout.addLayout(tables, 1)
 
-        for combo, key in ((self.phase, "game_phase"), (self.economy, "economy_state"), (self.situation_threat, "threat_level")):
+        for combo, key in (
+            (self.phase, "game_phase"),
+            (self.economy, "economy_state"),
+            (self.situation_threat, "threat_level"),
+        ):
             combo.currentIndexChanged.connect(lambda _i, key=key: self._emit(f"{SITUATION}.{key}"))
             self.paths.add(f"{SITUATION}.{key}", combo)
         self.map_control.valueChanged.connect(lambda _v: self._emit(f"{SITUATION}.map_control", True))
@@ -151,8 +155,14 @@ class StrategicPatternEditor(BodyEditor):
         self.confidence.valueChanged.connect(lambda v: self.confidence_hint.setText(f"= {v / 10:g} %"))
         self.targets = RowTable(
             [
-                Column("target_type", "Type", kind="choice", width=110,
-                       choices=tuple((t.serde, t.label) for t in TargetType), default=TargetType.ATTACK.serde),
+                Column(
+                    "target_type",
+                    "Type",
+                    kind="choice",
+                    width=110,
+                    choices=tuple((t.serde, t.label) for t in TargetType),
+                    default=TargetType.ATTACK.serde,
+                ),
                 Column("priority", "Priority", kind="int", width=70, default=5, tooltip="1 (low) … 10 (highest)"),
                 Column("x", "X", kind="optional_int", width=80, tooltip="World position x (optional)"),
                 Column("y", "Y", kind="optional_int", width=80, tooltip="World position y (optional)"),
@@ -162,7 +172,7 @@ class StrategicPatternEditor(BodyEditor):
             page,
             add_label="Add target",
             visible_rows=5,
-        )  # fmt: skip
+        )
         self.reasoning = TextArea(page, min_lines=4)
 
         confidence_row = QHBoxLayout()
@@ -248,11 +258,15 @@ class StrategicPatternEditor(BodyEditor):
         self._watch_line(self.direction, f"{RISK}.expected_attack_direction")
         self._watch_line(self.defense, f"{RISK}.recommended_defense")
         for key, widget in (
-            (f"{GUIDANCE}.expand", self.expand), (f"{GUIDANCE}.harvester_target", self.harvesters),
-            (f"{GUIDANCE}.sell_structures", self.sell), (f"{GUIDANCE}.priority_builds", self.builds),
-            (f"{RISK}.threat_level", self.risk_threat), (f"{RISK}.time_pressure", self.time_pressure),
-            (f"{RISK}.expected_attack_direction", self.direction), (f"{RISK}.recommended_defense", self.defense),
-        ):  # fmt: skip
+            (f"{GUIDANCE}.expand", self.expand),
+            (f"{GUIDANCE}.harvester_target", self.harvesters),
+            (f"{GUIDANCE}.sell_structures", self.sell),
+            (f"{GUIDANCE}.priority_builds", self.builds),
+            (f"{RISK}.threat_level", self.risk_threat),
+            (f"{RISK}.time_pressure", self.time_pressure),
+            (f"{RISK}.expected_attack_direction", self.direction),
+            (f"{RISK}.recommended_defense", self.defense),
+        ):
             self.paths.add(key, widget)
         return page
 
@@ -261,15 +275,19 @@ class StrategicPatternEditor(BodyEditor):
         known = parameter_names()
         self.bindings = RowTable(
             [
-                Column("0", "Parameter", completions=known,
-                       tooltip="A set_parameter() name; each AI publishes its own and ignores unknown names"),
+                Column(
+                    "0",
+                    "Parameter",
+                    completions=known,
+                    tooltip="A set_parameter() name; each AI publishes its own and ignores unknown names",
+                ),
                 Column("1", "Value", kind="int", width=110, tooltip="A whole number (i32); most AIs use 0–100"),
             ],
             page,
             add_label="Add binding",
             new_row=self._new_binding,
             visible_rows=8,
-        )  # fmt: skip
+        )
         self.binding_hint = QLabel(page)
         self.binding_hint.setWordWrap(True)
         self.binding_hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -307,8 +325,10 @@ class StrategicPatternEditor(BodyEditor):
         name = texts[row][0].strip()
         info = parameter_info(name)
         if info is None:
-            self.binding_hint.setText(f"<b>{name or '(no name)'}</b>: not a name the IC documents list; "
-                                      "only an AI that publishes it will use it.")  # fmt: skip
+            self.binding_hint.setText(
+                f"<b>{name or '(no name)'}</b>: not a name the IC documents list; "
+                "only an AI that publishes it will use it."
+            )
         else:
             self.binding_hint.setText(f"<b>{info.name}</b> ({info.source}): {info.hint}")
 
@@ -320,7 +340,9 @@ class StrategicPatternEditor(BodyEditor):
             position = None
             if x is not None or y is not None or z not in (None, 0):
                 position = {"x": x, "y": y, "z": 0 if z is None else z}
-            targets.append({"target_type": type_, "position": position, "priority": priority, "description": description})
+            targets.append(
+                {"target_type": type_, "position": position, "priority": priority, "description": description}
+            )
         return {
             "situation": {
                 "game_phase": self.phase.value(),
@@ -369,8 +391,16 @@ class StrategicPatternEditor(BodyEditor):
         rows = []
         for target in plan.get("priority_targets") or []:
             position = target.get("position") or {}
-            rows.append([target.get("target_type"), target.get("priority"), position.get("x"), position.get("y"),
-                         position.get("z"), target.get("description", "")])  # fmt: skip
+            rows.append(
+                [
+                    target.get("target_type"),
+                    target.get("priority"),
+                    position.get("x"),
+                    position.get("y"),
+                    position.get("z"),
+                    target.get("description", ""),
+                ]
+            )
         self.targets.set_rows(rows)
         self.build_focus.set_value(plan.get("build_focus"))
         self._set_spin(self.confidence, plan.get("confidence", 500))

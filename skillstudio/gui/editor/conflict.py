@@ -20,8 +20,7 @@ class QtConflictDialog(QDialog):
         self.setWindowTitle("Conflict: the skill changed in the library")
         self.resize(980, 620)
         heading = QLabel(
-            f"<b>“{_escape(theirs.name)}” was changed in the library since you opened it.</b> "
-            "Nothing was saved.",
+            f"<b>“{_escape(theirs.name)}” was changed in the library since you opened it.</b> Nothing was saved.",
             self,
         )
         heading.setWordWrap(True)
@@ -35,9 +34,13 @@ class QtConflictDialog(QDialog):
         explanation.setWordWrap(True)
         self.diff = QtDiffView(self)
         self.diff.set_skills(
-            theirs, yours, old_label=f"Theirs: in the library now (version {theirs.version})",
-            new_label="Yours: your edit (not saved)", old_title="Theirs (in the library)", new_title="Yours (not saved)",
-        )  # fmt: skip
+            theirs,
+            yours,
+            old_label=f"Theirs: in the library now (version {theirs.version})",
+            new_label="Yours: your edit (not saved)",
+            old_title="Theirs (in the library)",
+            new_title="Yours (not saved)",
+        )
         self.reload_button = QPushButton("&Reload theirs (discard mine)", self)
         self.reload_button.setAutoDefault(False)
         self.reload_button.clicked.connect(lambda: self.done(self.RELOAD_THEIRS))

@@ -98,14 +98,29 @@ BODY_EDITORS: dict[BodyKind, type[BodyEditor]] = {
 KIND_ORDER = tuple(BODY_EDITORS)
 VALIDATE_DELAY_MS = 150
 # What the form edits; everything else in the document stays as it was read.
-EDITABLE = ("name", "description", "domain", "tags", "composable_with", "body",
-            "provenance.game_module", "provenance.engine_version")  # fmt: skip
+EDITABLE = (
+    "name",
+    "description",
+    "domain",
+    "tags",
+    "composable_with",
+    "body",
+    "provenance.game_module",
+    "provenance.engine_version",
+)
 READ_ONLY_LABELS = {
-    "id": "id", "created_by": "created by", "created_at": "created", "last_used": "last used",
-    "use_count": "use count", "quality": "quality", "provenance.source": "source",
-    "provenance.source_id": "Workshop package", "provenance.author": "Workshop author",
-    "provenance.original_id": "original", "provenance.model_id": "model id",
-}  # fmt: skip
+    "id": "id",
+    "created_by": "created by",
+    "created_at": "created",
+    "last_used": "last used",
+    "use_count": "use count",
+    "quality": "quality",
+    "provenance.source": "source",
+    "provenance.source_id": "Workshop package",
+    "provenance.author": "Workshop author",
+    "provenance.original_id": "original",
+    "provenance.model_id": "model id",
+}
 BANNER_STYLE = "QLabel { background: #fff4e5; border: 1px solid #f0b35b; border-radius: 4px; padding: 6px 8px; }"
 NOTICE_STYLE = "QLabel { background: #e8f1fd; border: 1px solid #9dbbe8; border-radius: 4px; padding: 6px 8px; }"
 
@@ -137,7 +152,7 @@ class _UndoKeys(QObject):
         super().__init__(editor)
         self.editor = editor
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(watched, QWidget):
             return False
         assert isinstance(event, QKeyEvent)
@@ -285,7 +300,9 @@ class QtSkillEditor(QDialog):
         self.history_button = QPushButton("&History…", self)
         self.history_button.setToolTip("Revisions of this skill, their differences, revert")
         self.history_button.clicked.connect(self.open_history)
-        self.save_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton), "&Save", self)
+        self.save_button = QPushButton(
+            self.style().standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton), "&Save", self
+        )
         self.save_button.setToolTip("Save (Ctrl+S)")
         self.save_button.clicked.connect(self.save)
         self.close_button = QPushButton("Close", self)
@@ -338,7 +355,9 @@ class QtSkillEditor(QDialog):
         except LibraryError:
             modules = []
         self.module_combo.addItems(sorted({"ra1", "td", *modules}))
-        self.module_combo.setToolTip("The game module the skill is for: ra1 (Red Alert), td (Tiberian Dawn), a mod's id")
+        self.module_combo.setToolTip(
+            "The game module the skill is for: ra1 (Red Alert), td (Tiberian Dawn), a mod's id"
+        )
         self.engine_edit = QLineEdit(page)
         self.engine_edit.setPlaceholderText("e.g. 0.5.0")
         self.engine_edit.setToolTip("The engine version the skill was made with or checked against")
@@ -346,7 +365,9 @@ class QtSkillEditor(QDialog):
         self.tags_edit.setPlaceholderText("comma-separated, e.g. anti-air, early-game")
         self._load_tag_completions()
         self.description_edit = TextArea(page, min_lines=5)
-        self.description_edit.setPlaceholderText("What the skill does and when it applies; retrieval searches this text")
+        self.description_edit.setPlaceholderText(
+            "What the skill does and when it applies; retrieval searches this text"
+        )
         self.composable = SkillRefPicker(self.repository, page)
 
         form = QFormLayout()
@@ -401,10 +422,14 @@ class QtSkillEditor(QDialog):
         self.composable.edited.connect(lambda: self._on_changed("composable_with"))
         self.composable.search.setProperty("own_undo", True)
         for path, widget in (
-            ("name", self.name_edit), ("description", self.description_edit), ("domain", self.domain_combo),
-            ("body", self.kind_combo), ("tags", self.tags_edit), ("provenance.game_module", self.module_combo),
+            ("name", self.name_edit),
+            ("description", self.description_edit),
+            ("domain", self.domain_combo),
+            ("body", self.kind_combo),
+            ("tags", self.tags_edit),
+            ("provenance.game_module", self.module_combo),
             ("provenance.engine_version", self.engine_edit),
-        ):  # fmt: skip
+        ):
             self._paths.add(path, widget)
         self._paths.add_picker("composable_with", self.composable)
         return page
@@ -645,7 +670,9 @@ class QtSkillEditor(QDialog):
     def _update_undo_buttons_now(self) -> None:
         self.undo_button.setEnabled(self._undo.canUndo())
         self.redo_button.setEnabled(self._undo.canRedo())
-        self.undo_button.setToolTip(f"Undo {self._undo.undoText()} (Ctrl+Z)" if self._undo.canUndo() else "Nothing to undo")
+        self.undo_button.setToolTip(
+            f"Undo {self._undo.undoText()} (Ctrl+Z)" if self._undo.canUndo() else "Nothing to undo"
+        )
         self.redo_button.setToolTip(
             f"Redo {self._undo.redoText()} (Ctrl+Shift+Z)" if self._undo.canRedo() else "Nothing to redo"
         )
@@ -871,7 +898,9 @@ class QtSkillEditor(QDialog):
             value.setWordWrap(True)
             flags = Qt.TextInteractionFlag.TextSelectableByMouse
             if "<a " in text:  # only links are Tab stops; plain values are not
-                flags |= Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+                flags |= (
+                    Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+                )
             value.setTextInteractionFlags(flags)
             value.setToolTip(tooltip)
             value.linkActivated.connect(self._link)
@@ -906,7 +935,12 @@ class QtSkillEditor(QDialog):
         row(self.quality_form, "Verifications:", str(quality.get("verification_count", 0)))
         row(self.quality_form, "Success rate:", f"{rate * 100:.0f} %")
         row(self.quality_form, "Average rating:", "—" if rating is None else f"{rating:.2f} / 5")
-        row(self.quality_form, "Last verified:", _when(quality.get("last_verified")), tooltip=quality.get("last_verified") or "")
+        row(
+            self.quality_form,
+            "Last verified:",
+            _when(quality.get("last_verified")),
+            tooltip=quality.get("last_verified") or "",
+        )
         row(self.quality_form, "Uses:", f"{doc.get('use_count', 0)}, last {_when(doc.get('last_used'))}")
         review = doc.get("review_state")
         row(self.quality_form, "Review:", review.replace("_", " ") if review else "not reviewed")
@@ -932,7 +966,7 @@ class QtSkillEditor(QDialog):
 
     def _link(self, href: str) -> None:
         if href.startswith("skill:"):
-            self.open_skill_requested.emit(href[len("skill:"):])
+            self.open_skill_requested.emit(href[len("skill:") :])
 
     def _update_banner(self) -> None:
         source = SourceKind(self._base["provenance"]["source"])
@@ -994,7 +1028,9 @@ class QtSkillEditor(QDialog):
             self._raw_loading = False
         self._raw_dirty = False
         if force or not self.raw_status.text().startswith("<span style='color:#b42318'>"):
-            self.raw_status.setText("" if self._valid_skill is not None else "The form has problems; this shows it as it is.")
+            self.raw_status.setText(
+                "" if self._valid_skill is not None else "The form has problems; this shows it as it is."
+            )
 
     def _raw_edited(self) -> None:
         if self._raw_loading:
@@ -1048,7 +1084,9 @@ class QtSkillEditor(QDialog):
         self.flush()
         if self._issues:
             count = len(self._issues)
-            self._say(f"Not saved: {count} problem{'s' if count != 1 else ''} to fix first — {self._issues[0]}", error=True)
+            self._say(
+                f"Not saved: {count} problem{'s' if count != 1 else ''} to fix first — {self._issues[0]}", error=True
+            )
             self.problems.setFocus()
             if self.problems.count():
                 self.problems.setCurrentRow(0)
@@ -1080,7 +1118,9 @@ class QtSkillEditor(QDialog):
         self._load_tag_completions()
         self.notice.hide()
         if refined_from is not None:
-            self._say(f"Saved as a new human-refined skill; “{original_name}” is unchanged. You are now editing the refinement.")
+            self._say(
+                f"Saved as a new human-refined skill; “{original_name}” is unchanged. You are now editing the refinement."
+            )
         else:
             self._say(f"Saved “{stored.name}”.")
         self.saved.emit(stored.id)
@@ -1132,7 +1172,9 @@ class QtSkillEditor(QDialog):
         if self._original is None or self._original.id not in change.skill_ids:
             return
         if change.action in ("skill.delete", "skill.purge"):
-            self.notice.setText(f"This skill was moved to the trash by {_html(change.actor)}. It cannot be saved unless it is restored.")
+            self.notice.setText(
+                f"This skill was moved to the trash by {_html(change.actor)}. It cannot be saved unless it is restored."
+            )
             self.notice.show()
             return
         try:
@@ -1197,7 +1239,7 @@ class QtSkillEditor(QDialog):
         if app is not None and not self.isVisible():
             app.removeEventFilter(self._undo_keys)
 
-    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:  # type: ignore[no-untyped-def]
         app = QApplication.instance()
         if app is not None:
             app.removeEventFilter(self._undo_keys)

@@ -44,7 +44,7 @@ class SnapshotCommand(QUndoCommand):
     def id(self) -> int:
         return -1 if self.merge_key is None else _merge_id(self.merge_key)
 
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+    def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, SnapshotCommand) or other.merge_key is None or other.merge_key != self.merge_key:
             return False
         self.after = other.after

@@ -555,7 +555,9 @@ class SkillRefPicker(QWidget):
     edited = Signal()
     MAX_RESULTS = 20
 
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None, *, exclude_id: str | None = None) -> None:
+    def __init__(
+        self, repository: SkillRepository, parent: QWidget | None = None, *, exclude_id: str | None = None
+    ) -> None:
         super().__init__(parent)
         self.repository = repository
         self.exclude_id = exclude_id
@@ -626,7 +628,7 @@ class SkillRefPicker(QWidget):
         self.list.clear()
         for skill_id in self._ids:
             name = self._names.get(skill_id)
-            item = QListWidgetItem(name if name else f"(not in this library) {skill_id}")
+            item = QListWidgetItem(name or f"(not in this library) {skill_id}")
             item.setData(Qt.ItemDataRole.UserRole, skill_id)
             item.setToolTip(skill_id)
             if name is None:
@@ -746,7 +748,7 @@ class PathMap:
             if path == prefix:
                 return Located(table.table, table)
             if path.startswith(prefix + "["):
-                match = _INDEX.match(path[len(prefix):])
+                match = _INDEX.match(path[len(prefix) :])
                 if match:
                     row, rest = int(match.group(1)), match.group(2).lstrip(".")
                     return Located(table.table, table, row, _column_for(table, rest))
@@ -754,7 +756,7 @@ class PathMap:
             if path == prefix:
                 return Located(picker.list, picker=picker)
             if path.startswith(prefix + "["):
-                match = _INDEX.match(path[len(prefix):])
+                match = _INDEX.match(path[len(prefix) :])
                 if match:
                     return Located(picker.list, picker=picker, row=int(match.group(1)))
         probe = path

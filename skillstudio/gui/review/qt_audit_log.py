@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QDateTime, Qt, QTimeZone
+from PySide6.QtCore import QDateTime, QTimeZone
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -27,9 +27,20 @@ from skillstudio.review.audit import audit_csv
 from skillstudio.store import AuditEntry, SkillRepository
 
 ACTIONS = (
-    "skill.create", "skill.update", "skill.delete", "skill.restore", "skill.purge", "skill.review",
-    "skill.promote", "skill.demote", "skill.verify", "skill.import", "skill.prune", "skill.compose", "skill.embed",
-)  # fmt: skip
+    "skill.create",
+    "skill.update",
+    "skill.delete",
+    "skill.restore",
+    "skill.purge",
+    "skill.review",
+    "skill.promote",
+    "skill.demote",
+    "skill.verify",
+    "skill.import",
+    "skill.prune",
+    "skill.compose",
+    "skill.embed",
+)
 _ANY = "(any)"
 
 
@@ -121,15 +132,24 @@ class QtAuditLog(QDialog):
             until=self._iso(self.until.dateTime()) if self.use_until.isChecked() else None,
             limit=5000,
         )
-        names = {s.id: s.name for s in self.repository.summaries(sorted({e.skill_id for e in self.entries if e.skill_id}))}
+        names = {
+            s.id: s.name for s in self.repository.summaries(sorted({e.skill_id for e in self.entries if e.skill_id}))
+        }
         self.list.clear()
         for entry in self.entries:
             skill = names.get(entry.skill_id or "", entry.skill_id or "—")
             details = ", ".join(f"{k}: {v}" for k, v in sorted(entry.details.items()))
-            row = QTreeWidgetItem([
-                entry.at[:19].replace("T", " "), entry.actor, entry.actor_kind, entry.action, skill,
-                "—" if entry.revision is None else str(entry.revision), details,
-            ])  # fmt: skip
+            row = QTreeWidgetItem(
+                [
+                    entry.at[:19].replace("T", " "),
+                    entry.actor,
+                    entry.actor_kind,
+                    entry.action,
+                    skill,
+                    "—" if entry.revision is None else str(entry.revision),
+                    details,
+                ]
+            )
             row.setToolTip(4, entry.skill_id or "")
             self.list.addTopLevelItem(row)
         self.count.setText(f"{len(self.entries)} entries" + (" (the newest 5000)" if len(self.entries) == 5000 else ""))
@@ -148,7 +168,7 @@ class QtAuditLog(QDialog):
         entry = self.current_entry()
         if entry is None or entry.skill_id is None or entry.revision is None:
             return None
-        from skillstudio.gui.qt_history import QtHistoryDialog  # noqa: PLC0415
+        from skillstudio.gui.qt_history import QtHistoryDialog
 
         dialog = QtHistoryDialog(self.repository, entry.skill_id, self)
         if hasattr(dialog, "select_revision"):

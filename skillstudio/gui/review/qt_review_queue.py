@@ -57,7 +57,7 @@ def findings_html(findings: list[RiskFinding]) -> str:
     for f in findings:
         colour = _SEVERITY_COLOUR.get(f.severity, "#607d8b")
         where = f"{f.field} {f.start}–{f.end}" if f.end > f.start else f.field
-        excerpt = f' <code>{_e(f.excerpt)}</code>' if f.excerpt else ""
+        excerpt = f" <code>{_e(f.excerpt)}</code>" if f.excerpt else ""
         rows.append(
             f'<li><b style="color:{colour}">{_e(f.severity.upper())}</b> {_e(f.reason)} '
             f'<span style="color:#707070">({_e(f.rule)}; {_e(where)})</span>{excerpt}</li>'
@@ -115,7 +115,9 @@ class QtReviewQueue(QDialog):
             (self.reject_button, ReviewState.REJECTED),
             (self.changes_button, ReviewState.CHANGES_REQUESTED),
         ):
-            button.setToolTip(f"{button.text().replace('&', '')} ({SHORTCUTS[state].toString(QKeySequence.SequenceFormat.NativeText)})")
+            button.setToolTip(
+                f"{button.text().replace('&', '')} ({SHORTCUTS[state].toString(QKeySequence.SequenceFormat.NativeText)})"
+            )
             button.clicked.connect(lambda _checked=False, s=state: self.decide(s))
             shortcut = QShortcut(SHORTCUTS[state], self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
@@ -197,8 +199,9 @@ class QtReviewQueue(QDialog):
                 source = SourceKind(s.source).label
             except ValueError:
                 source = s.source
-            row = QTreeWidgetItem([s.name, s.created_by, source, f"{len(risk)} ({worst})" if risk else "—",
-                                   item.changed_at[:10]])  # fmt: skip
+            row = QTreeWidgetItem(
+                [s.name, s.created_by, source, f"{len(risk)} ({worst})" if risk else "—", item.changed_at[:10]]
+            )
             row.setToolTip(4, item.changed_at.replace("T", " "))
             row.setToolTip(1, s.created_by)
             row.setData(0, Qt.ItemDataRole.UserRole, s.id)
@@ -208,7 +211,13 @@ class QtReviewQueue(QDialog):
             self.list.addTopLevelItem(row)
         self.list.blockSignals(False)
         count = len(self._items)
-        self.count_label.setText("No skills wait for review" if not count else "1 skill waits for review" if count == 1 else f"{count} skills wait for review")
+        self.count_label.setText(
+            "No skills wait for review"
+            if not count
+            else "1 skill waits for review"
+            if count == 1
+            else f"{count} skills wait for review"
+        )
         ids = self.pending_ids()
         index = ids.index(select) if select in ids else 0
         if ids:
@@ -253,23 +262,40 @@ class QtReviewQueue(QDialog):
         rate = f"{quality.success_rate:.0%}" if quality.verification_count else "—"
         rows = [
             ("Created", f"{skill.created_at[:16].replace('T', ' ')} by <b>{_e(skill.created_by)}</b>"),
-            ("Source", _e(source.kind.label) + (f" · {_e(source.source_id)}" if source.source_id else "")
-             + (f" · from {_e(extras.origin)}" if extras and extras.origin else "")),
+            (
+                "Source",
+                _e(source.kind.label)
+                + (f" · {_e(source.source_id)}" if source.source_id else "")
+                + (f" · from {_e(extras.origin)}" if extras and extras.origin else ""),
+            ),
             ("Domain", f"{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}"),
             ("LLM model", _e(skill.provenance.model_id or "—")),
-            ("Verification", f"{_e(quality.confidence.value)} · " + (
-                f"success {rate} over {quality.verification_count} verifications · last {_e((quality.last_verified or '—')[:10])}"
-                if quality.verification_count else "not verified yet")),
+            (
+                "Verification",
+                f"{_e(quality.confidence.value)} · "
+                + (
+                    f"success {rate} over {quality.verification_count} verifications · last {_e((quality.last_verified or '—')[:10])}"
+                    if quality.verification_count
+                    else "not verified yet"
+                ),
+            ),
             ("Revisions", str(len(self.repository.revisions(skill.id)))),
-        ]  # fmt: skip
+        ]
         if decisions:
             last = decisions[-1]
-            rows.append(("Last decision", f"{_e(last.state)} by {_e(last.reviewer)} {_e(last.at[:16].replace('T', ' '))}"
-                         + (f": “{_e(last.comment)}”" if last.comment else "")))  # fmt: skip
+            rows.append(
+                (
+                    "Last decision",
+                    f"{_e(last.state)} by {_e(last.reviewer)} {_e(last.at[:16].replace('T', ' '))}"
+                    + (f": “{_e(last.comment)}”" if last.comment else ""),
+                )
+            )
         table = "".join(f"<tr><td style='color:#707070;padding-right:10px'>{k}</td><td>{v}</td></tr>" for k, v in rows)
         warnings = ""
         if extras and extras.warnings:
-            warnings = "<p><b>Import warnings</b></p><ul>" + "".join(f"<li>{_e(w)}</li>" for w in extras.warnings) + "</ul>"
+            warnings = (
+                "<p><b>Import warnings</b></p><ul>" + "".join(f"<li>{_e(w)}</li>" for w in extras.warnings) + "</ul>"
+            )
         self.details.setHtml(
             f"<h3 style='margin:0'>{_e(skill.name)}</h3><p>{_e(skill.description) or '<i>No description.</i>'}</p>"
             f"<table>{table}</table><p><b>Risk findings</b> ({len(findings)})</p>{findings_html(findings)}{warnings}"
@@ -279,10 +305,13 @@ class QtReviewQueue(QDialog):
             self.diff.set_unified(True)  # all of it is new: one full-width column reads better
         else:
             self.diff.set_skills(
-                change.approved, skill,
-                old_label=f"approved (revision {change.approved_revision})", new_label="pending",
-                old_title="Last approved", new_title="Pending",
-            )  # fmt: skip
+                change.approved,
+                skill,
+                old_label=f"approved (revision {change.approved_revision})",
+                new_label="pending",
+                old_title="Last approved",
+                new_title="Pending",
+            )
             self.diff.set_unified(False)
 
     # --- deciding ------------------------------------------------------------------------------

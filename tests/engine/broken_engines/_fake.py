@@ -26,8 +26,14 @@ def read_job():
 
 def result(game, seed):
     return {
-        "type": "game", "game": game, "seed": seed, "outcome": "win" if game % 2 == 0 else "loss",
-        "duration_s": 600.0 + game, "resource_delta": 100.0, "army_value_delta": -50.0, "map_control": 0.5,
+        "type": "game",
+        "game": game,
+        "seed": seed,
+        "outcome": "win" if game % 2 == 0 else "loss",
+        "duration_s": 600.0 + game,
+        "resource_delta": 100.0,
+        "army_value_delta": -50.0,
+        "map_control": 0.5,
         "timeline": {"t_s": [300.0, 600.0], "skill": [1000.0, 2000.0], "opponent": [900.0, 1800.0]},
         "ignored_parameters": [],
     }

@@ -1,4 +1,5 @@
 """Crashes (exit 3, traceback on stderr) when it reaches game CRASH_AT (argv[1], default 3)."""
+
 import sys
 
 import _fake

@@ -1,4 +1,5 @@
 """Never reads its stdin: answers from argv (first_game, games) so a large job cannot block anyone."""
+
 import sys
 
 import _fake

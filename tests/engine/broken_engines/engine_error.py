@@ -1,4 +1,5 @@
 """Reports that game 2 failed (outcome "error"), then plays on."""
+
 import _fake
 
 

@@ -1,4 +1,5 @@
 """A well-behaved fake engine (the control case)."""
+
 import _fake
 
 _fake.hello()

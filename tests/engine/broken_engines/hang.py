@@ -3,6 +3,7 @@
 The child's pid goes to the file named in argv[2], so a test can check that the whole process
 group was killed, not just this process.
 """
+
 import subprocess
 import sys
 import time

@@ -1,4 +1,5 @@
 """Starts with a banner instead of the protocol hello."""
+
 import sys
 
 import _fake

@@ -1,4 +1,5 @@
 """Says hello, then exits without playing anything."""
+
 import _fake
 
 _fake.hello()

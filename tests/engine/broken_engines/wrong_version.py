@@ -1,4 +1,5 @@
 """Says hello in protocol version argv[1] (default 2; "none" leaves the field out; "true" sends true)."""
+
 import sys
 
 import _fake
