@@ -14,7 +14,7 @@ from skillstudio.store.errors import (
     SkillNotFound,
     StorageError,
 )
-from skillstudio.store.events import ChangeBus, LibraryChange
+from skillstudio.store.events import AuditAction, ChangeBus, ChangeKind, LibraryChange, initiated_by
 from skillstudio.store.query import QueryResult, SkillQuery, SortKey, fts_expression
 from skillstudio.store.repository import (
     Actor,
@@ -34,8 +34,39 @@ from skillstudio.store.repository import (
 )
 
 __all__ = [
-    "Actor", "AuditEntry", "ChangeBus", "LibraryChange", "Composition", "ConflictError", "ImportItem", "SkillExtras", "Database", "InvalidSkillData",
-    "InvalidStoredSkill", "LibraryBusy", "LibraryError", "LibraryNotFound", "LibraryStats", "LibraryTooNew",
-    "NotALibrary", "QueryResult", "ReviewDecision", "ReviewNotAllowed", "Revision", "RiskFinding", "SkillExists", "SkillNotFound", "SkillQuery",
-    "SkillRepository", "SkillSummary", "SortKey", "StorageError", "TrashEntry", "body_hash", "fts_expression",
-]  # fmt: skip
+    "Actor",
+    "AuditAction",
+    "AuditEntry",
+    "ChangeBus",
+    "ChangeKind",
+    "Composition",
+    "ConflictError",
+    "Database",
+    "ImportItem",
+    "InvalidSkillData",
+    "InvalidStoredSkill",
+    "LibraryBusy",
+    "LibraryChange",
+    "LibraryError",
+    "LibraryNotFound",
+    "LibraryStats",
+    "LibraryTooNew",
+    "NotALibrary",
+    "QueryResult",
+    "ReviewDecision",
+    "ReviewNotAllowed",
+    "Revision",
+    "RiskFinding",
+    "SkillExists",
+    "SkillExtras",
+    "SkillNotFound",
+    "SkillQuery",
+    "SkillRepository",
+    "SkillSummary",
+    "SortKey",
+    "StorageError",
+    "TrashEntry",
+    "body_hash",
+    "fts_expression",
+    "initiated_by",
+]

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, text
 
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
-from skillstudio.store.events import LibraryChange
+from skillstudio.store.events import AuditAction, change
 from skillstudio.store.query import id_lists
 
 # The change log is pruned past this many rows; an index further behind reloads in full.
@@ -160,7 +160,9 @@ class EmbeddingStore:
                 others[item.other_model] = others.get(item.other_model, 0) + 1
         return EmbeddingStatus(model_id, total, current, stale, total - current - stale, dict(sorted(others.items())))
 
-    def pending(self, model_id: str, *, everything: bool = False, ids: Sequence[str] | None = None) -> list[PendingText]:
+    def pending(
+        self, model_id: str, *, everything: bool = False, ids: Sequence[str] | None = None
+    ) -> list[PendingText]:
         """Skills whose vectors for ``model_id`` are missing or stale (all of them with
         ``everything``), by id, so an interrupted run resumes simply by asking again."""
         out = []
@@ -188,7 +190,9 @@ class EmbeddingStore:
                 rows.extend(tuple(row) for row in connection.execute(text(sql + " ORDER BY s.id")))
             else:
                 for marks, params in id_lists(sorted(set(ids))):
-                    rows.extend(tuple(row) for row in connection.execute(text(f"{sql} WHERE s.id IN ({marks})"), params))
+                    rows.extend(
+                        tuple(row) for row in connection.execute(text(f"{sql} WHERE s.id IN ({marks})"), params)
+                    )
         for skill_id, description, vector_model, meta_model, digest, name, tags, label_model, label_digest in rows:
             label = label_text(name, tags)
             label_current = label_model == model_id and label_digest == description_hash(label)
@@ -218,7 +222,9 @@ class EmbeddingStore:
                     rows.extend(connection.exec_driver_sql(sql, {**params, "model": model_id}).fetchall())
         if not rows:
             return VectorColumns([], [], [], [], [], [], [])
-        ids, blobs, domains, modules, confidences, reviews, labels = (list(column) for column in zip(*rows, strict=True))
+        ids, blobs, domains, modules, confidences, reviews, labels = (
+            list(column) for column in zip(*rows, strict=True)
+        )
         return VectorColumns(
             [str(i) for i in ids],
             [bytes(b) if isinstance(b, bytes | bytearray | memoryview) else b"" for b in blobs],
@@ -238,17 +244,19 @@ class EmbeddingStore:
         """(new cursor, skills changed after ``cursor``), or None for the list when the log no longer
         reaches back that far (pruned), so the caller must reload everything."""
         with self.database.read() as session:
-            lowest, highest = session.execute(
-                text("SELECT MIN(seq), MAX(seq) FROM studio_retrieval_changes")
-            ).one()
+            lowest, highest = session.execute(text("SELECT MIN(seq), MAX(seq) FROM studio_retrieval_changes")).one()
             if highest is None or highest <= cursor:
                 return cursor, []
             if lowest is not None and lowest > cursor + 1:
                 return int(highest), None
-            ids = session.execute(
-                text("SELECT DISTINCT skill_id FROM studio_retrieval_changes WHERE seq > :c AND seq <= :h"),
-                {"c": cursor, "h": highest},
-            ).scalars().all()
+            ids = (
+                session.execute(
+                    text("SELECT DISTINCT skill_id FROM studio_retrieval_changes WHERE seq > :c AND seq <= :h"),
+                    {"c": cursor, "h": highest},
+                )
+                .scalars()
+                .all()
+            )
         return int(highest), list(ids)
 
     # --- writing -------------------------------------------------------------------------------
@@ -284,7 +292,9 @@ class EmbeddingStore:
             ]
             if rows:
                 connection.execute(
-                    text("INSERT OR REPLACE INTO skill_embeddings(skill_id, embedding, model_id) VALUES (:id, :blob, :model)"),
+                    text(
+                        "INSERT OR REPLACE INTO skill_embeddings(skill_id, embedding, model_id) VALUES (:id, :blob, :model)"
+                    ),
                     rows,
                 )
                 connection.execute(
@@ -311,14 +321,16 @@ class EmbeddingStore:
                         " VALUES (:at, :actor, :kind, 'skill.embed', :skill, NULL, :details)"
                     ),
                     {
-                        "at": now, "actor": self.actor_id, "kind": self.actor_kind,
+                        "at": now,
+                        "actor": self.actor_id,
+                        "kind": self.actor_kind,
                         "skill": stored[0] if len(stored) == 1 else None,
                         "details": json.dumps(details, sort_keys=True),
                     },
-                )  # fmt: skip
+                )
             _prune_change_log(connection)
         if stored:
-            self.database.changes.emit(LibraryChange("skill.embed", tuple(stored), self.actor_id))
+            self.database.changes.emit(change(AuditAction.EMBED, stored, self.actor_id))
         return len(stored)
 
 
@@ -340,8 +352,7 @@ def _is_current(model_id: str, description: object, meta_model: object, digest: 
 def _prune_change_log(connection: Connection) -> None:
     connection.execute(
         text(
-            "DELETE FROM studio_retrieval_changes WHERE seq <="
-            " (SELECT MAX(seq) FROM studio_retrieval_changes) - :keep"
+            "DELETE FROM studio_retrieval_changes WHERE seq <= (SELECT MAX(seq) FROM studio_retrieval_changes) - :keep"
         ),
         {"keep": CHANGE_LOG_KEEP},
     )

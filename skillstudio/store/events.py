@@ -1,25 +1,125 @@
 """What changed in a library, announced after each committed write (as Anki's operations do).
 
-Views subscribe and refresh the rows named in a :class:`LibraryChange` instead of reloading
-everything. Callbacks run on the writing thread; the Qt layer re-emits them as queued signals.
-Changes made by other processes are not announced here: watch ``Database.data_version()``.
+A :class:`LibraryChange` is typed: its :class:`AuditAction`, the aspects it touched
+(:class:`ChangeKind`), the skills that left the library, and the *initiator*, the object that
+asked for the write (a view, a dialog, an operation), so that a view can tell its own echo from
+someone else's change. Views read the flags, never the action's spelling.
+
+Callbacks run on the writing thread; the Qt layer re-emits them as queued signals. Changes made
+by other processes are not announced here: watch ``Database.data_version()``.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import Flag, StrEnum, auto
 
 log = logging.getLogger(__name__)
 
 
+class AuditAction(StrEnum):
+    """Every kind of write; the value is what the audit log stores in its ``action`` column."""
+
+    CREATE = "skill.create"
+    UPDATE = "skill.update"
+    DELETE = "skill.delete"
+    PURGE = "skill.purge"
+    RESTORE = "skill.restore"
+    IMPORT = "skill.import"
+    PRUNE = "skill.prune"
+    REVIEW = "skill.review"
+    COMPOSE = "skill.compose"
+    EMBED = "skill.embed"
+    VERIFY = "skill.verify"
+    PROMOTE = "skill.promote"
+    DEMOTE = "skill.demote"
+    PRIVACY_MARK = "skill.privacy_mark"
+    PRIVACY_UNMARK = "skill.privacy_unmark"
+
+    @property
+    def kinds(self) -> ChangeKind:
+        return _KINDS[self]
+
+
+class ChangeKind(Flag):
+    """The aspects of a skill a write can change; a view refreshes only what it shows."""
+
+    NONE = 0
+    CONTENT = auto()  # name, description, tags, body, compositions
+    QUALITY = auto()  # confidence, success rate, verification count, rating
+    MEMBERSHIP = auto()  # a skill joined or left the library (create, trash, restore, prune, ...)
+    REVIEW = auto()  # review state, decisions, risk findings and their marks
+    RUNS = auto()  # verification evidence recorded by a batch
+    VECTORS = auto()  # retrieval embeddings (derived data)
+
+
+_KINDS: dict[AuditAction, ChangeKind] = {
+    AuditAction.CREATE: ChangeKind.CONTENT | ChangeKind.MEMBERSHIP | ChangeKind.REVIEW,
+    AuditAction.UPDATE: ChangeKind.CONTENT | ChangeKind.REVIEW,
+    AuditAction.DELETE: ChangeKind.MEMBERSHIP,
+    AuditAction.PURGE: ChangeKind.MEMBERSHIP,
+    AuditAction.RESTORE: ChangeKind.MEMBERSHIP | ChangeKind.CONTENT,
+    AuditAction.IMPORT: ChangeKind.CONTENT | ChangeKind.MEMBERSHIP | ChangeKind.REVIEW,
+    AuditAction.PRUNE: ChangeKind.MEMBERSHIP,
+    AuditAction.REVIEW: ChangeKind.REVIEW,
+    AuditAction.COMPOSE: ChangeKind.CONTENT,
+    AuditAction.EMBED: ChangeKind.VECTORS,
+    AuditAction.VERIFY: ChangeKind.QUALITY | ChangeKind.RUNS,
+    AuditAction.PROMOTE: ChangeKind.QUALITY | ChangeKind.RUNS,
+    AuditAction.DEMOTE: ChangeKind.QUALITY | ChangeKind.RUNS,
+    AuditAction.PRIVACY_MARK: ChangeKind.REVIEW,
+    AuditAction.PRIVACY_UNMARK: ChangeKind.REVIEW,
+}
+
+# Who asked for the writes made in this context (thread or task); see initiated_by().
+_initiator: contextvars.ContextVar[object | None] = contextvars.ContextVar("skillstudio_initiator", default=None)
+
+
 @dataclass(frozen=True)
 class LibraryChange:
-    action: str  # the audit action: skill.create, skill.update, skill.delete, ...
-    skill_ids: tuple[str, ...]
-    actor: str
+    action: AuditAction
+    skill_ids: tuple[str, ...]  # every skill the write touched, in order, without repeats
+    actor: str  # the Actor id recorded in the audit log
+    removed: frozenset[str] = frozenset()  # skills that left the library (trash, prune, purge)
+    initiator: object | None = field(default=None, compare=False)
+
+    @property
+    def kinds(self) -> ChangeKind:
+        return self.action.kinds
+
+    def touches(self, kind: ChangeKind) -> bool:
+        return bool(self.kinds & kind)
+
+    def removes(self, skill_id: str) -> bool:
+        """Whether ``skill_id`` left the library in this change: views showing it should let go."""
+        return skill_id in self.removed
+
+    def started_by(self, initiator: object) -> bool:
+        return self.initiator is not None and self.initiator is initiator
+
+
+def change(
+    action: AuditAction, skill_ids: Iterable[str], actor: str, *, removed: Iterable[str] = ()
+) -> LibraryChange:
+    """A change stamped with the initiator of the current context."""
+    return LibraryChange(
+        action, tuple(dict.fromkeys(skill_ids)), actor, removed=frozenset(removed), initiator=_initiator.get()
+    )
+
+
+@contextmanager
+def initiated_by(initiator: object | None) -> Iterator[None]:
+    """Writes made inside this block announce ``initiator`` as the one who asked for them."""
+    token = _initiator.set(initiator)
+    try:
+        yield
+    finally:
+        _initiator.reset(token)
 
 
 Listener = Callable[[LibraryChange], None]

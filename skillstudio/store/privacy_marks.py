@@ -18,7 +18,7 @@ from sqlalchemy import text
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.errors import SkillNotFound
-from skillstudio.store.events import LibraryChange
+from skillstudio.store.events import AuditAction, change
 from skillstudio.store.query import id_lists
 
 MarkKey = tuple[str, str, str]  # (field, kind, text sha256)
@@ -61,13 +61,16 @@ class PrivacyMarks:
             connection = session.connection()
             if connection.execute(text("SELECT 1 FROM skills WHERE id = :id"), {"id": skill_id}).first() is None:
                 raise SkillNotFound(skill_id)
-            existed = connection.execute(
-                text(
-                    "SELECT 1 FROM studio_privacy_marks WHERE skill_id = :id AND field = :field AND kind = :kind"
-                    " AND text_sha256 = :hash"
-                ),
-                key,
-            ).first() is not None
+            existed = (
+                connection.execute(
+                    text(
+                        "SELECT 1 FROM studio_privacy_marks WHERE skill_id = :id AND field = :field AND kind = :kind"
+                        " AND text_sha256 = :hash"
+                    ),
+                    key,
+                ).first()
+                is not None
+            )
             if action == "skill.privacy_mark":
                 connection.execute(
                     text(
@@ -93,11 +96,15 @@ class PrivacyMarks:
                     " VALUES (:at, :actor, :kind, :action, :skill, NULL, :details)"
                 ),
                 {
-                    "at": now, "actor": self.actor_id, "kind": self.actor_kind, "action": action,
-                    "skill": skill_id, "details": json.dumps(details, sort_keys=True),
+                    "at": now,
+                    "actor": self.actor_id,
+                    "kind": self.actor_kind,
+                    "action": action,
+                    "skill": skill_id,
+                    "details": json.dumps(details, sort_keys=True),
                 },
-            )  # fmt: skip
-        self.database.changes.emit(LibraryChange(action, (skill_id,), self.actor_id))
+            )
+        self.database.changes.emit(change(AuditAction(action), (skill_id,), self.actor_id))
         return changed
 
     def marked_many(self, ids: Sequence[str]) -> dict[str, set[MarkKey]]:
@@ -107,7 +114,9 @@ class PrivacyMarks:
             connection = session.connection()
             for marks, params in id_lists(sorted(set(ids))):
                 rows = connection.execute(
-                    text(f"SELECT skill_id, field, kind, text_sha256 FROM studio_privacy_marks WHERE skill_id IN ({marks})"),
+                    text(
+                        f"SELECT skill_id, field, kind, text_sha256 FROM studio_privacy_marks WHERE skill_id IN ({marks})"
+                    ),
                     params,
                 )
                 for skill_id, field, kind, digest in rows:

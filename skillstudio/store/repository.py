@@ -9,11 +9,11 @@ with :class:`ConflictError` if another writer (an engine, another window) got th
 from __future__ import annotations
 
 import getpass
-from contextlib import contextmanager
 import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -35,8 +35,6 @@ from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_
 from skillstudio.model.validation import Checker, describe
 from skillstudio.store.database import Database
 from skillstudio.store.embeddings import EmbeddingStore, description_hash
-from skillstudio.store.privacy_marks import PrivacyMarks
-from skillstudio.store.events import LibraryChange
 from skillstudio.store.errors import (
     ConflictError,
     InvalidSkillData,
@@ -45,6 +43,7 @@ from skillstudio.store.errors import (
     SkillExists,
     SkillNotFound,
 )
+from skillstudio.store.events import AuditAction, change
 from skillstudio.store.migrations import CONTENT_COLUMNS, D057_SKILL_COLUMNS
 from skillstudio.store.orm import (
     AuditRow,
@@ -60,6 +59,7 @@ from skillstudio.store.orm import (
     TrashRow,
     VerificationRow,
 )
+from skillstudio.store.privacy_marks import PrivacyMarks
 from skillstudio.store.query import QueryResult, SkillQuery, build_select
 
 ActorKind = Literal["human", "agent", "system"]
@@ -286,7 +286,9 @@ class SkillRepository:
         with self.database.read() as session:
             for chunk in _chunks(skill_ids):
                 rows = {row.id: row for row in session.scalars(select(SkillRow).where(SkillRow.id.in_(chunk)))}
-                metas = {m.skill_id: m for m in session.scalars(select(SkillMetaRow).where(SkillMetaRow.skill_id.in_(chunk)))}
+                metas = {
+                    m.skill_id: m for m in session.scalars(select(SkillMetaRow).where(SkillMetaRow.skill_id.in_(chunk)))
+                }
                 versions = dict(_versions(session, chunk))
                 pairs: dict[str, list[SkillCompositionRow]] = {}
                 for pair in session.scalars(
@@ -620,9 +622,7 @@ class SkillRepository:
         composition_rows = _new_compositions(session, skills, check_existing=False)
         if composition_rows:
             _bulk_insert(session, SkillCompositionRow, composition_rows)
-        records = [
-            _verification_columns(skill, record) for skill, records in pairs for record in records
-        ]
+        records = [_verification_columns(skill, record) for skill, records in pairs for record in records]
         if records:
             _bulk_insert(session, VerificationRow, records)
         versions = _versions(session, ids)
@@ -631,7 +631,9 @@ class SkillRepository:
             earlier = (histories or {}).get(skill.id, ())
             for number, old in enumerate(earlier, start=1):  # content versions before this store
                 note = f"earlier version {number} of {len(earlier) + 1}, from the import"
-                revisions.append(_revision_columns(replace(old, version=0), number, revision_action, self.actor, now, note))
+                revisions.append(
+                    _revision_columns(replace(old, version=0), number, revision_action, self.actor, now, note)
+                )
             stored = replace(skill, version=versions[skill.id])
             number = len(earlier) + 1
             revisions.append(_revision_columns(stored, number, revision_action, self.actor, now, message))
@@ -730,7 +732,9 @@ class SkillRepository:
                     text("SELECT fingerprint FROM studio_package_keys WHERE identity = :i"), {"i": identity}
                 ).scalar()
                 if stored is not None and stored != fingerprint and not trusted:
-                    raise LibraryError(f"package {identity}: key {fingerprint} is not the key {stored} that first brought it")
+                    raise LibraryError(
+                        f"package {identity}: key {fingerprint} is not the key {stored} that first brought it"
+                    )
                 if stored != fingerprint:
                     session.execute(
                         text("INSERT OR REPLACE INTO studio_package_keys VALUES (:i, :f, :k, :t)"),
@@ -738,6 +742,7 @@ class SkillRepository:
                     )
             touched.extend(item.skill.id for item in (*added, *replaced))
             touched.extend(trashed)
+            touched.removed.extend(trashed)
             for skill_id in dict.fromkeys(trashed):
                 self._trash(session, skill_id, now, message, action)
             if added:
@@ -746,7 +751,9 @@ class SkillRepository:
                 self._insert_new(session, pairs, now, message, action, "import", histories=histories)
             for item in replaced:
                 self._replace_one(session, item.skill, now, message, action)
-            extras_rows = [_extras_row(item.skill.id, item.extras) for item in (*added, *replaced) if item.extras is not None]
+            extras_rows = [
+                _extras_row(item.skill.id, item.extras) for item in (*added, *replaced) if item.extras is not None
+            ]
             if extras_rows:  # one executemany; an orphan row (its skill deleted by an engine) is replaced
                 session.execute(insert(SkillExtrasRow).prefix_with("OR REPLACE"), extras_rows)
 
@@ -836,10 +843,16 @@ class SkillRepository:
                 text("DELETE FROM studio_agent_writes WHERE agent_id = :a AND at <= :old"),
                 {"a": agent_id, "old": now - window},
             )
-            recent = connection.execute(
-                text("SELECT at FROM studio_agent_writes WHERE agent_id = :a AND at > :old AND at <= :now ORDER BY at"),
-                {"a": agent_id, "old": now - window, "now": now},
-            ).scalars().all()
+            recent = (
+                connection.execute(
+                    text(
+                        "SELECT at FROM studio_agent_writes WHERE agent_id = :a AND at > :old AND at <= :now ORDER BY at"
+                    ),
+                    {"a": agent_id, "old": now - window, "now": now},
+                )
+                .scalars()
+                .all()
+            )
             if len(recent) >= limit:
                 return float(window - (now - recent[0]))
             return int(
@@ -861,7 +874,8 @@ class SkillRepository:
                 select(ReviewDecisionRow).where(ReviewDecisionRow.skill_id == skill_id).order_by(ReviewDecisionRow.id)
             )
             return [
-                ReviewDecision(r.skill_id, r.state, r.reviewer, r.reviewer_kind, r.at, r.comment, r.revision) for r in rows
+                ReviewDecision(r.skill_id, r.state, r.reviewer, r.reviewer_kind, r.at, r.comment, r.revision)
+                for r in rows
             ]
 
     def last_approved_revision(self, skill_id: str) -> Revision | None:
@@ -881,11 +895,21 @@ class SkillRepository:
         with self.database.write() as session:
             session.execute(delete(RiskFindingRow).where(RiskFindingRow.skill_id == skill_id))
             rows = [
-                {"skill_id": skill_id, "position": position, "rule": f.rule, "severity": f.severity,
-                 "reason": f.reason, "field": f.field, "start": f.start, "end": f.end,
-                 "excerpt": f.excerpt, "version": version, "linted_at": now}
+                {
+                    "skill_id": skill_id,
+                    "position": position,
+                    "rule": f.rule,
+                    "severity": f.severity,
+                    "reason": f.reason,
+                    "field": f.field,
+                    "start": f.start,
+                    "end": f.end,
+                    "excerpt": f.excerpt,
+                    "version": version,
+                    "linted_at": now,
+                }
                 for position, f in enumerate(findings)
-            ]  # fmt: skip
+            ]
             if rows:
                 session.execute(insert(RiskFindingRow), rows)
 
@@ -919,13 +943,20 @@ class SkillRepository:
         else:
             session.execute(update(SkillMetaRow).where(SkillMetaRow.skill_id == skill_id).values(review_state=value))
 
-    def _add_decision(self, session: Session, skill_id: str, state: str, now: str, comment: str, revision: int | None) -> None:
+    def _add_decision(
+        self, session: Session, skill_id: str, state: str, now: str, comment: str, revision: int | None
+    ) -> None:
         session.add(
             ReviewDecisionRow(
-                skill_id=skill_id, state=state, reviewer=self.actor.id, reviewer_kind=self.actor.kind,
-                at=now, comment=comment, revision=revision,
+                skill_id=skill_id,
+                state=state,
+                reviewer=self.actor.id,
+                reviewer_kind=self.actor.kind,
+                at=now,
+                comment=comment,
+                revision=revision,
             )
-        )  # fmt: skip
+        )
         session.flush()
 
     def delete(self, skill_id: str, *, message: str = "") -> None:
@@ -938,6 +969,7 @@ class SkillRepository:
         now = utc_now()
         with self._write(action) as (session, touched):
             touched.extend(skill_ids)
+            touched.removed.extend(skill_ids)
             for skill_id in dict.fromkeys(skill_ids):
                 self._trash(session, skill_id, now, message, action)
         return len(skill_ids)
@@ -975,9 +1007,7 @@ class SkillRepository:
                 compositions=json.dumps([[p.skill_a, p.skill_b, p.success_count] for p in pairs]),
             )
         )
-        number = self._write_revision(
-            session, current, "delete", now, message, raw=None if current else snapshot
-        )
+        number = self._write_revision(session, current, "delete", now, message, raw=None if current else snapshot)
         for pair in pairs:
             session.delete(pair)
         if embedding is not None:
@@ -1006,7 +1036,9 @@ class SkillRepository:
             if snapshot["meta"] is not None:
                 session.execute(insert(SkillMetaRow).values(skill_id=skill_id, **snapshot["meta"]))
             if entry.embedding is not None:
-                session.add(SkillEmbeddingRow(skill_id=skill_id, embedding=entry.embedding, model_id=entry.embedding_model))
+                session.add(
+                    SkillEmbeddingRow(skill_id=skill_id, embedding=entry.embedding, model_id=entry.embedding_model)
+                )
             for skill_a, skill_b, count in json.loads(entry.compositions):
                 partner = skill_b if skill_a == skill_id else skill_a
                 if session.get(SkillRow, partner) is not None:  # partners may be gone meanwhile
@@ -1030,6 +1062,7 @@ class SkillRepository:
                 statement = statement.where(TrashRow.skill_id.in_(list(skill_ids)))
             doomed = list(session.scalars(statement))
             touched.extend(doomed)
+            touched.removed.extend(doomed)
             for chunk in _chunks(doomed):
                 for table, column in (
                     (TrashRow, TrashRow.skill_id),
@@ -1108,13 +1141,19 @@ class SkillRepository:
                         {"run": run_id, "id": inserted.inserted_primary_key[0]},  # type: ignore[attr-defined]
                     )
             if recompute is not None:
-                evidence = [_record(row) for row in session.scalars(
-                    select(VerificationRow).where(VerificationRow.skill_id == skill_id)
-                    .order_by(VerificationRow.recorded_at, VerificationRow.id)
-                )]  # fmt: skip
+                evidence = [
+                    _record(row)
+                    for row in session.scalars(
+                        select(VerificationRow)
+                        .where(VerificationRow.skill_id == skill_id)
+                        .order_by(VerificationRow.recorded_at, VerificationRow.id)
+                    )
+                ]
                 quality, action, message, details = recompute(current, evidence)
             session.execute(
-                update(SkillRow).where(SkillRow.id == skill_id).values(
+                update(SkillRow)
+                .where(SkillRow.id == skill_id)
+                .values(
                     verification_count=quality.verification_count,
                     success_rate=quality.success_rate,
                     average_rating=quality.average_rating,
@@ -1127,16 +1166,19 @@ class SkillRepository:
             stored = replace(current, quality=quality)  # quality columns do not bump the version
             number = self._write_revision(session, stored, action.removeprefix("skill."), now, message)
             self._audit(session, action, skill_id, number, now, dict(details or {}))
-        self.database.changes.emit(LibraryChange(action, (skill_id,), self.actor.id))
+        self.database.changes.emit(change(AuditAction(action), (skill_id,), self.actor.id))
         return stored
 
     @staticmethod
     def _run_evidence_stored(session: Session, run_id: str, skill_id: str) -> bool:
         """Whether run ``run_id``'s session for the skill is stored already (migration 7's key)."""
-        return session.execute(
-            text("SELECT 1 FROM studio_verifications WHERE run_id = :run AND skill_id = :skill LIMIT 1"),
-            {"run": run_id, "skill": skill_id},
-        ).first() is not None
+        return (
+            session.execute(
+                text("SELECT 1 FROM studio_verifications WHERE run_id = :run AND skill_id = :skill LIMIT 1"),
+                {"run": run_id, "skill": skill_id},
+            ).first()
+            is not None
+        )
 
     def set_embedding(self, skill_id: str, embedding: bytes, model_id: str) -> None:
         """Store the description's embedding (f32 array) as D057's skill_embeddings holds it.
@@ -1151,14 +1193,13 @@ class SkillRepository:
     # ============================================================================================
 
     @contextmanager
-    def _write(self, action: str) -> Iterator[tuple[Session, list[str]]]:
-        """A write transaction; the skill ids added to the list are announced once it commits."""
-        touched: list[str] = []
+    def _write(self, action: str) -> Iterator[tuple[Session, _Touched]]:
+        """A write transaction; the skills it touched are announced once it commits."""
+        touched = _Touched()
         with self.database.write() as session:
             yield session, touched
         if touched:
-            change = LibraryChange(action, tuple(dict.fromkeys(touched)), self.actor.id)
-            self.database.changes.emit(change)
+            self.database.changes.emit(change(AuditAction(action), touched, self.actor.id, removed=touched.removed))
 
     def _load(self, session: Session, skill_id: str, *, tolerate_invalid: bool = False) -> Skill | None:
         row = session.get(SkillRow, skill_id)
@@ -1186,7 +1227,12 @@ class SkillRepository:
         )
         if latest is None:
             self._write_revision(
-                session, current, "baseline", now, "state found in the library (written outside SkillStudio)", actor=EXTERNAL
+                session,
+                current,
+                "baseline",
+                now,
+                "state found in the library (written outside SkillStudio)",
+                actor=EXTERNAL,
             )
         elif latest.version != current.version:
             self._write_revision(session, current, "external", now, "changed outside SkillStudio", actor=EXTERNAL)
@@ -1203,18 +1249,21 @@ class SkillRepository:
         raw: dict[str, Any] | None = None,
     ) -> int:
         skill_id = skill.id if skill is not None else raw["row"]["id"]  # type: ignore[index]
-        number = (
-            session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill_id)) or 0
-        ) + 1
+        number = (session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill_id)) or 0) + 1
         if skill is not None:
             columns = _revision_columns(skill, number, action, actor or self.actor, now, message)
         else:  # an invalid stored row: keep its raw values
             version = session.get(SkillVersionRow, skill_id)
             columns = {
-                "skill_id": skill_id, "number": number, "version": version.version if version else 0,
-                "action": action, "author": (actor or self.actor).id, "created_at": now,
-                "message": message, "snapshot": json.dumps(raw, ensure_ascii=False),
-            }  # fmt: skip
+                "skill_id": skill_id,
+                "number": number,
+                "version": version.version if version else 0,
+                "action": action,
+                "author": (actor or self.actor).id,
+                "created_at": now,
+                "message": message,
+                "snapshot": json.dumps(raw, ensure_ascii=False),
+            }
         session.execute(insert(RevisionRow).values(columns))
         return number
 
@@ -1232,12 +1281,26 @@ class SkillRepository:
         }
 
     def _audit(
-        self, session: Session, action: str, skill_id: str | None, revision: int | None, now: str, details: dict[str, Any]
+        self,
+        session: Session,
+        action: str,
+        skill_id: str | None,
+        revision: int | None,
+        now: str,
+        details: dict[str, Any],
     ) -> None:
         session.execute(insert(AuditRow).values(self._audit_columns(action, skill_id, revision, now, details)))
 
 
 # --- row <-> model --------------------------------------------------------------------------------
+
+
+class _Touched(list[str]):
+    """The skill ids a write touched, in order; ``removed``: those that left the library."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.removed: list[str] = []
 
 
 def _skill_columns(skill: Skill) -> dict[str, Any]:
@@ -1276,13 +1339,16 @@ def _meta_columns(skill: Skill) -> dict[str, Any]:
     }
 
 
-def _row_document(
-    row: SkillRow, meta: SkillMetaRow | None, version: int, partners: list[str]
-) -> dict[str, Any]:
+def _row_document(row: SkillRow, meta: SkillMetaRow | None, version: int, partners: list[str]) -> dict[str, Any]:
     """The flat document :func:`parse_skill` reads, from a row as any writer left it."""
     document: dict[str, Any] = {column: getattr(row, column) for column in D057_SKILL_COLUMNS}
     # D057's columns with defaults but no NOT NULL: NULL means the default.
-    for column, default in (("verification_count", 0), ("success_rate", 0.0), ("use_count", 0), ("confidence", "tentative")):
+    for column, default in (
+        ("verification_count", 0),
+        ("success_rate", 0.0),
+        ("use_count", 0),
+        ("confidence", "tentative"),
+    ):
         if document[column] is None:
             document[column] = default
     document["version"] = version
@@ -1340,9 +1406,10 @@ def _parse_row(skill_id: str, document: dict[str, Any]) -> Skill:
         skill = parse_skill(document)
     except ValidationError as error:
         issues = [
-            issue for issue in error.issues
+            issue
+            for issue in error.issues
             if not any(issue.path == c or issue.path.startswith((f"{c}.", f"{c}[")) for c in deep)
-        ]  # fmt: skip
+        ]
         raise InvalidStoredSkill(skill_id, ValidationError([*map(_deep_issue, deep), *issues])) from None
     except RecursionError:  # belt and braces: nothing above should recurse this far
         issue = Issue("", f"nested deeper than {MAX_ROW_JSON_DEPTH} levels somewhere; not read")
@@ -1353,11 +1420,23 @@ def _parse_row(skill_id: str, document: dict[str, Any]) -> Skill:
 
 
 _SUMMARY_COLUMNS = (
-    SkillRow.id, SkillRow.name, SkillRow.domain, SkillRow.game_module, SkillRow.confidence,
-    SkillRow.success_rate, SkillRow.verification_count, SkillRow.average_rating, SkillRow.use_count,
-    SkillRow.source, SkillMetaRow.created_by, SkillRow.created_at, SkillRow.last_verified,
-    SkillRow.last_used, SkillRow.tags, SkillMetaRow.review_state,
-)  # fmt: skip
+    SkillRow.id,
+    SkillRow.name,
+    SkillRow.domain,
+    SkillRow.game_module,
+    SkillRow.confidence,
+    SkillRow.success_rate,
+    SkillRow.verification_count,
+    SkillRow.average_rating,
+    SkillRow.use_count,
+    SkillRow.source,
+    SkillMetaRow.created_by,
+    SkillRow.created_at,
+    SkillRow.last_verified,
+    SkillRow.last_used,
+    SkillRow.tags,
+    SkillMetaRow.review_state,
+)
 
 
 _U32_MAX = 2**32 - 1
@@ -1371,8 +1450,11 @@ def _summary(row: Any) -> SkillSummary:
     rate, count, rating, uses = row.success_rate, row.verification_count, row.average_rating, row.use_count
     if (  # the fast path, for rows as SkillStudio (or a well-behaved engine) writes them
         tags_problem is None
-        and type(row.name) is str and type(row.domain) is str and type(row.game_module) is str
-        and type(row.source) is str and type(row.created_at) is str
+        and type(row.name) is str
+        and type(row.domain) is str
+        and type(row.game_module) is str
+        and type(row.source) is str
+        and type(row.created_at) is str
         and (row.confidence is None or row.confidence in _CONFIDENCES)
         and (rate is None or (type(rate) is float and 0.0 <= rate <= 1.0))
         and (rating is None or (type(rating) is float and 1.0 <= rating <= 5.0))
@@ -1382,15 +1464,25 @@ def _summary(row: Any) -> SkillSummary:
             value is None or type(value) is str
             for value in (row.created_by, row.last_verified, row.last_used, row.review_state)
         )
-    ):  # fmt: skip
+    ):
         return SkillSummary(
-            id=row.id, name=row.name, domain=row.domain, game_module=row.game_module,
-            confidence=row.confidence or "tentative", success_rate=rate, verification_count=count,
-            average_rating=rating, use_count=uses, source=row.source,
-            created_by=row.created_by or "unknown", created_at=row.created_at,
-            last_verified=row.last_verified, last_used=row.last_used, tags=tags,
+            id=row.id,
+            name=row.name,
+            domain=row.domain,
+            game_module=row.game_module,
+            confidence=row.confidence or "tentative",
+            success_rate=rate,
+            verification_count=count,
+            average_rating=rating,
+            use_count=uses,
+            source=row.source,
+            created_by=row.created_by or "unknown",
+            created_at=row.created_at,
+            last_verified=row.last_verified,
+            last_used=row.last_used,
+            tags=tags,
             review_state=row.review_state,
-        )  # fmt: skip
+        )
     return _checked_summary(row, tags, tags_problem)
 
 
@@ -1489,9 +1581,7 @@ def _extras_row(skill_id: str, extras: SkillExtras) -> dict[str, Any]:
     }
 
 
-def _revision_columns(
-    skill: Skill, number: int, action: str, actor: Actor, now: str, message: str
-) -> dict[str, Any]:
+def _revision_columns(skill: Skill, number: int, action: str, actor: Actor, now: str, message: str) -> dict[str, Any]:
     return {
         "skill_id": skill.id,
         "number": number,
@@ -1506,16 +1596,28 @@ def _revision_columns(
 
 def _revision(row: RevisionRow) -> Revision:
     return Revision(
-        row.skill_id, row.number, row.version, row.action, row.author, row.created_at, row.message,
+        row.skill_id,
+        row.number,
+        row.version,
+        row.action,
+        row.author,
+        row.created_at,
+        row.message,
         json.loads(row.snapshot),
-    )  # fmt: skip
+    )
 
 
 def _audit_entry(row: AuditRow) -> AuditEntry:
     return AuditEntry(
-        row.id, row.at, row.actor, row.actor_kind, row.action, row.skill_id, row.revision,
+        row.id,
+        row.at,
+        row.actor,
+        row.actor_kind,
+        row.action,
+        row.skill_id,
+        row.revision,
         json.loads(row.details or "{}"),
-    )  # fmt: skip
+    )
 
 
 def _verification_columns(skill: Skill, record: VerificationRecord) -> dict[str, Any]:
@@ -1527,9 +1629,19 @@ def _verification_columns(skill: Skill, record: VerificationRecord) -> dict[str,
 
 def _record(row: VerificationRow) -> VerificationRecord:
     return VerificationRecord(
-        row.recorded_at, EvidenceKind(row.kind), row.wins, row.losses, row.draws, row.errors,
-        row.opponent, row.rating, row.rated, row.engine_version, row.body_hash, row.note,
-    )  # fmt: skip
+        row.recorded_at,
+        EvidenceKind(row.kind),
+        row.wins,
+        row.losses,
+        row.draws,
+        row.errors,
+        row.opponent,
+        row.rating,
+        row.rated,
+        row.engine_version,
+        row.body_hash,
+        row.note,
+    )
 
 
 def _changed_fields(before: Skill, after: Skill) -> list[str]:
@@ -1577,7 +1689,9 @@ def _check_partners(session: Session, skills: Sequence[Skill]) -> None:
             raise InvalidSkillData(issues, context=f"skill {skill.id!r}")
 
 
-def _new_compositions(session: Session, skills: Sequence[Skill], *, check_existing: bool = True) -> list[dict[str, Any]]:
+def _new_compositions(
+    session: Session, skills: Sequence[Skill], *, check_existing: bool = True
+) -> list[dict[str, Any]]:
     seen: set[frozenset[str]] = set()
     rows = []
     for skill in skills:
@@ -1653,8 +1767,8 @@ __all__ = [
     "ImportItem",
     "LibraryStats",
     "Revision",
-    "SkillRepository",
     "SkillExtras",
+    "SkillRepository",
     "SkillSummary",
     "TrashEntry",
     "body_hash",
