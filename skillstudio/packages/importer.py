@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 from skillstudio.model import Quality, Skill, Source, SourceKind, skill_to_document
@@ -48,6 +49,7 @@ from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
 
 Mode = Literal["merge", "replace"]
+Action = Literal["add", "update", "skip", "conflict", "trash"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class Incoming:
 
 @dataclass(frozen=True)
 class PlannedSkill:
-    action: Literal["add", "update", "skip", "conflict", "trash"]
+    action: Action
     skill_id: str
     name: str
     entry: str
@@ -168,6 +170,10 @@ def _content(skill: Skill, partners: set[str] | None = None) -> dict:
 _FROM_INCOMING: Any = object()
 
 
+def _planned(skill: Skill, entry: str, action: Action, reason: str = "") -> PlannedSkill:
+    return PlannedSkill(action, skill.id, skill.name, entry, reason)
+
+
 def plan_import(
     repository: SkillRepository,
     incoming: Sequence[Incoming],
@@ -228,7 +234,7 @@ def plan_import(
             plan.warnings.append(f"{item.entry}: {warning}")
         closure = (set(skill.composable_with) | linked_from.get(skill.id, set())) - {skill.id}
         plan.warnings.extend(w if w.startswith(f"{item.entry}:") else f"{item.entry}: {w}" for w in item.warnings)
-        step = lambda action, reason="": PlannedSkill(action, skill.id, skill.name, item.entry, reason)
+        step = partial(_planned, skill, item.entry)
         if skill.id not in present:
             if skill.id in in_trash:
                 plan.steps.append(step("skip", "in the trash: restore it or empty the trash first"))

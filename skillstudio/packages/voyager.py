@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from functools import partial
 from pathlib import Path
 
 from skillstudio.model import Domain, Issue, Skill, ValidationError, parse_skill, utc_now
@@ -44,6 +45,24 @@ def _read_text(path: Path, where: str) -> str | None:
     if size > MAX_FILE:
         raise refuse(where, f"is {size} bytes, at most {MAX_FILE}")
     return decode_utf8(path.read_bytes(), where)
+
+
+def _version_skill(
+    code: str, description: str, *, skill_id: str, base: str, created_at: str, domain: Domain, game_module: str
+) -> Skill:
+    text = description.strip()
+    return parse_skill(
+        {
+            "id": skill_id,
+            "domain": domain.value,
+            "name": base,
+            "description": text.splitlines()[0][:2000] if text else f"Voyager skill {base}",
+            "created_at": created_at,
+            "tags": ["voyager"],
+            "provenance": {"source": "llm_discovered", "game_module": game_module},
+            "body": {"Instructions": {"instructions": f"{text}\n\n```javascript\n{code.rstrip()}\n```\n".lstrip()}},
+        }
+    )
 
 
 def read_voyager(
@@ -89,7 +108,6 @@ def read_voyager(
     for base, by_number in sorted(versions.items()):
         latest = max(by_number)
         name, code, description = by_number[latest]
-        summary = description.strip().splitlines()[0][:2000] if description.strip() else f"Voyager skill {base}"
         instructions = f"{description.strip()}\n\n```javascript\n{code.rstrip()}\n```\n".lstrip()
         if len(instructions) > MAX_LONG_TEXT:
             issues.append(Issue(f"code/{name}.js", f"longer than {MAX_LONG_TEXT} characters"))
@@ -97,32 +115,18 @@ def read_voyager(
         older = sorted(n for n in by_number if n != latest)
         files = {f"versions/{by_number[n][0]}.js": {"text": by_number[n][1]} for n in older}
         warnings = (f"{base}: folded {', '.join(by_number[n][0] for n in older)} into {name}",) if older else ()
-        skill_id = str(uuid.uuid5(NAMESPACE, f"voyager:{base}"))
-        created_at = utc_now()
-
-        def version_skill(number: int) -> Skill:
-            version_name, version_code, version_description = by_number[number]
-            text = version_description.strip()
-            return parse_skill(
-                {
-                    "id": skill_id,
-                    "domain": domain.value,
-                    "name": base,
-                    "description": text.splitlines()[0][:2000] if text else f"Voyager skill {base}",
-                    "created_at": created_at,
-                    "tags": ["voyager"],
-                    "provenance": {"source": "llm_discovered", "game_module": game_module},
-                    "body": {
-                        "Instructions": {
-                            "instructions": f"{text}\n\n```javascript\n{version_code.rstrip()}\n```\n".lstrip()
-                        }
-                    },
-                }
-            )
-
+        # every version is a revision of the same skill: one id and one creation time
+        version_skill = partial(
+            _version_skill,
+            skill_id=str(uuid.uuid5(NAMESPACE, f"voyager:{base}")),
+            base=base,
+            created_at=utc_now(),
+            domain=domain,
+            game_module=game_module,
+        )
         try:
-            skill = version_skill(latest)
-            history = tuple(version_skill(number) for number in older)
+            skill = version_skill(code, description)
+            history = tuple(version_skill(old_code, old_text) for _, old_code, old_text in (by_number[n] for n in older))
         except ValidationError as error:
             issues.extend(Issue(f"skills.json[{name!r}].{i.path}", i.message) for i in error.issues)
             continue
