@@ -212,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             env=env,
             cwd=root,
             timeout=1800,
+            check=False,  # a failed child is reported with its stderr below
         )
         if done.returncode != 0:
             print(done.stderr[-3000:])

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ def _percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def _library(path: Path, count: int) -> list[str]:
@@ -119,7 +120,7 @@ def _one_batch(
     elapsed = (ended[0] if ended else time.perf_counter()) - started
     window.close()
     window.repository.database.close()
-    gaps = [(b - a) * 1000 for a, b in zip(ticks, ticks[1:])]
+    gaps = [(b - a) * 1000 for a, b in pairwise(ticks)]
     worst_index = max(range(len(gaps)), key=gaps.__getitem__) if gaps else 0
     worst_at = round(ticks[worst_index] - started, 3) if gaps else None
     stalls = [max(0.0, gap - TICK_MS) for gap in gaps]

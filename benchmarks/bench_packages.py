@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from benchmarks.synthetic import DEFAULT_SEED, generate_skills
 from skillstudio.model import ReviewState
 from skillstudio.packages.export import load_selection
 from skillstudio.packages.icpkg import PackageMeta, export_package, read_package
-from skillstudio.packages.importer import apply_plan, incoming_from_package, plan_import
+from skillstudio.packages.importer import ImportPlan, apply_plan, incoming_from_package, plan_import
 from skillstudio.packages.privacy import redact_skill
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository
 
@@ -50,6 +51,16 @@ def _timed(action: Callable[[], Any], repeats: int) -> tuple[list[float], Any]:
         result = action()
         samples.append(time.perf_counter() - start)
     return samples, result
+
+
+def _summary(samples: list[float]) -> dict[str, Any]:
+    return {"median_s": statistics.median(samples), "min_s": min(samples), "samples_s": samples}
+
+
+def _import_file(repository: SkillRepository, path: Path) -> ImportPlan:
+    package = read_package(path)
+    incoming, origin = incoming_from_package(package)
+    return apply_plan(repository, plan_import(repository, incoming, origin=origin, source=path.name))
 
 
 def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]:
@@ -83,20 +94,13 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         with Database(target, create=True) as database:
             repository = SkillRepository(database, ACTOR)
 
-            def do_import() -> Any:
-                package = read_package(package_path)
-                incoming, origin = incoming_from_package(package)
-                return apply_plan(
-                    repository, plan_import(repository, incoming, origin=origin, source=package_path.name)
-                )
-
+            do_import = partial(_import_file, repository, package_path)
             samples, plan = _timed(do_import, 1)
             import_samples += samples
             added = plan.count("add")
             samples, plan = _timed(do_import, 1)
             reimport_samples += samples
             skipped = plan.count("skip")
-    summary = lambda samples: {"median_s": statistics.median(samples), "min_s": min(samples), "samples_s": samples}  # noqa: E731
     return {
         "size": size,
         "package_bytes": len(data),
@@ -106,10 +110,10 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         "rejected_left_out": rejected,
         "added": added,
         "skipped_on_reimport": skipped,
-        "export": summary(export_samples),
-        "read": summary(read_samples),
-        "import": summary(import_samples),
-        "reimport": summary(reimport_samples),
+        "export": _summary(export_samples),
+        "read": _summary(read_samples),
+        "import": _summary(import_samples),
+        "reimport": _summary(reimport_samples),
     }
 
 

@@ -395,7 +395,7 @@ def environment() -> dict[str, Any]:
 
 def _git(*args: str) -> str | None:
     try:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -452,8 +452,10 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
     config, env = first["config"], first["environment"]
     sizes = ", ".join(f"{r['size']:,}" for r in reports)
     lines = [
-        f"SkillStudio store benchmark: sizes {sizes} skills; "
-        f"{config['repeats']} repeats after {config['warmups']} warmups; seed {config['seed']}",
+        (
+            f"SkillStudio store benchmark: sizes {sizes} skills; "
+            f"{config['repeats']} repeats after {config['warmups']} warmups; seed {config['seed']}"
+        ),
         f"Python {env['python']}, SQLite {env['sqlite']}, SQLAlchemy {env['sqlalchemy']}, "
         f"{env['platform']}, {env['cpus']} CPUs, commit {env['commit']}"
         + (" (skillstudio/ modified)" if env["store_modified"] else ""),
@@ -518,7 +520,9 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
     label_width = max(len(label) for label, _ in rows)
     widths = [max(len(cells[i]) for _, cells in rows) for i in range(len(reports))]
     for label, cells in rows:
-        line = label.ljust(label_width) + "  " + " | ".join(cell.ljust(w) for cell, w in zip(cells, widths))
+        line = (
+            label.ljust(label_width) + "  " + " | ".join(cell.ljust(w) for cell, w in zip(cells, widths, strict=True))
+        )
         lines.append(line.rstrip())
     return "\n".join(lines)
 

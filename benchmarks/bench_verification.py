@@ -179,12 +179,16 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
 
 def render(report: dict[str, Any]) -> str:
     lines = [
-        f"Verification of every playable AI skill of a {report['library_skills']:,}-skill library: "
-        f"{report['verified_skills']} skills ({report['ai_skills']} AI) x {report['games_per_skill']} games vs "
-        f"{report['opponent']}, {report['chunk_games']} games per chunk, {report['environment']['cpus']} CPUs "
-        f"(2 CPU-bound processes run {report['environment']['parallel_speedup_2_processes']:.2f}x as fast as one)",
-        f"{'executor':<16} {'games':>7} {'seconds':>8} {'games/s':>8} {'skills/s':>8} {'startup s':>9} "
-        f"{'W':>6} {'L':>6} {'D':>5} {'E':>5}",
+        (
+            f"Verification of every playable AI skill of a {report['library_skills']:,}-skill library: "
+            f"{report['verified_skills']} skills ({report['ai_skills']} AI) x {report['games_per_skill']} games vs "
+            f"{report['opponent']}, {report['chunk_games']} games per chunk, {report['environment']['cpus']} CPUs "
+            f"(2 CPU-bound processes run {report['environment']['parallel_speedup_2_processes']:.2f}x as fast as one)"
+        ),
+        (
+            f"{'executor':<16} {'games':>7} {'seconds':>8} {'games/s':>8} {'skills/s':>8} {'startup s':>9} "
+            f"{'W':>6} {'L':>6} {'D':>5} {'E':>5}"
+        ),
     ]
     for r in report["runs"]:
         lines.append(

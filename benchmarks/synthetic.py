@@ -1068,7 +1068,7 @@ class _Generator:
         units = self.units[module].distinct(rng, parts)
         shares = sorted((rng.randint(5, 60) for _ in units), reverse=True)
         total = sum(shares) or 1
-        return tuple((unit, max(1, round(100 * share / total))) for unit, share in zip(units, shares))
+        return tuple((unit, max(1, round(100 * share / total))) for unit, share in zip(units, shares, strict=True))
 
     def _strategic_pattern(self, module: str, prose_chars: int) -> StrategicPattern:
         rng = self.rng
