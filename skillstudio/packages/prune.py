@@ -43,7 +43,7 @@ def _time(text: str | None) -> datetime | None:
     if not text:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+        return datetime.fromisoformat(text).astimezone(UTC)
     except ValueError:
         return None
 
@@ -130,13 +130,8 @@ def prune_candidates(
 def plan_prune(
     repository: SkillRepository, *, max_size: int | None = None, now: datetime | None = None
 ) -> list[PruneCandidate]:
-    ids = repository.query(SkillQuery()).ids
-    skills = []
-    for skill_id in ids:
-        try:
-            skills.append(repository.get(skill_id))
-        except Exception:  # an invalid row an engine wrote is not ours to prune
-            continue
+    # an invalid row an engine wrote is not ours to prune
+    skills, _invalid = repository.get_many_valid(repository.query(SkillQuery()).ids)
     return prune_candidates(skills, now=now, max_size=max_size)
 
 
