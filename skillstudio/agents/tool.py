@@ -19,6 +19,7 @@ prompt budget.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -380,10 +381,8 @@ class AgentSkillTool:
         try:
             return store()
         except BaseException as error:
-            try:
+            with contextlib.suppress(LibraryError):  # the lock again: the slot stays taken, at worst one write too few
                 self.repository.release_agent_write_slot(slot)
-            except LibraryError:  # the lock again: the slot stays taken, at worst one write too few
-                pass
             if isinstance(error, StorageError) and _is_busy(error):
                 raise _busy(error) from None
             raise

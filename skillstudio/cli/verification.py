@@ -214,7 +214,7 @@ def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: l
     except (LibraryError, VerificationError, ExecutorError):
         progress.done()
         raise
-    except Exception as error:  # an executor or cluster failure: the games so far are stored
+    except Exception as error:  # noqa: BLE001 - an executor or cluster failure: the games so far are stored
         progress.done()
         print(
             f"skillstudio: run {run_id} failed ({type(error).__name__}: {error}); "
@@ -421,11 +421,11 @@ def _runs(args: argparse.Namespace, database: Database) -> int:
     lines = [
         f"{'RUN':<12}  {'KIND':<10}  {'STATUS':<9}  {'STARTED':<24}  {'SKILLS':>6}  {'GAMES':>11}  OPPONENT / EXECUTOR"
     ]
-    for r in runs:
-        lines.append(
-            f"{r.id:<12}  {r.kind:<10}  {r.status:<9}  {r.started_at:<24}  {r.skills:>6}  "
-            f"{f'{r.games_recorded}/{r.games_asked}':>11}  {r.opponent} / {r.executor}"
-        )
+    lines.extend(
+        f"{r.id:<12}  {r.kind:<10}  {r.status:<9}  {r.started_at:<24}  {r.skills:>6}  "
+        f"{f'{r.games_recorded}/{r.games_asked}':>11}  {r.opponent} / {r.executor}"
+        for r in runs
+    )
     lines.append(f"{len(runs)} runs")
     print("\n".join(lines))
     return EXIT_OK

@@ -158,7 +158,7 @@ class MatchConfig:
 
     @property
     def steps(self) -> int:
-        return int(round(self.time_limit_s / self.step_s))
+        return round(self.time_limit_s / self.step_s)
 
 
 @dataclass(frozen=True)

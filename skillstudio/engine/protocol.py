@@ -12,6 +12,7 @@ left. Only an engine speaking another protocol version stops a batch, with
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import queue
@@ -232,10 +233,8 @@ class _Pipe:
         except (BrokenPipeError, OSError, ValueError):
             pass  # the engine exited or closed its stdin; its output tells what happened
         finally:
-            try:
+            with contextlib.suppress(BrokenPipeError, OSError):
                 stdin.close()
-            except (BrokenPipeError, OSError):
-                pass
 
     def _read_stdout(self) -> None:
         stdout = self.process.stdout
@@ -302,10 +301,8 @@ class _Pipe:
                     self.process.kill()
             except (ProcessLookupError, PermissionError, OSError):
                 pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # pragma: no cover - a process that survives SIGKILL
             self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL
-            pass
 
     def close(self, grace_s: float) -> int | None:
         """Wait a little for a normal exit, then kill the process group; returns the exit code.
@@ -314,10 +311,8 @@ class _Pipe:
         (if something outside the process group still holds it open), and closing a buffered
         pipe under a blocked reader deadlocks. The daemon readers close them at end of file.
         """
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            pass
         self.kill()
         return self.process.returncode
 

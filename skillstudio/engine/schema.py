@@ -134,9 +134,7 @@ def _validate(value: Any, schema: dict[str, Any], path: str, issues: list[Issue]
                 if len(issues) > 20:
                     return
     if isinstance(value, dict):
-        for key in schema.get("required", []):
-            if key not in value:
-                issues.append(Issue(join_path(path, key), "missing"))
+        issues.extend(Issue(join_path(path, key), "missing") for key in schema.get("required", []) if key not in value)
         properties = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
         for key, item in value.items():

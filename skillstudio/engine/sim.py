@@ -341,7 +341,7 @@ def _simulate_block(
     U, Cm = len(cm.units), cm.n_mobile_classes
     dt, steps = match.step_s, match.steps
     samples = match.timeline_samples
-    sample_steps = np.array([int(round(out.timeline_t[k] / dt)) - 1 for k in range(samples)])
+    sample_steps = np.array([round(out.timeline_t[k] / dt) - 1 for k in range(samples)])
     sample_index = {int(step): k for k, step in enumerate(sample_steps)}
     g = _Games()
     g.rows = np.arange(G)  # block row -> game (rows shrink when finished games are dropped)
@@ -389,7 +389,7 @@ def _simulate_block(
     g.expand_at = np.where(expansion >= 10, 900.0 - 7.0 * expansion, np.inf) * jitter(S_EXPAND, 0.15)
     g.adapt_at = np.where(attr("adaptation") > 0, attr("adaptation_time_s"), np.inf) * jitter(S_ADAPT, 0.2)
     g.form = attr("combat_efficiency") * jitter(S_FORM, combat.form)  # how well each side plays this game
-    period = max(1, int(round(combat.luck_period_s / dt)))
+    period = max(1, round(combat.luck_period_s / dt))
     periods = np.arange((steps + period - 1) // period, dtype=np.uint64)[:, None]
     g.luck = (
         1.0 + combat.luck * np.stack([rng.symmetric(side_seeds[s], S_LUCK + 32 * s, periods) for s in (0, 1)], axis=1)

@@ -38,7 +38,8 @@ class SpelledEnum(StrEnum):
         if isinstance(raw, cls):
             return raw
         if not isinstance(raw, str):
-            raise ValueError(f"expected one of {cls.choices()}, got {type(raw).__name__}")
+            # ValueError, not TypeError: Checker.enum turns it into an issue for any value a file holds
+            raise ValueError(f"expected one of {cls.choices()}, got {type(raw).__name__}")  # noqa: TRY004
         folded = _fold(raw)
         for member in cls:
             if folded in (_fold(member.value), _fold(member.serde)):

@@ -298,7 +298,7 @@ def read_package(source: str | Path | bytes, *, progress: Callable[[int, int], N
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as error:
         raise refuse(label, f"is not a valid ZIP archive ({error})") from None
-    except Exception as error:  # zipfile raises odd errors on mangled directories
+    except Exception as error:  # noqa: BLE001 - zipfile raises odd errors on mangled directories
         raise refuse(label, f"is not a valid ZIP archive ({type(error).__name__})") from None
     with archive:
         return _read_archive(archive, label, progress)
@@ -372,10 +372,14 @@ def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int,
 
     others = {name for name in contents if name != manifest_name}
     if listed is not None:
-        for name in sorted(others - set(listed)):
-            issues.append(Issue(name, f"is not listed in {manifest_name} files (unlisted entry)"))
-        for name in sorted(set(listed) - others):
-            issues.append(Issue(in_file(manifest_name, f"package.files.{name}"), "listed but missing from the archive"))
+        issues.extend(
+            Issue(name, f"is not listed in {manifest_name} files (unlisted entry)")
+            for name in sorted(others - set(listed))
+        )
+        issues.extend(
+            Issue(in_file(manifest_name, f"package.files.{name}"), "listed but missing from the archive")
+            for name in sorted(set(listed) - others)
+        )
         for name in sorted(others & set(listed)):
             sha, size = listed[name]
             if len(contents[name]) != size:
@@ -385,9 +389,11 @@ def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int,
     known = re.compile(
         r"^(?:skills/[^/]+\.json|extras/[^/]+\.json|README(?:\.md)?|CHANGELOG(?:\.md)?|preview\.png|LICENSE(?:\.\w+)?|assets/.+|resource\.yaml|mod\.toml)$"
     )
-    for name in sorted(others):
-        if not known.match(name):
-            issues.append(Issue(name, "is not a file a skill library package may hold"))
+    issues.extend(
+        Issue(name, "is not a file a skill library package may hold")
+        for name in sorted(others)
+        if not known.match(name)
+    )
     if issues:
         raise PackageError(issues, context=f"{label} refused")
 

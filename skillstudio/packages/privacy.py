@@ -125,10 +125,10 @@ def local_user_names() -> tuple[str, ...]:
 
 @lru_cache(maxsize=16)
 def _patterns(user_names: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
-    patterns = list(_PATTERNS)
-    for name in user_names:
-        patterns.append(("user_name", re.compile(rf"(?i)(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])")))
-    return patterns
+    return [
+        *_PATTERNS,
+        *(("user_name", re.compile(rf"(?i)(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])")) for name in user_names),
+    ]
 
 
 @lru_cache(maxsize=16)
@@ -162,8 +162,7 @@ def scan_document(document: dict[str, Any], skill_id: str, user_names: tuple[str
         for kind, pattern, markers in rules:
             if not any(marker in lowered for marker in markers):
                 continue
-            for match in pattern.finditer(text):
-                findings.append(Finding(skill_id, path, kind, match.group(0).strip()))
+            findings.extend(Finding(skill_id, path, kind, match.group(0).strip()) for match in pattern.finditer(text))
     return findings
 
 

@@ -63,7 +63,7 @@ def read_source(
     if fmt == "skill-md":
         from skillstudio.packages.skill_md import read_skill_tree
 
-        incoming, origin, found = read_skill_tree(path, strict=strict, domain=domain, game_module=game_module)
+        incoming, origin, _found = read_skill_tree(path, strict=strict, domain=domain, game_module=game_module)
         return Source(path.name, fmt, origin, incoming)
     if fmt == "json":
         from skillstudio.packages.json_library import read_json_library

@@ -126,7 +126,9 @@ def read_voyager(
         )
         try:
             skill = version_skill(code, description)
-            history = tuple(version_skill(old_code, old_text) for _, old_code, old_text in (by_number[n] for n in older))
+            history = tuple(
+                version_skill(old_code, old_text) for _, old_code, old_text in (by_number[n] for n in older)
+            )
         except ValidationError as error:
             issues.extend(Issue(f"skills.json[{name!r}].{i.path}", i.message) for i in error.issues)
             continue

@@ -66,8 +66,10 @@ def embed_library(
         described = [(item, next(rows)) for item in chunk if item.needs_description]
         labelled = [(item, next(rows)) for item in chunk if item.needs_label]
         unusable = {item.skill_id for item, vector in [*described, *labelled] if not _usable(vector)}
-        for skill_id in sorted(unusable):
-            skipped.append((skill_id, "the provider answered an unusable vector (NaN, infinity or zeros)"))
+        skipped.extend(
+            (skill_id, "the provider answered an unusable vector (NaN, infinity or zeros)")
+            for skill_id in sorted(unusable)
+        )
         items = [
             (item.skill_id, encode_vector(vector), description_hash(item.description))
             for item, vector in described

@@ -429,10 +429,7 @@ class Linter:
         )
         with self.repository.database.read() as session:
             ids = list(session.scalars(sql.bindparams(match=match, id=skill.id, limit=limit)))
-        out = []
-        for other in self.repository.get_many(ids):
-            out.append(other)
-        return out
+        return self.repository.get_many(ids)
 
 
 # --- what a regex rule matches: the text, and its normalised view ---------------------------------
@@ -497,6 +494,7 @@ _LOOKALIKES = dict(
     zip(
         "аеорсухіјѕһԁԛԝАВЕКМНОРСТХУІЈЅαονρικυτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
         "aeopcyxijshdqwABEKMHOPCTXYIJSaovpikutABEZHIKMNOPTYX",
+        strict=True,
     )
 )
 _LOOKALIKE = re.compile(f"(?<=[A-Za-z])[{''.join(_LOOKALIKES)}]+|[{''.join(_LOOKALIKES)}]+(?=[A-Za-z])")

@@ -67,7 +67,7 @@ def _latest_change(repository: SkillRepository, ids: Sequence[str]) -> dict[str,
                 .where(RevisionRow.skill_id.in_(chunk), RevisionRow.action != "review")
                 .group_by(RevisionRow.skill_id)
             )
-            out.update({skill_id: at for skill_id, at in rows})
+            out.update(rows.all())  # not the Result itself: it has keys(), so update would read it as a mapping
     return out
 
 

@@ -176,15 +176,13 @@ def validate_pattern(pattern: EncounterPattern, game_module: str) -> list[Findin
                 )
             )
             continue
-        for name in scene.values:
-            if name not in template.parameters:
-                findings.append(
-                    Finding(
-                        "warning",
-                        f"{where}.{name}",
-                        f"not a parameter of {scene.template} ({', '.join(template.parameters)})",
-                    )
-                )
+        findings.extend(
+            Finding(
+                "warning", f"{where}.{name}", f"not a parameter of {scene.template} ({', '.join(template.parameters)})"
+            )
+            for name in scene.values
+            if name not in template.parameters
+        )
         for name, schema in template.parameters.items():
             path = f"{where}.{name}"
             if name not in scene.values or scene.values[name] is None:

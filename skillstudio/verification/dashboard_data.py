@@ -116,7 +116,10 @@ def _ids_of(query: SkillQuery) -> Any:
     return build_select(plain).order_by(None).scalar_subquery()
 
 
-def tier_distribution(repository: SkillRepository, query: SkillQuery = SkillQuery()) -> list[TierGroup]:
+def tier_distribution(
+    repository: SkillRepository,
+    query: SkillQuery = SkillQuery(),  # noqa: B008 - frozen, so one shared default is safe
+) -> list[TierGroup]:
     """Skills matching ``query`` per (domain, game module), counted per tier; a NULL tier is
     D057's default, tentative."""
     tier = func.coalesce(SkillRow.confidence, Confidence.TENTATIVE.value)
@@ -135,7 +138,9 @@ def tier_distribution(repository: SkillRepository, query: SkillQuery = SkillQuer
 
 
 def success_rate_histogram(
-    repository: SkillRepository, query: SkillQuery = SkillQuery(), bins: int = HISTOGRAM_BINS
+    repository: SkillRepository,
+    query: SkillQuery = SkillQuery(),  # noqa: B008 - frozen, so one shared default is safe
+    bins: int = HISTOGRAM_BINS,
 ) -> Histogram:
     """Success rates of the skills matching ``query`` that have decided games, in ``bins``
     equal bins over [0, 1] (the last bin includes 100%)."""
@@ -246,7 +251,7 @@ def snapshot(
 ) -> Snapshot:
     """Everything the dashboard shows for a browser filter and selection, in one call."""
     series = []
-    shown = [skill_id for skill_id in selected][:max_skills]
+    shown = list(selected)[:max_skills]
     for skill_id in shown:
         try:
             skill = repository.get(skill_id)

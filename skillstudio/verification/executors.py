@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from skillstudio.model import Skill
 from skillstudio.store.runs import GameRow
@@ -164,7 +164,7 @@ class Executor:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> Executor:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

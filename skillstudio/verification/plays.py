@@ -123,7 +123,7 @@ def read_plays(path: str | Path, repository: SkillRepository) -> list[Play]:
             except SkillNotFound:
                 check.fail(f"{where}.skill_id", f"no skill {skill_ref!r} in the library")
                 continue
-            except Exception as error:  # ambiguous prefix and the like
+            except Exception as error:  # noqa: BLE001 - untrusted text: an invalid row, or one the driver cannot encode
                 check.fail(f"{where}.skill_id", str(error))
                 continue
             if skill.domain is not Domain.CONTENT_GENERATION:

@@ -14,6 +14,7 @@ counts; ``SkillRepository.set_quality`` stores it with a revision and an audit e
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import Counter
@@ -200,10 +201,8 @@ def run_verification(
         yield from _run_claimed(database, store, run_id, executor, policy, cancel, actor, heartbeat)
     finally:
         heartbeat.stop()
-        try:
+        with contextlib.suppress(LibraryError):  # the file is busy or gone: the claim goes stale with this process
             store.release(claim)
-        except LibraryError:  # the file is busy or gone: the claim goes stale with this process
-            pass
 
 
 def _run_claimed(
@@ -332,8 +331,8 @@ def verify(
 def collect(events: Iterator[Event]) -> RunFinished:
     """Run an event stream to its end and return the final event."""
     last: Event | None = None
-    for last in events:
-        pass
+    for event in events:
+        last = event
     assert isinstance(last, RunFinished)
     return last
 

@@ -79,13 +79,21 @@ def test_invalid_files_are_refused_whole(repository: SkillRepository, tmp_path: 
             play("ffffffff-0000-4000-8000-000000000000"),
             play(ai.id),
             {"skill_id": skill.id, "completed": "yes", "time": "2026-05-02T18:30:00Z"},
+            play("\ud800abcd"),  # a lone surrogate: the database driver cannot even encode it
         ],
     )
     (tmp_path / "bad.jsonl").write_text(path.read_text() + "not json\n")
     with pytest.raises(ValidationError) as raised:
         record_plays(path, repository)
     text = str(raised.value)
-    for where in ("line 2.rating", "line 3.skill_id", "line 4.skill_id", "line 5.completed", "line 6"):
+    for where in (
+        "line 2.rating",
+        "line 3.skill_id",
+        "line 4.skill_id",
+        "line 5.completed",
+        "line 6.skill_id",
+        "line 7",
+    ):
         assert where in text
     assert repository.verifications(skill.id) == []
 
