@@ -62,7 +62,25 @@ DIFFICULTIES = {"Sandbox", "Easy", "Normal", "Hard", "Brutal"}
 MISSION_DIFFICULTIES = {d.lower() for d in DIFFICULTIES}
 
 # ic-formats.md section 1: set_parameter() names; values are 0..100 unless listed here.
-PARAMETER_RANGES: dict[str, tuple[int, int]] = dict.fromkeys(("aggression", "expansion_priority", "harvester_count_target", "tech_priority_aa", "tech_priority_armor", "infantry_ratio", "vehicle_ratio", "naval_priority", "defense_ratio", "defense_allocation", "harvester_defense", "scout_priority", "reaction_urgency", "aggression_weight"), (0, 100))
+PARAMETER_RANGES: dict[str, tuple[int, int]] = dict.fromkeys(
+    (
+        "aggression",
+        "expansion_priority",
+        "harvester_count_target",
+        "tech_priority_aa",
+        "tech_priority_armor",
+        "infantry_ratio",
+        "vehicle_ratio",
+        "naval_priority",
+        "defense_ratio",
+        "defense_allocation",
+        "harvester_defense",
+        "scout_priority",
+        "reaction_urgency",
+        "aggression_weight",
+    ),
+    (0, 100),
+)
 PARAMETER_RANGES["consultation_interval"] = (30, 3000)  # ticks
 PARAMETER_RANGES["plan_depth"] = (1, 10)
 PARAMETER_RANGES["replan_interval"] = (10, 120)
@@ -845,7 +863,7 @@ def _check_values(where: str, key: str, value, module: str, problems: list[str])
     elif key == "start_resources":
         if not isinstance(value, int) or not 1000 <= value <= 20000:
             problems.append(f"{where}.start_resources: {value!r}")
-    elif key in ("skippable",):
+    elif key == "skippable":
         if not isinstance(value, bool):
             problems.append(f"{where}.{key}: {value!r} is not true/false")
     elif key in ("sim_effects", "actors", "dialogue"):

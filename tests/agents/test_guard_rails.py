@@ -36,7 +36,7 @@ def test_only_a_person_deletes_trashes_purges_or_reviews(repository: SkillReposi
     refused = [
         lambda: other.delete(skill.id),
         lambda: other.delete_many([skill.id]),
-        lambda: other.empty_trash(),
+        other.empty_trash,
         lambda: other.empty_trash([trashed.id]),
         *(
             (lambda s=state: other.review(skill.id, s, comment="mine", version=skill.version))

@@ -97,7 +97,13 @@ def test_shipped_engine_answers_another_protocol_version_with_an_error_line() ->
     line = make_job(2).to_json()
     line["protocol"] = 2
     done = subprocess.run(
-        reference_engine_argv(), input=json.dumps(line) + "\n", capture_output=True, text=True, env=ENV, timeout=60
+        reference_engine_argv(),
+        input=json.dumps(line) + "\n",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+        check=False,  # the exit code is asserted below
     )
     out = [json.loads(x) for x in done.stdout.splitlines()]
     assert done.returncode == 2
@@ -106,7 +112,9 @@ def test_shipped_engine_answers_another_protocol_version_with_an_error_line() ->
 
 
 def test_shipped_engine_version_flag() -> None:
-    done = subprocess.run([*reference_engine_argv(), "--version"], capture_output=True, text=True, env=ENV, timeout=60)
+    done = subprocess.run(
+        [*reference_engine_argv(), "--version"], capture_output=True, text=True, env=ENV, timeout=60, check=False
+    )
     assert done.returncode == 0 and f"protocol {PROTOCOL_VERSION}" in done.stdout
 
 

@@ -147,7 +147,7 @@ def test_archive_above_the_limit(populated: SkillRepository, monkeypatch: pytest
     monkeypatch.setattr(icpkg, "MAX_ARCHIVE_BYTES", 100)
     path = tmp_path / "big.icpkg"
     path.write_bytes(valid_package())
-    with pytest.raises(PackageError, match="big.icpkg: is .* bytes"):
+    with pytest.raises(PackageError, match=r"big\.icpkg: is .* bytes"):
         read_package(path)
 
 

@@ -88,7 +88,7 @@ def test_merge_updates_same_package_and_reports_conflicts(repository: SkillRepos
     repository.create(mine)
     skills = sample_skills()
     import_bytes(repository, export_package(skills, META))
-    changed = [replace(skills[0], description="Better wording.")] + skills[1:]
+    changed = [replace(skills[0], description="Better wording."), *skills[1:]]
     changed.append(replace(mine, description="A stranger's take on my skill."))
     newer = replace(META, version="1.3.0")
     plan = import_bytes(repository, export_package(changed, newer))
@@ -103,7 +103,7 @@ def test_replace_overwrites_conflicts_and_trashes_what_the_package_dropped(repos
     repository.create(mine)
     skills = sample_skills()
     import_bytes(repository, export_package(skills, META))
-    newer = [replace(mine, description="Theirs.")] + skills[1:]
+    newer = [replace(mine, description="Theirs."), *skills[1:]]
     plan = import_bytes(repository, export_package(newer, replace(META, version="2.0.0")), mode="replace")
     assert plan.count("update") == 1 and plan.count("trash") == 1
     assert repository.get(mine.id).description == "Theirs."

@@ -280,7 +280,7 @@ def test_special_files_and_symlinks_anywhere_in_the_folder_are_refused(tmp_path:
     secret = tmp_path / "secret.txt"
     secret.write_text("password")
     os.symlink(secret, folder / "notes.md")
-    with pytest.raises(PackageError, match="pdf/notes.md.*symbolic link"):
+    with pytest.raises(PackageError, match=r"pdf/notes\.md.*symbolic link"):
         read_skill_tree(root)
 
 
@@ -327,7 +327,7 @@ def test_the_specs_minimal_example_is_valid(tmp_path: Path) -> None:
 def test_an_empty_compatibility_is_a_spec_violation(tmp_path: Path, value: str) -> None:
     root = tmp_path / "skills"
     write_skill(root, "compat", f"name: compat\ndescription: x\ncompatibility: {value}\n")
-    with pytest.raises(PackageError, match="compatibility.*1-500"):
+    with pytest.raises(PackageError, match=r"compatibility.*1-500"):
         read_skill_tree(root, strict=True)
     assert any("compatibility" in issue.path for issue in validate_tree(root))
 

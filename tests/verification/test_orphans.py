@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -82,7 +83,5 @@ def test_workers_end_when_verify_is_killed(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
         for pid in _descendants(process.pid):
-            try:
+            with contextlib.suppress(OSError):  # already gone
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass

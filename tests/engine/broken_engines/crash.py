@@ -9,7 +9,7 @@ CRASH_AT = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 
 def before(game, line):
     if game == CRASH_AT:
-        sys.stderr.write("fake engine: simulating a crash\nTraceback: boom at game %d\n" % game)
+        sys.stderr.write(f"fake engine: simulating a crash\nTraceback: boom at game {game}\n")
         sys.stderr.flush()
         sys.exit(3)
     return line

@@ -20,7 +20,7 @@ def before(game, line):
         if PID_FILE:
             with open(PID_FILE, "w") as handle:
                 handle.write(str(child.pid))
-        sys.stderr.write("fake engine: stuck on game %d\n" % game)
+        sys.stderr.write(f"fake engine: stuck on game {game}\n")
         sys.stderr.flush()
         while True:
             time.sleep(60)
