@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from skillstudio.model.enums import (
     BodyKind,
@@ -359,7 +359,21 @@ def _read_skill(check: Checker, data: object) -> Skill | None:
         check.fail("body", f"a {body.kind.serde} body does not belong to the {domain.value} domain")
     if skill_id is not None and skill_id in composable:
         check.fail("composable_with", "a skill cannot be composed with itself")
-    if check.issues:
+    # A reader answers None only after recording an issue; the None tests are for the type checker.
+    if (
+        check.issues
+        or skill_id is None
+        or domain is None
+        or name is None
+        or description is None
+        or body is None
+        or provenance is None
+        or quality is None
+        or created_at is None
+        or use_count is None
+        or created_by is None
+        or version is None
+    ):
         return None
     return Skill(
         id=skill_id,
@@ -377,7 +391,7 @@ def _read_skill(check: Checker, data: object) -> Skill | None:
         created_by=created_by,
         review_state=review_state,
         version=version,
-    )  # type: ignore[arg-type]  # every None was reported as an issue above
+    )
 
 
 def _decode_json(check: Checker, value: object, path: str) -> Any:
@@ -495,7 +509,7 @@ def _read_body(check: Checker, value: object, path: str) -> SkillBody | None:
     tag = _first(data, "type", "kind")
     if tag is not None:  # internally tagged: {"type": "strategic_pattern", ...fields}
         kind = check.enum(BodyKind, tag, join_path(path, "type"))
-        fields = {key: item for key, item in data.items() if key not in ("type", "kind")}
+        fields: Mapping[str, Any] | None = {key: item for key, item in data.items() if key not in ("type", "kind")}
         inner_path = path
     elif len(data) == 1:  # serde's external tagging: {"StrategicPattern": {...}}
         ((tag, inner),) = data.items()
@@ -577,9 +591,9 @@ def _read_situation(check: Checker, value: object, path: str) -> SituationSignat
         join_path(path, "active_tech"),
         lambda v, p: check.text(v, p, max_len=64, allow_empty=False),
     )
-    if None in (phase, economy, army, enemy, map_control, threat):
+    if phase is None or economy is None or army is None or enemy is None or map_control is None or threat is None:
         return None
-    return SituationSignature(phase, economy, army, enemy, map_control, threat, tech)  # type: ignore[arg-type]
+    return SituationSignature(phase, economy, army, enemy, map_control, threat, tech)
 
 
 # [R] wire schema spellings of StrategicPlan (research/llm-generation-schemas.md section 9).
@@ -628,9 +642,9 @@ def _read_plan(check: Checker, value: object, path: str) -> StrategicPlan | None
         if notes:
             check.note(join_path(path, "tactical_notes"), "appended to reasoning")
             reasoning = f"{reasoning}\n\nTactical notes: {notes}".strip()
-    if None in (focus, guidance, risk, confidence, reasoning):
+    if focus is None or guidance is None or risk is None or confidence is None or reasoning is None:
         return None
-    return StrategicPlan(focus, targets, guidance, risk, confidence, reasoning)  # type: ignore[arg-type]
+    return StrategicPlan(focus, targets, guidance, risk, confidence, reasoning)
 
 
 def _read_wire_build_focus(
@@ -677,10 +691,10 @@ def _read_target(check: Checker, value: object, path: str) -> StrategicTarget | 
     position = _read_position(check, data.get("position"), join_path(path, "position"))
     if target_type is None or priority is None or description is None or position is False:
         return None
-    return StrategicTarget(target_type, priority, description, position or None)
+    return StrategicTarget(target_type, priority, description, position)
 
 
-def _read_position(check: Checker, value: object, path: str) -> WorldPos | bool | None:
+def _read_position(check: Checker, value: object, path: str) -> WorldPos | Literal[False] | None:
     """A WorldPos, None when absent, or False when invalid (already reported)."""
     if value is None:
         return None
@@ -708,9 +722,12 @@ def _read_guidance(check: Checker, value: object, path: str, extra_builds: tuple
         target = _INCOME_HARVESTERS[income.lower()]
         check.note(join_path(path, "harvester_target"), f"derived from target_income {income!r}")
     harvesters = check.integer(4 if target is None else target, join_path(path, "harvester_target"), 0, U8_MAX)
-    names = lambda key: check.each(  # noqa: E731 - two uses, same shape
-        data.get(key, []), join_path(path, key), lambda v, p: check.text(v, p, max_len=64, allow_empty=False)
-    )
+
+    def names(key: str) -> tuple[str, ...]:
+        return check.each(
+            data.get(key, []), join_path(path, key), lambda v, p: check.text(v, p, max_len=64, allow_empty=False)
+        )
+
     sell = names("sell_structures")
     builds = tuple(dict.fromkeys(names("priority_builds") + extra_builds))
     if expand is None or harvesters is None:
@@ -767,10 +784,13 @@ def _read_hints(check: Checker, value: object, path: str) -> MissionStructureHin
     data = check.mapping(value, path)
     if data is None:
         return None
-    text = lambda key: check.optional_text(data.get(key), join_path(path, key), max_len=64)  # noqa: E731
-    words = lambda key: check.each(  # noqa: E731
-        data.get(key, []), join_path(path, key), lambda v, p: check.text(v, p, allow_empty=False)
-    )
+
+    def text(key: str) -> str | None:
+        return check.optional_text(data.get(key), join_path(path, key), max_len=64)
+
+    def words(key: str) -> tuple[str, ...]:
+        return check.each(data.get(key, []), join_path(path, key), lambda v, p: check.text(v, p, allow_empty=False))
+
     minutes = data.get("estimated_minutes")
     if minutes is not None:
         minutes = check.integer(minutes, join_path(path, "estimated_minutes"), 1, 1440)

@@ -106,19 +106,31 @@ def read_verification_record(check: Checker, value: object, path: str) -> Verifi
     for key in data:
         if key not in _RECORD_KEYS:
             check.fail(join_path(path, key), f"unknown field (expected one of {', '.join(_RECORD_KEYS)})")
-    count = lambda key: check.integer(data.get(key, 0), join_path(path, key), 0, MAX_GAMES)  # noqa: E731
+
+    def count(key: str) -> int | None:
+        return check.integer(data.get(key, 0), join_path(path, key), 0, MAX_GAMES)
+
     recorded_at = check.timestamp(data.get("recorded_at"), join_path(path, "recorded_at"))
     kind = check.enum(EvidenceKind, data.get("kind", "headless"), join_path(path, "kind"))
     wins, losses, draws, errors = count("wins"), count("losses"), count("draws"), count("errors")
     opponent = check.optional_text(data.get("opponent"), join_path(path, "opponent"))
-    rating = data.get("rating")
-    if rating is not None:
-        rating = check.number(rating, join_path(path, "rating"), 1.0, 5.0)
+    raw_rating = data.get("rating")
+    rating = None if raw_rating is None else check.number(raw_rating, join_path(path, "rating"), 1.0, 5.0)
     rated = count("rated") if "rated" in data else None
     engine_version = check.text(data.get("engine_version", ""), join_path(path, "engine_version"), max_len=64)
     body_hash = check.text(data.get("body_hash", ""), join_path(path, "body_hash"), max_len=64)
     note = check.text(data.get("note", ""), join_path(path, "note"), max_len=MAX_DESCRIPTION)
-    if None in (recorded_at, kind, wins, losses, draws, errors, engine_version, body_hash, note):
+    if (
+        recorded_at is None
+        or kind is None
+        or wins is None
+        or losses is None
+        or draws is None
+        or errors is None
+        or engine_version is None
+        or body_hash is None
+        or note is None
+    ):
         return None
     if rated is None:  # a rating without a count stands for every decided play
         rated = (wins + losses + draws) if rating is not None else 0
@@ -141,4 +153,4 @@ def read_verification_record(check: Checker, value: object, path: str) -> Verifi
         engine_version,
         body_hash,
         note,
-    )  # type: ignore[arg-type]
+    )

@@ -64,6 +64,9 @@ def join_path(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
+_CONTAINER_NAMES: dict[type[object], str] = {dict: "a mapping", list: "a list", tuple: "a list"}
+
+
 def describe(value: object) -> str:
     """How a wrong value is named in a message: its type for containers, itself for scalars."""
     if value is None:
@@ -75,7 +78,7 @@ def describe(value: object) -> str:
         return repr(shown)
     if isinstance(value, int | float):
         return repr(value)
-    return {dict: "a mapping", list: "a list", tuple: "a list"}.get(type(value), type(value).__name__)
+    return _CONTAINER_NAMES.get(type(value), type(value).__name__)
 
 
 @dataclass
