@@ -792,14 +792,15 @@ def _read_unit(
     if queue == "defense" and domain and domain != "ground":
         check.fail(r.where("domain"), "static defences stand on the ground")
 
-    def weapon_ref(v: Any, p: str) -> str | None:
-        if v not in weapons:
+    # isinstance first: a list or mapping in the file is not hashable, and `in` would raise TypeError
+    def weapon_ref(v: object, p: str) -> str | None:
+        if not isinstance(v, str) or v not in weapons:
             check.fail(p, f"{describe(v)} is not a weapon defined under weapons")
             return None
         return v
 
-    def structure_ref(v: Any, p: str) -> str | None:
-        if v not in structures:
+    def structure_ref(v: object, p: str) -> str | None:
+        if not isinstance(v, str) or v not in structures:
             check.fail(p, f"{describe(v)} is not a structure defined under structures")
             return None
         return v

@@ -101,10 +101,20 @@ def test_not_a_mapping() -> None:
     [
         (lambda d: d["units"]["medium_tank"].update(armor="steel"), "units.medium_tank.armor", "not an armour class"),
         (lambda d: d["units"]["medium_tank"].update(weapons=["laser"]), "units.medium_tank.weapons[0]", "not a weapon"),
+        (
+            lambda d: d["units"]["medium_tank"].update(weapons=[["105mm"]]),
+            "units.medium_tank.weapons[0]",
+            "not a weapon",
+        ),
         (lambda d: d["units"]["medium_tank"].update(cost="cheap"), "units.medium_tank.cost", "expected a whole number"),
         (lambda d: d["units"]["medium_tank"].update(cost=-5), "units.medium_tank.cost", "outside"),
         (
             lambda d: d["units"]["medium_tank"].update(prerequisites=["moon_base"]),
+            "units.medium_tank.prerequisites[0]",
+            "not a structure",
+        ),
+        (
+            lambda d: d["units"]["medium_tank"].update(prerequisites=[{"war_factory": 1}]),
             "units.medium_tank.prerequisites[0]",
             "not a structure",
         ),
