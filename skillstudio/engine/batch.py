@@ -110,7 +110,10 @@ class BatchResult:
         if not parts:
             raise ValueError("nothing to concatenate")
         first = parts[0]
-        join = lambda name: np.concatenate([getattr(part, name) for part in parts])  # noqa: E731
+
+        def join(name: str) -> np.ndarray:
+            return np.concatenate([getattr(part, name) for part in parts])
+
         return cls(
             module=first.module,
             engine_version=first.engine_version,

@@ -148,7 +148,7 @@ def doctrine_from_pattern(pattern: StrategicPattern, module: GameModule, *, labe
     focus = plan.build_focus
     notes: list[str] = []
 
-    aggression = THREAT_AGGRESSION[risk.threat_level] + PRESSURE_AGGRESSION[risk.time_pressure]
+    aggression: float = THREAT_AGGRESSION[risk.threat_level] + PRESSURE_AGGRESSION[risk.time_pressure]
     harassment = 10
     expansion = 0
     retreat = 30
@@ -187,13 +187,13 @@ def doctrine_from_pattern(pattern: StrategicPattern, module: GameModule, *, labe
     for raw in guidance.priority_builds:
         name = _normalize_name(raw)
         if name in module.unit_index:
-            target = defenses if module.unit(name).static else units
-            target[name] = target.get(name, 0.0) + 0.25 * max(sum(target.values()), 1.0)
+            mix = defenses if module.unit(name).static else units
+            mix[name] = mix.get(name, 0.0) + 0.25 * max(sum(mix.values()), 1.0)
         elif name in ROLES:  # a role: every unit of that role in the mix (or in the module) gains
             role_units = [u for u in module.units if u.role == name]
             for unit in role_units:
-                target = defenses if unit.static else units
-                target[unit.id] = target.get(unit.id, 0.0) + 0.25 * max(sum(target.values()), 1.0) / len(role_units)
+                mix = defenses if unit.static else units
+                mix[unit.id] = mix.get(unit.id, 0.0) + 0.25 * max(sum(mix.values()), 1.0) / len(role_units)
         elif name in TECH_STRUCTURES:
             params["tech_priority"] = params["tech_priority"] + 15
         elif name in ("ore_refinery", "refinery"):

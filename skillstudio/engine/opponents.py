@@ -57,9 +57,9 @@ def parse_opponent(name: str, module: GameModule) -> Opponent:
         return Opponent(MIRROR, "normal", "Mirror")
     difficulties = {_fold(d): d for d in module.difficulties}
     presets: dict[str, str] = {}
-    for preset_id, preset in module.presets.items():
-        presets[_fold(preset_id)] = preset_id
-        presets[_fold(preset.name)] = preset_id
+    for known_id, preset in module.presets.items():
+        presets[_fold(known_id)] = known_id
+        presets[_fold(preset.name)] = known_id
     if ":" in text:  # ic-default:hard
         head, _, tail = text.partition(":")
         preset_id, difficulty = presets.get(_fold(head)), difficulties.get(_fold(tail))

@@ -199,10 +199,11 @@ class _Pipe:
 
     def __init__(self, argv: Sequence[str], job_line: bytes, env: Mapping[str, str] | None, cwd: str | None):
         kwargs: dict[str, Any] = {}
-        if os.name == "posix":
+        # sys.platform rather than os.name: the type checker knows the flag exists only on Windows
+        if sys.platform == "win32":  # pragma: no cover - Windows
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+        else:
             kwargs["start_new_session"] = True  # its own process group, killed as a whole
-        else:  # pragma: no cover - Windows
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
         self.process = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -520,7 +521,8 @@ class ProcessEngine:
 
     def _hello(self, data: dict[str, Any], pipe: _Pipe) -> None:
         version = data.get("protocol")
-        engine = data.get("engine") if isinstance(data.get("engine"), str) else self.name
+        named = data.get("engine")
+        engine = named if isinstance(named, str) else self.name
         if type(version) is not int or version != PROTOCOL_VERSION:  # not True, not 1.0
             pipe.kill()
             spoken = "no protocol version" if version is None else f"protocol version {version!r}"
@@ -559,7 +561,10 @@ def reference_engine_argv(*extra: str) -> list[str]:
 def results_to_arrays(results: Sequence[GameResult]) -> dict[str, np.ndarray]:
     """Outcome counts and per-game numbers as arrays (error games as NaN / outcome 'error')."""
     nan = float("nan")
-    pick = lambda key: np.array([nan if getattr(r, key) is None else getattr(r, key) for r in results], dtype=float)  # noqa: E731
+
+    def pick(key: str) -> np.ndarray:
+        return np.array([nan if getattr(r, key) is None else getattr(r, key) for r in results], dtype=float)
+
     return {
         "game": np.array([r.game for r in results], dtype=np.int64),
         "outcome": np.array([r.outcome for r in results]),

@@ -103,7 +103,10 @@ class GameResult:
             "ignored_parameters",
             "error",
         }
-        number = lambda key: None if key not in data else float(data[key])  # noqa: E731
+
+        def number(key: str) -> float | None:
+            return None if key not in data else float(data[key])
+
         return cls(
             game=data["game"],
             outcome=data["outcome"],

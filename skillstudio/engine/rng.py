@@ -8,6 +8,9 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import numpy.typing as npt
+
+U64Array = npt.NDArray[np.uint64]
 
 SEED_BITS = 53  # per-game seeds fit a JSON number exactly (and a JavaScript one)
 SEED_LIMIT = 2**SEED_BITS
@@ -19,7 +22,7 @@ _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 _TO_UNIT = 2.0**-53
 
 
-def mix64(x: np.ndarray) -> np.ndarray:
+def mix64(x: U64Array) -> U64Array:
     """SplitMix64's finaliser over a uint64 array (wrapping arithmetic)."""
     with np.errstate(over="ignore"):
         z = x + _GOLDEN
@@ -34,7 +37,7 @@ def batch_key(batch_seed: int, skill_id: str) -> int:
     return int.from_bytes(digest.digest(), "little")
 
 
-def derive_seeds(batch_seed: int, skill_id: str, first_game: int, games: int) -> np.ndarray:
+def derive_seeds(batch_seed: int, skill_id: str, first_game: int, games: int) -> U64Array:
     """Per-game seeds (uint64 values below 2**53) for games ``first_game .. first_game+games-1``."""
     if games < 0 or first_game < 0:
         raise ValueError("games and first_game must not be negative")
@@ -44,7 +47,7 @@ def derive_seeds(batch_seed: int, skill_id: str, first_game: int, games: int) ->
         return mix64(key ^ mix64(index * _STREAM)) >> np.uint64(64 - SEED_BITS)
 
 
-def uniform(seeds: np.ndarray, stream: int, counter: int | np.ndarray = 0) -> np.ndarray:
+def uniform(seeds: U64Array, stream: int, counter: int | npt.NDArray[np.integer] = 0) -> npt.NDArray[np.float64]:
     """One uniform number in [0, 1) per seed for (stream, counter); ``counter`` may be an array
     that broadcasts against ``seeds`` (e.g. shape [P, 1] for P draws per seed)."""
     tag = np.uint64((stream & 0xFFFFFFFF) << 32) | (np.asarray(counter, dtype=np.uint64) & np.uint64(0xFFFFFFFF))
@@ -53,6 +56,6 @@ def uniform(seeds: np.ndarray, stream: int, counter: int | np.ndarray = 0) -> np
     return (h >> _S11).astype(np.float64) * _TO_UNIT
 
 
-def symmetric(seeds: np.ndarray, stream: int, counter: int | np.ndarray = 0) -> np.ndarray:
+def symmetric(seeds: U64Array, stream: int, counter: int | npt.NDArray[np.integer] = 0) -> npt.NDArray[np.float64]:
     """A triangular number in (-1, 1), mean 0: the sum of two uniforms minus one."""
     return uniform(seeds, 2 * stream, counter) + uniform(seeds, 2 * stream + 1, counter) - 1.0

@@ -59,6 +59,8 @@ def load_schema(name: str) -> dict[str, Any]:
         raise KeyError(name)
     text = resources.files("skillstudio.engine").joinpath("schemas", f"{name}.schema.json").read_text("utf-8")
     schema = json.loads(text)
+    if not isinstance(schema, dict):
+        raise TypeError(f"schema {name} is not a JSON object")
     _check_supported(schema, name)
     return schema
 

@@ -86,7 +86,8 @@ def _read_job(stdin: IO[bytes]) -> Job:
         raise JobError(str(error)) from None
 
 
-def _play(job: Job, stdout: IO[str], search: tuple[Path, ...]) -> dict[str, int]:
+def _play(job: Job, stdout: IO[str], search: tuple[Path, ...]) -> dict[str, object]:
+    """Play the job, writing a line per game; returns the summary line's fields."""
     try:
         skill = parse_skill(job.skill, context="skill")
         module = load_module(job.module, search=search)
@@ -134,9 +135,7 @@ def _play(job: Job, stdout: IO[str], search: tuple[Path, ...]) -> dict[str, int]
         stdout.flush()
         start += raw.outcome.shape[0]
         chunk = min(chunk * 8, MAX_CHUNK)
-    counts["notes"] = list(notes)[:100]  # type: ignore[assignment]
-    counts["engine_version"] = engine_version(module)  # type: ignore[assignment]
-    return counts
+    return {**counts, "notes": list(notes)[:100], "engine_version": engine_version(module)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,15 +16,16 @@ chunk or internal block it is simulated in (tests/engine/test_determinism.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from skillstudio.engine import rng
 from skillstudio.engine.doctrine import Doctrine
-from skillstudio.engine.module import GameModule, UnitType
+from skillstudio.engine.module import GameModule, MatchConfig, UnitType
 
 QUANTUM = 1024.0  # unit counts are multiples of 1/1024 unit
 MAX_COUNT_Q = float(2**23)  # at most 8192 units of one type per side
@@ -192,9 +193,9 @@ def _normalized(weights: np.ndarray) -> np.ndarray:
     return weights / total if total > 0 else weights
 
 
-def _weights(cm: CompiledModule, mapping: dict[str, float] | object) -> np.ndarray:
+def _weights(cm: CompiledModule, mapping: Mapping[str, float]) -> np.ndarray:
     out = np.zeros(len(cm.units))
-    for unit_id, weight in dict(mapping).items():  # type: ignore[call-overload]
+    for unit_id, weight in mapping.items():
         out[cm.module.unit_index[unit_id]] = weight
     return out
 
@@ -212,7 +213,7 @@ def _counter_weights(cm: CompiledModule, enemy_value_shares: np.ndarray, availab
     threat = enemy_dps[cm.class_of_unit]
     defense = hp / cost / (threat + 1e-3 * max(enemy_dps.mean(), 1e-9))
     mobile = np.array([not u.static for u in cm.units])
-    score = offense * defense * available * mobile
+    score: np.ndarray = offense * defense * available * mobile
     if not np.any(score > 0):
         return np.zeros_like(score)
     top = np.argsort(-score, kind="stable")[:3]
@@ -324,6 +325,49 @@ def simulate(setup: MatchSetup, seeds: np.ndarray, *, trace: Callable[[float, An
 
 class _Games:
     """The per-game arrays of a block. The games axis is the last one, except in ``counts``."""
+
+    # set once per block by _simulate_block; float64 unless stated
+    rows: npt.NDArray[np.intp]  # block row -> game
+    tech_share: np.ndarray
+    gather: np.ndarray
+    build_speed: np.ndarray
+    first_attack: np.ndarray
+    theta: np.ndarray
+    expand_at: np.ndarray
+    adapt_at: np.ndarray
+    form: np.ndarray
+    luck: npt.NDArray[np.float32]
+    perceive: npt.NDArray[np.float32]
+    # the state, [2, G] unless stated
+    credits: np.ndarray
+    harvesters: np.ndarray
+    expanded: np.ndarray
+    saving: np.ndarray
+    expansion_hp: np.ndarray
+    ore_main: np.ndarray
+    ore_exp: np.ndarray
+    tier: npt.NDArray[np.intp]
+    next_cost: np.ndarray
+    tech_fund: np.ndarray
+    factories: np.ndarray
+    adapted: npt.NDArray[np.bool_]
+    mix_index: npt.NDArray[np.intp]
+    props: np.ndarray  # [N_PROPS, 2, G]
+    capacity: np.ndarray
+    fire: np.ndarray
+    counts: np.ndarray  # [2, G, U]
+    pending: np.ndarray
+    mobile_value: np.ndarray
+    army_value: np.ndarray
+    position: np.ndarray
+    direction: np.ndarray
+    launch_value: np.ndarray
+    base_hp: np.ndarray
+    gathered: np.ndarray
+    control: np.ndarray  # [G]
+    engaged: npt.NDArray[np.bool_]  # [G]
+    alive: npt.NDArray[np.bool_]  # [G]
+    on_exp: np.ndarray
 
     def compact(self, keep: np.ndarray) -> None:
         for name, value in vars(self).items():
@@ -734,7 +778,7 @@ def _fall_outcome(fallen: np.ndarray) -> np.ndarray:
     return np.where(fallen[0] & fallen[1], OUTCOME_DRAW, np.where(fallen[1], OUTCOME_WIN, OUTCOME_LOSS)).astype(np.int8)
 
 
-def _points_outcome(match, army: np.ndarray, control: np.ndarray, base_hp: np.ndarray) -> np.ndarray:
+def _points_outcome(match: MatchConfig, army: np.ndarray, control: np.ndarray, base_hp: np.ndarray) -> np.ndarray:
     army_total = army[0] + army[1]
     base_total = base_hp[0] + base_hp[1]
     score = (
