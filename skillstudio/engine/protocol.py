@@ -170,7 +170,7 @@ class Job:
         )
 
 
-def parse_line(raw: bytes) -> Any:
+def parse_line(raw: bytes) -> object:
     """JSON from one output line; NaN and Infinity are not JSON and count as garbage."""
 
     def no_constants(name: str) -> Any:
@@ -451,20 +451,21 @@ class ProcessEngine:
                     expected += 1
                     deadline = time.monotonic() + self.timeout_s
                     continue
-                kind = data.get("type") if isinstance(data, dict) else None
+                line: dict[str, Any] = data if isinstance(data, dict) else {}  # JSON: the keys are text
+                kind = line.get("type")
                 if not greeted:
                     if kind != "hello":
                         pipe.kill()
                         yield fail(f"the engine's first line is not a protocol hello (type {kind!r})")
                         return
-                    self._hello(data, pipe)  # raises ProtocolVersionError
+                    self._hello(line, pipe)  # raises ProtocolVersionError
                     greeted = True
                     deadline = time.monotonic() + self.timeout_s
                     continue
                 if kind == "game":
                     deadline = time.monotonic() + self.timeout_s
                     try:
-                        result = GameResult.from_json(data)
+                        result = GameResult.from_json(line)
                     except ValidationError as error:
                         yield _garbage(expected, seed_of(expected), f"invalid result: {error}", pipe)
                         expected += 1
@@ -486,12 +487,13 @@ class ProcessEngine:
                     yield result
                     expected += 1
                 elif kind == "error":
-                    message = data.get("message") if isinstance(data.get("message"), str) else "(no message)"
+                    said = line.get("message")
+                    message = said if isinstance(said, str) else "(no message)"
                     pipe.kill()
                     yield fail(f"the engine refused the job: {message[:1000]}", fatal=True)
                     return
                 elif kind == "summary":
-                    self.summaries.append(data)
+                    self.summaries.append(line)
                     self.notes.append(f"summary before game {expected} of {end}")
                 elif kind == "hello":
                     self.notes.append("a second hello line was ignored")

@@ -394,7 +394,7 @@ def _read_skill(check: Checker, data: object) -> Skill | None:
     )
 
 
-def _decode_json(check: Checker, value: object, path: str) -> Any:
+def _decode_json(check: Checker, value: object, path: str) -> object:
     if not isinstance(value, str):
         return value  # already decoded
     try:

@@ -503,7 +503,7 @@ def _prefix_issues(check: Checker, name: str) -> None:
     check.notes[:] = [Issue(in_file(name, issue.path), issue.message) for issue in check.notes]
 
 
-def load_json(data: bytes, where: str) -> Any:
+def load_json(data: bytes, where: str) -> object:
     text = decode_utf8(data, where)
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -577,8 +577,8 @@ def _read_library_fields(check: Checker, data: Mapping[str, Any], path: str) -> 
     if "skill_count" in data:
         out["skill_count"] = check.integer(data["skill_count"], join_path(path, "skill_count"), 0, MAX_ENTRIES)
     if data.get("average_confidence") is not None:
-        parsed = check.enum(Confidence, data["average_confidence"], join_path(path, "average_confidence"))
-        out["average_confidence"] = parsed.value if parsed else ""
+        confidence = check.enum(Confidence, data["average_confidence"], join_path(path, "average_confidence"))
+        out["average_confidence"] = confidence.value if confidence else ""
     return out
 
 
@@ -650,14 +650,21 @@ def _read_manifest(
                 if key not in _LIBRARY_KEYS:
                     check.note(join_path("skill_library", key), "unknown field, ignored")
             library = _read_library_fields(check, section, "skill_library")
-    if check.issues:
+    # _check_identity and the license check recorded an issue for any of these that is not text
+    if (
+        check.issues
+        or not isinstance(name, str)
+        or not isinstance(publisher, str)
+        or not isinstance(semver, str)
+        or not isinstance(license_, str)
+    ):
         return None, None, library
     meta = PackageMeta(
         name=name,
         publisher=publisher,
         version=semver,
         license=license_,
-        description=description,  # type: ignore[arg-type]
+        description=description,
         display_name=library.get("display_name", ""),
         engine_version=engine_version,
         tags=tuple(tags or ()),
@@ -703,7 +710,14 @@ def _read_resource(
     game_module = _text(check, root.get("game_module"), "game_module", 64)
     ai_usage = _ai_usage(check, root.get("ai_usage"), "ai_usage")
     files = _read_files(check, root["files"], "files") if "files" in root else None
-    if check.issues:
+    # _check_identity and the license check recorded an issue for any of these that is not text
+    if (
+        check.issues
+        or not isinstance(name, str)
+        or not isinstance(publisher, str)
+        or not isinstance(semver, str)
+        or not isinstance(license_, str)
+    ):
         return None, None, library
     meta = PackageMeta(
         name=name,

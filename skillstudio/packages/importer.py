@@ -154,7 +154,7 @@ def claim_quality(skill: Skill, extras: SkillExtras, origin: str) -> tuple[Skill
     return replace(skill, quality=Quality()), replace(extras, frontmatter=frontmatter)
 
 
-def _content(skill: Skill, partners: set[str] | None = None) -> dict:
+def _content(skill: Skill, partners: set[str] | None = None) -> dict[str, Any]:
     """What an import compares: no quality figures, use, creation time, library-local fields
     (review state, version), nor package version; ``partners`` (composable_with) as a set."""
     document = skill_to_document(skill, local=False)

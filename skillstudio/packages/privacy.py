@@ -19,7 +19,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from skillstudio.model import Skill, parse_skill, skill_to_document
@@ -171,6 +171,10 @@ def scan_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> list[
     return scan_document(skill_to_document(skill, local=False), skill.id, user_names)
 
 
+def _kept_or_redacted(path: str, kind: str, keep: frozenset[tuple[str, str, str]], match: re.Match[str]) -> str:
+    return match.group(0) if (path, kind, match.group(0).strip()) in keep else REDACTED
+
+
 def _redact(
     value: Any,
     path: str,
@@ -182,9 +186,7 @@ def _redact(
     if isinstance(value, str):
         for kind, pattern in patterns:
             if keep:
-                value = pattern.sub(
-                    lambda m, k=kind: m.group(0) if (path, k, m.group(0).strip()) in keep else REDACTED, value
-                )
+                value = pattern.sub(partial(_kept_or_redacted, path, kind, keep), value)
             else:
                 value = pattern.sub(REDACTED, value)
         return value

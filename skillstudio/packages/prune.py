@@ -17,7 +17,7 @@ rate, fewer uses, older. Pruned skills go to the trash (restorable), never strai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -48,7 +48,7 @@ def _time(text: str | None) -> datetime | None:
         return None
 
 
-def situation_key(skill: Skill) -> tuple | None:
+def situation_key(skill: Skill) -> tuple[Hashable, ...] | None:
     body = skill.body
     if isinstance(body, StrategicPattern):
         return ("strategic", skill.domain.value, skill.game_module, body.situation)
@@ -81,7 +81,7 @@ def prune_candidates(
         elif last_used is not None and now - last_used > timedelta(days=UNUSED_DAYS):
             add(skill, f"not used for more than {UNUSED_DAYS} days")
 
-    groups: dict[tuple, list[Skill]] = {}
+    groups: dict[tuple[Hashable, ...], list[Skill]] = {}
     for skill in skills:
         key = situation_key(skill)
         if key is not None:

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 from skillstudio.packages.errors import PackageError, refuse
@@ -67,14 +65,14 @@ def _check_events(text: str, where: str, max_aliases: int) -> None:
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _FastLoader(_Base):  # type: ignore[misc, valid-type]
+class _FastLoader(_Base):  # type: ignore[misc, valid-type]  # a base chosen at run time
     """libyaml's parser when present (PyYAML's pure-Python one is ~20x slower); no timestamps."""
 
 
 _FastLoader.yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
 
 
-def load_yaml(text: str, where: str, *, max_aliases: int = 0) -> Any:
+def load_yaml(text: str, where: str, *, max_aliases: int = 0) -> object:
     """Parse untrusted YAML text; refuse with a PackageError naming ``where`` and the line.
 
     The event stream is checked first (aliases, anchors, tags, depth); only then is the

@@ -28,6 +28,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from skillstudio.model import Issue
 from skillstudio.packages.errors import PackageError, refuse
 
 ALGORITHM = "ed25519"
@@ -236,9 +237,7 @@ def check_trust(
     )
 
 
-def refuse_issue(identity: str, message: str):
-    from skillstudio.model import Issue
-
+def refuse_issue(identity: str, message: str) -> Issue:
     return Issue(f"package {identity}", message)
 
 

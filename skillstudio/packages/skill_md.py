@@ -295,7 +295,9 @@ def read_skill_folder(
     if not isinstance(front, dict) or not all(isinstance(k, str) for k in front):
         errors.append(Issue(f"{file_where}: frontmatter", "expected a mapping with text keys"))
         return None
-    at = lambda key: f"{file_where}: {key}"  # noqa: E731
+
+    def at(key: str) -> str:
+        return f"{file_where}: {key}"
 
     name = front.get("name")
     problem = spec_name_problem(name)
