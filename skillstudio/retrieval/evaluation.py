@@ -112,7 +112,7 @@ def load_queries(path: Path, repository: SkillRepository) -> list[LabelledQuery]
         if labels is not None and not labels:
             check.fail(join_path(where, "relevant"), "list at least one acceptable skill")
         if query and relevant:
-            out.append(LabelledQuery(query, frozenset(relevant), domain, module))  # type: ignore[arg-type]
+            out.append(LabelledQuery(query, frozenset(relevant), domain, module))
     check.raise_if_failed(str(path))
     return out
 

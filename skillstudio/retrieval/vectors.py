@@ -45,7 +45,7 @@ def decode_vector(blob: bytes, dimensions: int) -> Vector | str:
 
 def normalise(matrix: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Rows scaled to unit length (zero rows stay zero)."""
-    norms = np.sqrt(np.einsum("...i,...i->...", matrix, matrix))[..., None]
+    norms: npt.NDArray[np.float32] = np.sqrt(np.einsum("...i,...i->...", matrix, matrix))[..., None]
     norms[norms == 0] = 1.0
     return (matrix / norms).astype(np.float32, copy=False)
 

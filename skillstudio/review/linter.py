@@ -38,7 +38,7 @@ try:  # the parser of ``re``, to arrange rule patterns for speed (``_combine``);
         _sre.CATEGORY_NOT_DIGIT: r"\D",
     }
 except ImportError:  # pragma: no cover
-    _sre_parse = None  # type: ignore[assignment]
+    _sre_parse = None
 
 SEVERITIES = ("info", "low", "medium", "high")
 KINDS = ("regex", "chars", "mixed_script", "max_length", "required", "duplicate", "encoded")
@@ -61,6 +61,13 @@ class Rule:
     compiled: re.Pattern[str] | None = None
     ranges: tuple[tuple[int, int], ...] = ()
     targets: tuple[Rule, ...] = ()  # ``encoded``: the regex rules applied to decoded text
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern, which load_rules sets for regex, chars and encoded rules."""
+        if self.compiled is None:
+            raise ValueError(f"rule {self.id} ({self.kind}) has no pattern")
+        return self.compiled
 
 
 def default_rules_path() -> Path:
@@ -345,7 +352,7 @@ class Linter:
         elif kind == "chars":
             limit = int(rule.params.get("max_findings", 10))
             for name in names:
-                for match in islice(rule.compiled.finditer(fields[name]), limit):  # type: ignore[union-attr]
+                for match in islice(rule.pattern.finditer(fields[name]), limit):
                     codes = " ".join(f"U+{ord(c):04X}" for c in match.group()[:4])
                     start, end = match.span()
                     yield RiskFinding(
@@ -440,8 +447,7 @@ def _regex_spans(rule: Rule, value: str) -> list[tuple[int, int]]:
     ``normalise: true`` matches the normalised view of the text instead (``_View``; the text
     itself when there is nothing to normalise), its matches mapped back to offsets of ``value``."""
     limit = int(rule.params.get("max_findings", 3))
-    pattern = rule.compiled
-    assert pattern is not None
+    pattern = rule.pattern
     if not rule.params.get("normalise"):
         return [match.span() for match in islice(pattern.finditer(value), limit)]
     view = _View(value)
@@ -613,7 +619,7 @@ def _encoded_findings(rule: Rule, name: str, value: str) -> Iterator[RiskFinding
     max_bytes = int(rule.params.get("max_decoded", 8192))
     min_printable = float(rule.params.get("min_printable", 0.9))
     decoded_runs = found = 0
-    for match in islice(rule.compiled.finditer(value), max_runs * 8):  # type: ignore[union-attr]
+    for match in islice(rule.pattern.finditer(value), max_runs * 8):
         decoded = _decode_base64(match.group(), max_bytes, min_printable)
         if decoded is None:
             continue

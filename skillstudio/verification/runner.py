@@ -247,8 +247,8 @@ def _run_claimed(
         pending[entry.skill_id] = entry
     chunks = _plan(info, pending, skills, done_games)
     played = sum(c.played for c in counts.values())
-    owned = not isinstance(executor, Executor)
-    runner: Executor = open_executor(executor or info.executor) if owned else executor  # type: ignore[arg-type,assignment]
+    owned = not isinstance(executor, Executor)  # a spelling (or None) is opened here, and closed here
+    runner = executor if isinstance(executor, Executor) else open_executor(executor or info.executor)
     yield RunStarted(run_id, len(run_skills), total, played, runner.spec)
     needs: dict[str, int] = {skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending}
     try:
