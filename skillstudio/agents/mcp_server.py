@@ -14,8 +14,10 @@ A refused call is a tool result with ``isError`` set, whose structured content i
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from skillstudio.agents.tool import (
     DEFAULT_RATE_LIMIT,
@@ -26,6 +28,13 @@ from skillstudio.agents.tool import (
     check_agent_id,
 )
 from skillstudio.store import Actor, Database, LibraryBusy, SkillNotFound, SkillRepository, StorageError
+
+if TYPE_CHECKING:  # the SDK is an optional dependency, imported when a server is built
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 ERROR_CODES = ("invalid", "conflict", "busy", "rate_limited", "not_found", "not_allowed")
 
@@ -39,14 +48,14 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(tool: AgentSkillTool) -> Any:
+def build_server(tool: AgentSkillTool) -> MCPServer:
     """An MCPServer exposing ``tool``'s three operations (and nothing else)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.types import CallToolResult, TextContent
 
     server = MCPServer("skillstudio", instructions=INSTRUCTIONS)
 
-    def refused(code: str, message: str) -> Any:
+    def refused(code: str, message: str) -> CallToolResult:
         # Returned, not raised: a raised ToolError reaches the client as "Error executing tool
         # <name>: ...", and anything else as a bare "Error executing tool <name>".
         return CallToolResult(
@@ -55,7 +64,7 @@ def build_server(tool: AgentSkillTool) -> Any:
             is_error=True,
         )
 
-    def call(operation: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(operation: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
             return operation(*args, **kwargs)
         except AgentToolError as error:
@@ -68,6 +77,11 @@ def build_server(tool: AgentSkillTool) -> Any:
             raise
         except SkillNotFound as error:
             return refused("not_found", str(error))
+
+    def answer(result: dict[str, Any] | CallToolResult) -> dict[str, Any]:
+        # The tools' return annotation is the success shape the SDK advertises as their output
+        # schema; a refusal is a CallToolResult, which the SDK passes through as it is.
+        return cast("dict[str, Any]", result)
 
     @server.tool(
         description="Search skills by meaning and keywords (docs/retrieval.md). Returns up to `limit` "
@@ -82,7 +96,7 @@ def build_server(tool: AgentSkillTool) -> Any:
         limit: int = 5,
     ) -> dict[str, Any]:
         results = call(tool.skill_search, query, domain=domain, game_module=game_module, tags=tags, limit=limit)
-        return results if isinstance(results, CallToolResult) else {"results": results}
+        return answer(results if isinstance(results, CallToolResult) else {"results": results})
 
     @server.tool(
         description="Create a skill from an approach that worked. It is recorded as yours and "
@@ -97,15 +111,17 @@ def build_server(tool: AgentSkillTool) -> Any:
         model: str | None = None,
         references: list[str] | None = None,
     ) -> dict[str, Any]:
-        return call(
-            tool.skill_create,
-            name,
-            description,
-            instructions,
-            tags=tags,
-            tools=tools,
-            model=model,
-            references=references,
+        return answer(
+            call(
+                tool.skill_create,
+                name,
+                description,
+                instructions,
+                tags=tags,
+                tools=tools,
+                model=model,
+                references=references,
+            )
         )
 
     @server.tool(
@@ -133,7 +149,7 @@ def build_server(tool: AgentSkillTool) -> Any:
             "model": model,
             "references": references,
         }
-        return call(tool.skill_update, id, version=version, **changes)
+        return answer(call(tool.skill_update, id, version=version, **changes))
 
     return server
 
@@ -166,8 +182,6 @@ def serve_database(
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m skillstudio.agents.mcp_server --db PATH --agent-id ID``."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog="skillstudio-mcp", description=__doc__.splitlines()[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
@@ -181,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def add_arguments(parser: Any) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent-id", required=True, metavar="ID", help="the agent's identity: recorded as created_by")
     parser.add_argument(
         "--rate-limit",

@@ -27,7 +27,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from sqlalchemy import select
 
@@ -251,7 +251,7 @@ class AgentSkillTool:
     ) -> dict[str, Any]:
         """Create an Instructions skill, pending review, created by this agent."""
         lim = self.limits
-        fields = {
+        fields: _Content = {
             "name": _text(name, "name", lim.name, single_line=True),
             "description": _text(description, "description", lim.description),
             "instructions": _text(instructions, "instructions", lim.instructions),
@@ -404,7 +404,7 @@ class AgentSkillTool:
         for skill in self.repository.get_many(ids):
             if not isinstance(skill.body, Instructions) or skill.review_state is ReviewState.REJECTED:
                 continue
-            fields = {
+            fields: _Content = {
                 "name": skill.name,
                 "description": skill.description,
                 "instructions": skill.body.instructions,
@@ -417,7 +417,7 @@ class AgentSkillTool:
                 return skill.id
         return None
 
-    def _references(self, value: Any) -> list[str]:
+    def _references(self, value: object) -> list[str]:
         refs = _names(value, "references", self.limits.references, 64)
         for ref in refs:
             if not self.repository.exists(ref):
@@ -459,6 +459,18 @@ def _busy(error: BaseException) -> AgentToolError:
     )
 
 
+class _Content(TypedDict):
+    """What content_hash covers: the fields an agent writes."""
+
+    name: str
+    description: str
+    instructions: str
+    tags: list[str]
+    tools: list[str]
+    model: str | None
+    references: list[str]
+
+
 def content_hash(domain: Domain, game_module: str, fields: Mapping[str, Any]) -> str:
     """SHA-256 of the content and its scope (RFC 004): what makes two entries the same."""
     content = {
@@ -471,7 +483,7 @@ def content_hash(domain: Domain, game_module: str, fields: Mapping[str, Any]) ->
 # --- validation of untrusted input --------------------------------------------------------------
 
 
-def _text(value: Any, name: str, limit: int, *, single_line: bool = False, required: bool = True) -> str:
+def _text(value: object, name: str, limit: int, *, single_line: bool = False, required: bool = True) -> str:
     if not isinstance(value, str):
         raise AgentToolError("invalid", f"{name}: a string is required")
     value = unicodedata.normalize("NFC", value)
@@ -488,7 +500,7 @@ def _text(value: Any, name: str, limit: int, *, single_line: bool = False, requi
     return value.strip() if single_line else value
 
 
-def _names(value: Any, name: str, count: int, length: int) -> list[str]:
+def _names(value: object, name: str, count: int, length: int) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > count:
@@ -496,7 +508,7 @@ def _names(value: Any, name: str, count: int, length: int) -> list[str]:
     return list(dict.fromkeys(_text(item, f"{name}[{i}]", length, single_line=True) for i, item in enumerate(value)))
 
 
-def _tags(value: Any, limits: Limits) -> list[str]:
+def _tags(value: object, limits: Limits) -> list[str]:
     tags = _names(value, "tags", limits.tags, limits.tag)
     for tag in tags:
         if not _TAG.fullmatch(tag):
@@ -504,7 +516,7 @@ def _tags(value: Any, limits: Limits) -> list[str]:
     return tags
 
 
-def _domain(value: Any) -> Domain:
+def _domain(value: object) -> Domain:
     if not isinstance(value, str):
         raise AgentToolError("invalid", "domain: a string is required")
     try:
