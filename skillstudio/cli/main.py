@@ -203,7 +203,7 @@ def _show(args: argparse.Namespace, database: Database) -> int:
         skill = repository.get(skill_id)
     except InvalidStoredSkill as error:
         return _show_invalid(args, repository, skill_id, error)
-    details = {
+    details: output.SkillDetails = {
         "refinements": repository.refinements_of(skill.id),
         "revisions": repository.revisions(skill.id),
         "verifications": repository.verifications(skill.id),

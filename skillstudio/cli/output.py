@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from skillstudio.model import Issue, Skill, skill_to_document
 from skillstudio.model.evidence import VerificationRecord, record_to_document
@@ -26,7 +26,7 @@ def summary_document(summary: SkillSummary) -> dict[str, Any]:
     """One listed skill. A column holding a value of the wrong type or range (another program
     wrote the row) is null here, and ``invalid`` lists each such field path with the reason;
     the key is present only then, so valid rows keep the documented shape."""
-    document = {
+    document: dict[str, Any] = {
         "id": summary.id,
         "name": summary.name,
         "domain": summary.domain,
@@ -57,6 +57,14 @@ def list_document(summaries: Sequence[SkillSummary], total: int) -> dict[str, An
         "count": len(summaries),
         "skills": [summary_document(summary) for summary in summaries],
     }
+
+
+class SkillDetails(TypedDict):
+    """What ``show`` and ``review show`` report beside the skill itself."""
+
+    refinements: Sequence[str]
+    revisions: Sequence[Revision]
+    verifications: Sequence[VerificationRecord]
 
 
 def skill_document(
@@ -92,8 +100,7 @@ def invalid_skill_document(
 
 
 def invalid_skill_text(skill_id: str, issues: Sequence[Issue], summary: SkillSummary | None = None) -> str:
-    readable = summary is not None and "name" not in summary.invalid
-    name = f" ({summary.name})" if readable else ""  # type: ignore[union-attr]
+    name = f" ({summary.name})" if summary is not None and "name" not in summary.invalid else ""
     problems = "problem" if len(issues) == 1 else "problems"
     lines = [f"skill {skill_id!r}{name} in the library is not valid ({len(issues)} {problems}):"]
     lines += [f"  {issue}" for issue in issues]

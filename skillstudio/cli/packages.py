@@ -28,7 +28,7 @@ Handler = Callable[[argparse.Namespace, Database], int]
 
 
 def add_parsers(
-    commands: argparse._SubParsersAction,
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
     *,
     common: argparse.ArgumentParser,
     filters: argparse.ArgumentParser,
@@ -112,14 +112,15 @@ def commands(query_from: Callable[[argparse.Namespace, str], SkillQuery]) -> dic
 def _package_name(args: argparse.Namespace, out: Path) -> str:
     """``--name`` if it is a package name (refused otherwise, never replaced by a shared default);
     else a default no other export shares (``icpkg.default_package_name``)."""
-    if args.name is not None:
-        if not PACKAGE_NAME.match(args.name):
+    name: str | None = args.name
+    if name is not None:
+        if not PACKAGE_NAME.match(name):
             raise refuse(
                 "--name",
-                f"{args.name!r} is not a package name (3-64 of a-z, 0-9, -; "
+                f"{name!r} is not a package name (3-64 of a-z, 0-9, -; "
                 "starting and ending with a letter or digit); give another or leave --name out",
             )
-        return args.name
+        return name
     return default_package_name(out.stem, load_or_create_key(args.publisher).fingerprint)
 
 

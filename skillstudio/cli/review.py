@@ -85,7 +85,7 @@ def _review(args: argparse.Namespace, database: Database) -> int:
     verb = args.review_command
     if verb == "list":
         items = pending_queue(repository, created_by=args.created_by or (), sources=args.source or ())
-        findings = repository.risk_findings_many([item.summary.id for item in items])
+        risks = repository.risk_findings_many([item.summary.id for item in items])
         if args.json:
             document = {
                 "total": len(items),
@@ -93,7 +93,7 @@ def _review(args: argparse.Namespace, database: Database) -> int:
                     {
                         **output.summary_document(item.summary),
                         "changed_at": item.changed_at,
-                        "risk_findings": len(findings.get(item.summary.id, [])),
+                        "risk_findings": len(risks.get(item.summary.id, [])),
                     }
                     for item in items
                 ],
@@ -102,7 +102,7 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         else:
             for item in items:
                 s = item.summary
-                risk = findings.get(s.id, [])
+                risk = risks.get(s.id, [])
                 worst = max((f.severity for f in risk), key=_severity_rank, default="-")
                 print(
                     f"{s.id[:8]}  {item.changed_at[:16]}  {s.created_by[:18]:18}  {s.source:14}  risk {len(risk)} ({worst:6})  {s.name}"
@@ -116,7 +116,7 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         change = change_since_approved(repository, skill_id)
         findings = findings_for(repository, change.current, relint=args.relint)
         decisions = repository.review_decisions(skill_id)
-        details = {
+        details: output.SkillDetails = {
             "refinements": repository.refinements_of(skill_id),
             "revisions": repository.revisions(skill_id),
             "verifications": repository.verifications(skill_id),

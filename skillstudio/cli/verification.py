@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from skillstudio.cli import output
@@ -20,7 +20,6 @@ from skillstudio.verification.executors import ExecutorError, parse_executor
 from skillstudio.verification.policy import DEFAULT_POLICY
 from skillstudio.verification.runner import (
     DEFAULT_CHUNK_GAMES,
-    Event,
     Progress,
     RunFinished,
     RunStarted,
@@ -190,7 +189,7 @@ def _engine(args: argparse.Namespace, skills: list[Skill]) -> list[str]:
 def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: list[Skipped]) -> int:
     progress = _ProgressView(sys.stderr, quiet=args.quiet or False)
     final: RunFinished | None = None
-    events: Iterator[Event] = run_verification(database, run_id, executor=args.executor or None)
+    events = run_verification(database, run_id, executor=args.executor or None)
     try:
         for event in events:
             if isinstance(event, RunStarted):

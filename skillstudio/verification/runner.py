@@ -18,7 +18,7 @@ import contextlib
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -184,7 +184,7 @@ def run_verification(
     policy: VerificationPolicy = DEFAULT_POLICY,
     cancel: CancelToken = None,
     actor: Actor | None = None,
-) -> Iterator[Event]:
+) -> Generator[Event, None, None]:
     """Play what is missing of run ``run_id`` and apply each skill's result; yields events.
 
     ``executor``: an open :class:`Executor` (left open), a spelling (opened and closed here),
@@ -310,7 +310,7 @@ def verify(
     cancel: CancelToken = None,
     actor: Actor | None = None,
     kind: str = "verify",
-) -> Iterator[Event]:
+) -> Generator[Event, None, None]:
     """``start_run`` then ``run_verification``: the whole batch as one event stream."""
     spec = executor if isinstance(executor, str) else executor.spec
     run_id = start_run(
