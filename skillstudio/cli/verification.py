@@ -359,22 +359,22 @@ def run_text(info: RunInfo, skills: list[RunSkill], names: dict[str, str], datab
     totals = [0, 0, 0, 0]
     for entry in skills:
         c = counts.get(entry.skill_id)
-        w, l, d, e = (c.wins, c.losses, c.draws, c.errors) if c else (0, 0, 0, 0)  # noqa: E741
-        totals = [totals[0] + w, totals[1] + l, totals[2] + d, totals[3] + e]
-        decided = w + l + d
-        rate = f"{w / decided:.0%}" if decided else "-"
-        interval = str(wilson(w, decided)) if decided else "-"
+        wins, losses, draws, errors = (c.wins, c.losses, c.draws, c.errors) if c else (0, 0, 0, 0)
+        totals = [totals[0] + wins, totals[1] + losses, totals[2] + draws, totals[3] + errors]
+        decided = wins + losses + draws
+        rate = f"{wins / decided:.0%}" if decided else "-"
+        interval = str(wilson(wins, decided)) if decided else "-"
         name = names.get(entry.skill_id, "(deleted)")
         name = name if len(name) <= 32 else name[:31] + "…"
         lines.append(
-            f"{entry.skill_id[:8]:<8}  {name:<32}  {w:>4} {l:>4} {d:>4} {e:>4}  {rate:>5}  {interval:<16}  "
+            f"{entry.skill_id[:8]:<8}  {name:<32}  {wins:>4} {losses:>4} {draws:>4} {errors:>4}  {rate:>5}  {interval:<16}  "
             f"{_tier(entry.confidence_before, entry.confidence_after)}"
         )
-    w, l, d, e = totals  # noqa: E741
-    decided = w + l + d
+    wins, losses, draws, errors = totals
+    decided = wins + losses + draws
     lines.append(
-        f"{'all':<8}  {'':<32}  {w:>4} {l:>4} {d:>4} {e:>4}  {(f'{w / decided:.0%}' if decided else '-'):>5}  "
-        f"{(str(wilson(w, decided)) if decided else '-'):<16}"
+        f"{'all':<8}  {'':<32}  {wins:>4} {losses:>4} {draws:>4} {errors:>4}  "
+        f"{(f'{wins / decided:.0%}' if decided else '-'):>5}  {(str(wilson(wins, decided)) if decided else '-'):<16}"
     )
     promoted = sum(
         1

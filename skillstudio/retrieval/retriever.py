@@ -427,8 +427,9 @@ def _evidence(summary: SkillSummary) -> ranking.Evidence:
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or not 0 <= rate <= 1:
         return ranking.Evidence(0, 0.0)
     rating = summary.average_rating
-    usable_rating = isinstance(rating, int | float) and not isinstance(rating, bool) and math.isfinite(rating)
-    return ranking.Evidence(games, float(rate), float(rating) if usable_rating else None)  # type: ignore[arg-type]
+    if isinstance(rating, bool) or not isinstance(rating, int | float) or not math.isfinite(rating):
+        rating = None  # unusable: no rating
+    return ranking.Evidence(games, float(rate), None if rating is None else float(rating))
 
 
 def _domain_value(domain: Domain | str | None) -> str | None:

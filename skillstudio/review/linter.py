@@ -26,8 +26,8 @@ from skillstudio.paths import resource
 from skillstudio.store import RiskFinding, SkillRepository
 
 try:  # the parser of ``re``, to arrange rule patterns for speed (``_combine``); optional
-    from re import _constants as _sre  # type: ignore[attr-defined]
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+    from re import _constants as _sre  # type: ignore[attr-defined]  # private: typeshed has no stub
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]  # private: typeshed has no stub
 
     _CATEGORIES = {
         _sre.CATEGORY_SPACE: r"\s",
