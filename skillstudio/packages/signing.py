@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from skillstudio.model import Issue
 from skillstudio.packages.errors import PackageError, refuse
+from skillstudio.store import SkillRepository
 
 ALGORITHM = "ed25519"
 _DOMAIN = b"skillstudio.icpkg.manifest.v1\n"  # signatures made for manifests sign nothing else
@@ -177,11 +179,11 @@ class KnownKey:
 class UntrustedPackage(PackageError):
     """The package claims an identity another key brought first; nothing was written."""
 
-    def __init__(self, issues: Any, *, context: str = "import refused (package identity)") -> None:
+    def __init__(self, issues: Iterable[Issue], *, context: str = "import refused (package identity)") -> None:
         super().__init__(issues, context=context)
 
 
-def known_key(repository: Any, identity: str) -> KnownKey | None:
+def known_key(repository: SkillRepository, identity: str) -> KnownKey | None:
     """The key the library remembers for ``publisher/name`` (None: never signed here)."""
     from sqlalchemy import text
 

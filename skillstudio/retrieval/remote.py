@@ -29,7 +29,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -125,7 +125,7 @@ class _RemoteEmbeddings:
     def _endpoint(self, base_url: str) -> str:
         raise NotImplementedError
 
-    def _rows(self, answer: Any, count: int, key: str | None) -> list[Any]:
+    def _rows(self, answer: object, count: int, key: str | None) -> list[object]:
         """The vectors in ``answer`` in input order; raises :class:`_Unusable`."""
         raise NotImplementedError
 
@@ -142,7 +142,7 @@ class _RemoteEmbeddings:
             )
         return key
 
-    def _post(self, payload: dict[str, Any], key: str | None) -> Any:
+    def _post(self, payload: dict[str, Any], key: str | None) -> object:
         """The decoded JSON answer to one POST, or a ProviderError that says why there is none."""
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "SkillStudio"}
         if key:
@@ -248,9 +248,9 @@ class OpenAIEmbeddings(_RemoteEmbeddings):
     def _endpoint(self, base_url: str) -> str:
         return f"{base_url}/embeddings" if base_url.endswith("/v1") else f"{base_url}/v1/embeddings"
 
-    def _rows(self, answer: Any, count: int, key: str | None) -> list[Any]:
+    def _rows(self, answer: object, count: int, key: str | None) -> list[object]:
         data = _field(answer, "data", list, key)
-        items: list[tuple[int, Any]] = []
+        items: list[tuple[int, object]] = []
         for position, item in enumerate(data):
             if not isinstance(item, dict) or "embedding" not in item:
                 raise _Unusable(f"data[{position}] is not an object with an 'embedding'")
@@ -275,18 +275,21 @@ class OllamaEmbeddings(_RemoteEmbeddings):
     def _endpoint(self, base_url: str) -> str:
         return f"{base_url}/api/embed"
 
-    def _rows(self, answer: Any, count: int, key: str | None) -> list[Any]:
+    def _rows(self, answer: object, count: int, key: str | None) -> list[object]:
         return list(_field(answer, "embeddings", list, key))
 
 
 # --- checking an answer ----------------------------------------------------------------------
 
 
+T = TypeVar("T")
+
+
 class _Unusable(Exception):
     """Why an answer's content cannot be used; becomes a ProviderError's message."""
 
 
-def _field(answer: Any, name: str, kind: type, key: str | None) -> Any:
+def _field(answer: object, name: str, kind: type[T], key: str | None) -> T:
     if not isinstance(answer, dict):
         raise _Unusable(f"expected a JSON object, got {type(answer).__name__}")
     if name not in answer:
@@ -306,7 +309,7 @@ def _field(answer: Any, name: str, kind: type, key: str | None) -> Any:
     return value
 
 
-def _matrix(rows: list[Any], count: int) -> Matrix:
+def _matrix(rows: list[object], count: int) -> Matrix:
     """``rows`` as a float32 matrix, after checking every entry (JSON answers are untrusted)."""
     if len(rows) != count:
         raise _Unusable(f"{_count(len(rows), 'vector')} for {_count(count, 'text')}")

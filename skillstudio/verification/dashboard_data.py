@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ScalarSelect, func, select
 
 from skillstudio.model.enums import Confidence, Domain
 from skillstudio.model.evidence import EvidenceKind
@@ -110,7 +110,7 @@ class Snapshot:
     thresholds: dict[str, float] = field(default_factory=dict)
 
 
-def _ids_of(query: SkillQuery) -> Any:
+def _ids_of(query: SkillQuery) -> ScalarSelect[str]:
     """The query's matching ids as a subquery (its filters and search; order and paging dropped)."""
     plain = replace(query, sort=SortKey.NAME, descending=False, offset=0, limit=None)
     return build_select(plain).order_by(None).scalar_subquery()

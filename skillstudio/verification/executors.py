@@ -18,10 +18,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
 from skillstudio.model import Skill
 from skillstudio.store.runs import GameRow
+
+if TYPE_CHECKING:  # an optional dependency (the cluster extra)
+    from distributed import Future as DaskFuture
 
 Cancel = Callable[[], bool]
 
@@ -175,18 +178,29 @@ class InProcessExecutor(Executor):
     spec = "inprocess"
 
 
-class _Windowed(Executor):
+class _Submitted(Protocol):
+    """A chunk in flight: a concurrent.futures or a Dask future."""
+
+    def result(self) -> ChunkResult: ...
+
+    def cancel(self) -> object: ...
+
+
+F = TypeVar("F", bound=_Submitted)
+
+
+class _Windowed(Executor, Generic[F]):
     """Keeps at most ``window`` chunks in flight, so cancelling stops soon and memory stays flat."""
 
     window = 4
 
-    def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Any:
+    def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> F:
         raise NotImplementedError
 
-    def _wait_any(self, pending: set[Any]) -> tuple[set[Any], set[Any]]:
+    def _wait_any(self, pending: set[F]) -> tuple[set[F], set[F]]:
         raise NotImplementedError
 
-    def _cancel(self, pending: set[Any]) -> None:
+    def _cancel(self, pending: set[F]) -> None:
         for future in pending:
             future.cancel()
 
@@ -194,7 +208,7 @@ class _Windowed(Executor):
         self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel
     ) -> Iterator[ChunkResult]:
         source = iter(chunks)
-        pending: set[Any] = set()
+        pending: set[F] = set()
         try:
             while True:
                 while len(pending) < self.window and not cancel():
@@ -226,7 +240,7 @@ def _exit_with_parent(parent: int, interval: float = 0.5) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-class ProcessExecutor(_Windowed):
+class ProcessExecutor(_Windowed["Future[ChunkResult]"]):
     """N local worker processes (``concurrent.futures``, spawned: safe beside threads and Qt)."""
 
     def __init__(self, workers: int | None = None) -> None:
@@ -245,7 +259,7 @@ class ProcessExecutor(_Windowed):
     def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Future[ChunkResult]:
         return self.pool.submit(fn, chunk)
 
-    def _wait_any(self, pending: set[Any]) -> tuple[set[Any], set[Any]]:
+    def _wait_any(self, pending: set[Future[ChunkResult]]) -> tuple[set[Future[ChunkResult]], set[Future[ChunkResult]]]:
         done, rest = wait(pending, return_when=FIRST_COMPLETED)
         return set(done), set(rest)
 
@@ -253,7 +267,7 @@ class ProcessExecutor(_Windowed):
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-class DaskExecutor(_Windowed):
+class DaskExecutor(_Windowed["DaskFuture[ChunkResult]"]):
     """A Dask ``distributed`` cluster: an existing scheduler, or a LocalCluster started here."""
 
     def __init__(self, address: str | None = None, workers: int | None = None) -> None:
@@ -277,16 +291,18 @@ class DaskExecutor(_Windowed):
         threads = sum(self.client.nthreads().values()) or 1
         self.window = max(2, 2 * threads)
 
-    def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Any:
+    def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> DaskFuture[ChunkResult]:
         return self.client.submit(fn, chunk, pure=False)
 
-    def _wait_any(self, pending: set[Any]) -> tuple[set[Any], set[Any]]:
+    def _wait_any(
+        self, pending: set[DaskFuture[ChunkResult]]
+    ) -> tuple[set[DaskFuture[ChunkResult]], set[DaskFuture[ChunkResult]]]:
         from dask.distributed import wait as dask_wait
 
         done, rest = dask_wait(list(pending), return_when="FIRST_COMPLETED")
         return set(done), set(rest)
 
-    def _cancel(self, pending: set[Any]) -> None:
+    def _cancel(self, pending: set[DaskFuture[ChunkResult]]) -> None:
         if pending:
             self.client.cancel(list(pending))
 

@@ -22,7 +22,9 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from skillstudio.model import Domain, Skill, utc_now
+from sqlalchemy.orm import Session
+
+from skillstudio.model import Confidence, Domain, Quality, Skill, utc_now
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import Actor, InvalidStoredSkill, SkillNotFound, SkillRepository, body_hash
 from skillstudio.store.database import Database
@@ -38,7 +40,7 @@ from skillstudio.store.runs import (
     RunStore,
 )
 from skillstudio.verification.executors import Chunk, Executor, Piece, open_executor, play_chunk
-from skillstudio.verification.policy import DEFAULT_POLICY, VerificationPolicy, audit_action
+from skillstudio.verification.policy import DEFAULT_POLICY, Assessment, VerificationPolicy, audit_action
 from skillstudio.verification.stats import Interval, wilson
 
 DEFAULT_CHUNK_GAMES = 20
@@ -479,9 +481,9 @@ def _apply(
         body_hash=entry.body_hash,
         note=f"run {info.id}" + (" (revalidation)" if info.kind == "revalidate" else ""),
     )
-    decided: dict[str, Any] = {}
+    decisions: list[_Decision] = []  # recompute's, inside the transaction; the last one is stored
 
-    def recompute(current: Skill, evidence: list[VerificationRecord]) -> tuple[Any, str, str, dict[str, Any]]:
+    def recompute(current: Skill, evidence: list[VerificationRecord]) -> tuple[Quality, str, str, dict[str, Any]]:
         """Inside set_quality's write transaction: the skill as stored now and all its evidence
         (this session's record included), so concurrent batches of one skill add up."""
         before = current.quality.confidence
@@ -522,20 +524,21 @@ def _apply(
             "overall_wilson_95": overall.as_list(),
         }
         message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
-        decided.update(before=before, after=after, assessment=assessment, credited=credited, note=note)
+        decisions.append(_Decision(before, after, assessment, credited, note))
         return assessment.quality, audit_action(before, after), message, details
 
-    def within(session: Any) -> None:
-        assessment, overall = decided["assessment"], decided["assessment"].interval
+    def within(session: Session) -> None:
+        decided = decisions[-1]
+        assessment, overall = decided.assessment, decided.assessment.interval
         RunStore.apply_skill_result(
             session,
             info.id,
             skill.id,
             counts=counts,
-            confidence_after=decided["after"].value,
+            confidence_after=decided.after.value,
             success_rate=session_rate if counts.decided else None,
             interval=(session_interval.low, session_interval.high),
-            note=decided["note"] or assessment.reason,
+            note=decided.note or assessment.reason,
         )
         RunStore.write_interval(session, skill.id, assessment.wins, assessment.decided, (overall.low, overall.high))
 
@@ -547,22 +550,34 @@ def _apply(
         return SkillResult(
             skill.id, skill.name, counts, session_rate, session_interval, before.value, before.value, "", why, False
         )
-    assessment = decided["assessment"]
+    decided = decisions[-1]
+    assessment = decided.assessment
     return SkillResult(
         skill.id,
         skill.name,
         counts,
         session_rate,
         session_interval,
-        decided["before"].value,
-        decided["after"].value,
-        audit_action(decided["before"], decided["after"]),
-        decided["note"] or assessment.reason,
-        decided["credited"],
+        decided.before.value,
+        decided.after.value,
+        audit_action(decided.before, decided.after),
+        decided.note or assessment.reason,
+        decided.credited,
         assessment.quality.success_rate,
         assessment.interval,
         assessment.decided,
     )
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """What _apply's recompute decided inside the write transaction."""
+
+    before: Confidence
+    after: Confidence
+    assessment: Assessment
+    credited: bool
+    note: str
 
 
 def _why_not_credited(policy: VerificationPolicy, record: VerificationRecord, skill: Skill, current_hash: str) -> str:
