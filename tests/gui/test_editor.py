@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import pytest
 
 pytest.importorskip("PySide6")
 pytestmark = pytest.mark.gui
 
-from PySide6.QtCore import Qt, QTimer  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QTextCursor  # noqa: E402
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QMessageBox, QWidget  # noqa: E402
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QMessageBox  # noqa: E402
 
 from skillstudio.gui.editor import QtSkillEditor  # noqa: E402
 from skillstudio.gui.editor.body_encounter import EncounterPatternEditor  # noqa: E402
@@ -25,59 +22,10 @@ from skillstudio.gui.editor.conflict import QtConflictDialog  # noqa: E402
 from skillstudio.model import BodyKind, Domain, Source, SourceKind  # noqa: E402
 from skillstudio.store import Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill, example_skill, instructions_skill  # noqa: E402
+from tests.gui.conftest import answer_next_modal  # noqa: E402
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
-
-
-# --- answering modal dialogs from inside their exec() loop ----------------------------------------
-
-
-@dataclass
-class ModalAnswer:
-    handled: list[str] = field(default_factory=list)  # class names of the dialogs answered
-    errors: list[BaseException] = field(default_factory=list)
-
-    def check(self) -> None:
-        if self.errors:
-            raise self.errors[0]
-        assert self.handled, "no modal dialog appeared"
-
-
-def answer_next_modal(action: Callable[[QWidget], None], *, timeout_s: float = 3.0) -> ModalAnswer:
-    """Run ``action(dialog)`` on the next modal dialog, from inside its ``exec()`` loop.
-
-    Call it *before* the code that opens the dialog. A dialog the action leaves open, or an
-    action that raises, is closed, so a test can fail but never hang; ``check()`` re-raises.
-    """
-    answer = ModalAnswer()
-    deadline = time.monotonic() + timeout_s
-
-    def poll() -> None:
-        modal = QApplication.activeModalWidget()
-        if modal is not None and modal.isVisible():
-            try:
-                action(modal)
-                answer.handled.append(type(modal).__name__)
-            except BaseException as error:
-                answer.errors.append(error)
-                modal.close()
-            QTimer.singleShot(300, lambda: _close_if_open(modal, answer))
-            return
-        if time.monotonic() < deadline:
-            QTimer.singleShot(10, poll)
-
-    QTimer.singleShot(0, poll)
-    return answer
-
-
-def _close_if_open(modal: QWidget, answer: ModalAnswer) -> None:
-    try:
-        if modal.isVisible():
-            answer.errors.append(AssertionError(f"{type(modal).__name__} was left open"))
-            modal.close()
-    except RuntimeError:  # already deleted
-        pass
 
 
 @pytest.fixture
