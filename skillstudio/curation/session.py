@@ -138,8 +138,9 @@ class Validation:
 
 @dataclass(frozen=True)
 class SessionStatus:
-    departure: str | None  # why the skill cannot be saved any more ("was pruned by ...")
-    stale_by: str | None  # who changed the stored skill since it was read, while the form has edits
+    departure: str | None = None  # why the skill left the library ("was pruned (...) by mira")
+    stale_by: str | None = None  # who changed the stored skill since it was read, while the form has edits
+    closed: str | None = None  # why the session's library is gone (another one was opened)
 
 
 class SessionEvents:
@@ -327,7 +328,7 @@ class EditSession:
 
     @property
     def status(self) -> SessionStatus:
-        return SessionStatus(self._closed or self._departure, self._stale_by)
+        return SessionStatus(self._departure, self._stale_by, self._closed)
 
     def document(self, form: FormState | None = None) -> dict[str, Any]:
         """The skill document ``form`` (default: the form) describes, valid or not."""
