@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from skillstudio.curation import retag
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.dashboard import attach_dashboard
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
 from skillstudio.gui.qt_detail_pane import QtDetailPane
@@ -41,6 +42,7 @@ from skillstudio.gui.qt_filter_panel import QtFilterPanel
 from skillstudio.gui.qt_retrieval_preview import QtEmbedJob, QtRetrievalPreview
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog
 from skillstudio.gui.skill_table_model import COLUMNS, CONFIDENCE_COLUMN, SkillTableModel
+from skillstudio.gui.workers import show_error
 from skillstudio.library import create_library, sample_library_path
 from skillstudio.model import ValidationError
 from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
@@ -73,6 +75,7 @@ class QtMainWindow(QMainWindow):
         self.resize(*_fitting_size(1400, 820))
         self.undo_stack = QUndoStack(self)
         self._editors: list = []  # open skill editors, asked before the window closes
+        self.state = BrowserState(parent=self)  # minimal, for the editors (the browser rewrite owns it)
         self._bridge = _ChangeBridge(self)
         self._bridge.changed.connect(self._on_library_change)
         self._unsubscribe = lambda: None
@@ -127,6 +130,7 @@ class QtMainWindow(QMainWindow):
             self.model.shutdown()
             self.filters.shutdown()
         self.repository = repository
+        self.state.set_repository(repository)
         self.undo_stack.clear()
         self._pending_selection: list[str] = []
         self.model = SkillTableModel(repository, self)
@@ -514,11 +518,11 @@ class QtMainWindow(QMainWindow):
         from skillstudio.gui.editor.qt_skill_editor import QtSkillEditor
 
         try:
-            skill = self.repository.get(skill_id) if skill_id else None
+            editor = QtSkillEditor(self.state, skill_id, self)
         except LibraryError as error:
-            self._report("Cannot edit this skill", error)
+            show_error(self, "Cannot edit this skill", error)
             return
-        editor = QtSkillEditor(self.repository, skill, self)
+        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # closed editors do not pile up
         editor.saved.connect(self.select_skill)
         editor.open_skill_requested.connect(self.select_skill)
         editor.finished.connect(lambda _result, e=editor: self._editors.remove(e) if e in self._editors else None)

@@ -11,16 +11,20 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QTextCursor  # noqa: E402
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QLineEdit, QMessageBox  # noqa: E402
 
+from skillstudio.curation.form import FormState  # noqa: E402
+from skillstudio.gui.browser_state import BrowserState  # noqa: E402
 from skillstudio.gui.editor import QtSkillEditor  # noqa: E402
 from skillstudio.gui.editor.body_encounter import EncounterPatternEditor  # noqa: E402
 from skillstudio.gui.editor.body_example import VerifiedExampleEditor  # noqa: E402
 from skillstudio.gui.editor.body_instructions import InstructionsEditor  # noqa: E402
 from skillstudio.gui.editor.body_strategic import StrategicPatternEditor  # noqa: E402
 from skillstudio.gui.editor.conflict import QtConflictDialog  # noqa: E402
-from skillstudio.model import BodyKind, Domain, Source, SourceKind  # noqa: E402
-from skillstudio.store import Database, SkillRepository  # noqa: E402
+from skillstudio.model import BodyKind, Confidence, Domain, Quality, Source, SourceKind  # noqa: E402
+from skillstudio.packages.importer import Incoming, apply_plan, plan_import  # noqa: E402
+from skillstudio.packages.prune import apply_prune, plan_prune  # noqa: E402
+from skillstudio.store import Actor, Database, SkillExtras, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill, example_skill, instructions_skill  # noqa: E402
 from tests.gui.conftest import answer_next_modal  # noqa: E402
 
@@ -29,10 +33,17 @@ SHIFT = Qt.KeyboardModifier.ShiftModifier
 
 
 @pytest.fixture
-def open_editor(qtbot, repository: SkillRepository):
+def browser_state(qtbot, repository: SkillRepository):
+    state = BrowserState(repository)
+    yield state
+    state.close()
+
+
+@pytest.fixture
+def open_editor(qtbot, browser_state: BrowserState, repository: SkillRepository):
     def make(skill=None, *, store: bool = True) -> QtSkillEditor:
         stored = repository.create(skill) if (skill is not None and store) else skill
-        editor = QtSkillEditor(repository, stored)
+        editor = QtSkillEditor(browser_state, stored)
         qtbot.addWidget(editor, before_close_func=_discard_on_teardown)
         editor.show()
         qtbot.waitExposed(editor)
@@ -65,6 +76,13 @@ def edit_cell(qtbot, table, row: int, column: int, text: str) -> None:
     qtbot.keyClicks(editor, text)
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits on the next event loop turn
     qtbot.waitUntil(lambda: table.state() != QAbstractItemView.State.EditingState, timeout=10_000)
+
+
+def _import(repository: SkillRepository, skills, version: str, mode="merge") -> None:
+    """Skills imported from a Workshop package, as File › Import does."""
+    origin = f"workshop:someone/pack@{version}"
+    incoming = [Incoming(f"skills/{s.id}.json", s, SkillExtras(origin=origin)) for s in skills]
+    apply_plan(repository, plan_import(repository, incoming, origin=origin, source="pack", mode=mode, signer=None))
 
 
 def problems(editor: QtSkillEditor) -> list[str]:
@@ -193,9 +211,9 @@ def test_an_invalid_priority_blocks_saving_until_fixed(qtbot, open_editor, repos
     assert body.targets.table.item(0, 1).toolTip() == "14 is outside 1..10"
     # Ctrl+S is refused with the message; nothing is written.
     qtbot.keyClick(editor, Qt.Key.Key_S, CTRL)
-    assert "Not saved" in editor.status_text() and len(repository.revisions(editor.skill.id)) == 1
+    assert "Not saved" in editor.status.text() and len(repository.revisions(editor.skill.id)) == 1
     # Clicking the problem goes to the cell.
-    editor.tabs.setCurrentWidget(editor.general_page.parentWidget().parentWidget())
+    editor.tabs.setCurrentIndex(0)
     body.tabs.setCurrentIndex(0)
     item = editor.problems.item(0)
     qtbot.mouseClick(
@@ -292,7 +310,7 @@ def test_a_concurrent_change_shows_a_conflict_and_overwrites_nothing(
     answer.check()
     assert ("name: Theirs", "name: Mine") in seen["rows"]
     assert repository.get(skill_id).name == "Theirs" and repository.count() == 1
-    assert editor.name_edit.text() == "Mine" and "Not saved" in editor.status_text()
+    assert editor.name_edit.text() == "Mine" and "Not saved" in editor.status.text()
 
     answer = answer_next_modal(lambda dialog: dialog.reload_button.click())
     assert not editor.save()
@@ -545,4 +563,128 @@ def test_a_store_error_is_shown_as_a_sentence(qtbot, open_editor, repository: Sk
     assert not editor.save()
     answer.check()
     assert "no skill with id" in texts[0] and "Traceback" not in texts[0]
-    assert "Not saved" in editor.status_text()
+    assert "Not saved" in editor.status.text()
+
+
+# --- following the library (BrowserState.library_changed) --------------------------------------------
+
+
+def _stale_skill():
+    old = "2020-01-01T00:00:00.000Z"
+    return ai_skill(created_at=old, quality=Quality(1, 0.1, None, Confidence.TENTATIVE, old))
+
+
+def test_a_skill_pruned_while_open_cannot_be_saved(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(_stale_skill())
+    skill_id = editor.skill.id
+    retype(qtbot, editor.name_edit, "Mine")
+    assert apply_prune(repository.as_actor(Actor("mira")), plan_prune(repository)) == 1
+    qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
+    assert "pruned (moved to the trash) by mira" in editor.notice.text()
+    assert not editor.save()
+    assert "Not saved: this skill was pruned" in editor.status.text()
+    assert repository.count() == 0 and [entry.skill_id for entry in repository.trash()] == [skill_id]
+    assert editor.name_edit.text() == "Mine" and editor.is_dirty()  # the edit is kept
+
+
+def test_a_skill_an_import_moved_to_the_trash_cannot_be_saved(qtbot, open_editor, repository: SkillRepository) -> None:
+    kept, dropped = ai_skill(name="Kept"), ai_skill(name="Dropped")
+    _import(repository, [kept, dropped], "1.0.0")
+    editor = open_editor(repository.get(dropped.id), store=False)
+    other = open_editor(repository.get(kept.id), store=False)
+    _import(repository, [kept], "2.0.0", mode="replace")  # version 2 of the package no longer has it
+    qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
+    assert "moved to the trash by an import" in editor.notice.text()
+    retype(qtbot, editor.name_edit, "Mine")
+    assert not editor.save() and "Not saved" in editor.status.text()
+    assert not other.notice.isVisible()
+
+
+def test_a_restored_skill_can_be_saved_again(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(content_skill(name="Before"))
+    repository.delete(editor.skill.id)
+    qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
+    repository.restore(editor.skill.id)
+    qtbot.waitUntil(lambda: not editor.notice.isVisible(), timeout=10_000)
+    retype(qtbot, editor.name_edit, "After")
+    assert editor.save() and repository.get(editor.skill.id).name == "After"
+
+
+def test_a_save_goes_out_as_the_user_named_now(
+    qtbot, open_editor, browser_state: BrowserState, repository: SkillRepository
+) -> None:
+    editor = open_editor(ai_skill(name="Theirs"))
+    browser_state.set_repository(repository.as_actor(Actor("mira")))  # Edit › Your Name
+    retype(qtbot, editor.name_edit, "Refined by mira")
+    assert editor.save()
+    refinement = repository.get(editor.skill.id)
+    assert refinement.created_by == "mira" and repository.revisions(refinement.id)[-1].author == "mira"
+    new = open_editor(None)
+    assert "mira" in [label.text() for label in new.provenance_page.findChildren(QLabel)]
+
+
+def test_opening_another_library_closes_a_clean_editor_and_detaches_a_dirty_one(
+    qtbot, open_editor, browser_state: BrowserState, repository: SkillRepository, tmp_path
+) -> None:
+    clean = open_editor(content_skill(name="Clean"))
+    dirty = open_editor(content_skill(name="Dirty"))
+    retype(qtbot, dirty.name_edit, "Edited")
+    with Database(tmp_path / "other.db", create=True) as other:
+        browser_state.set_repository(SkillRepository(other, Actor("tester")))
+        assert not clean.isVisible()
+        assert dirty.isVisible() and "library is closed" in dirty.notice.text()
+        assert not dirty.save() and "Not saved" in dirty.status.text()
+        assert SkillRepository(other).count() == 0
+    assert repository.get(dirty.skill.id).name == "Dirty"
+
+
+def test_the_editor_installs_nothing_on_the_application(qtbot, open_editor, monkeypatch) -> None:
+    installed = []
+    original = QApplication.installEventFilter
+    monkeypatch.setattr(QApplication, "installEventFilter", lambda app, f: (installed.append(f), original(app, f))[1])
+    editor = open_editor(content_skill(name="Bridge ambush"))
+    editor.hide()
+    editor.show()  # the old editor re-installed an application-wide filter on every show
+    qtbot.waitExposed(editor)
+    editor.name_edit.setFocus()
+    editor.name_edit.end(False)
+    qtbot.keyClicks(editor.name_edit, "!")
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Z, CTRL)  # still the editor's undo, not the field's
+    assert editor.name_edit.text() == "Bridge ambush" and installed == []
+
+
+def test_undo_keys_reach_the_editor_from_a_field_made_after_opening(qtbot, open_editor) -> None:
+    editor = open_editor(None)
+    editor.domain_combo.set_value(Domain.CONTENT_GENERATION)
+    editor.kind_combo.setCurrentIndex(editor.kind_combo.findData(BodyKind.INSTRUCTIONS.value))
+    editor.tabs.setCurrentWidget(editor.body_page)
+    body = editor.body_editor()
+    assert isinstance(body, InstructionsEditor)  # made now, long after the editor opened
+    body.markdown.setFocus()
+    qtbot.keyClicks(body.markdown, "# Waves")
+    qtbot.keyClick(body.markdown, Qt.Key.Key_Z, CTRL)  # its own undo is off: only the editor's can undo
+    assert body.markdown.text() == ""
+    assert editor.current_kind() is BodyKind.INSTRUCTIONS
+
+
+# --- the pages show the session's form exactly -------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [ai_skill, content_skill, example_skill, instructions_skill])
+def test_an_opened_skill_is_not_dirty(open_editor, make) -> None:
+    editor = open_editor(make())
+    assert editor.form() == FormState.of(editor.skill) and not editor.is_dirty()
+
+
+def test_every_sample_skill_reads_back_from_the_pages_unchanged(qtbot, library_copy) -> None:
+    # The pages show the core's form and read it back; any loss would open skills as edited.
+    with Database(library_copy) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        state = BrowserState(repository)
+        for skill_id in repository.query().ids:
+            editor = QtSkillEditor(state, skill_id)
+            try:
+                assert editor.form() == editor.session.saved_form, skill_id
+            finally:
+                editor.deleteLater()
+        state.close()
