@@ -109,7 +109,8 @@ class Emitter(Generic[T]):
         for held in list(self._listeners):
             listener = held() if isinstance(held, weakref.WeakMethod) else held
             if listener is None:
-                self._listeners.remove(held)
+                if held in self._listeners:  # a listener may have disconnected it meanwhile
+                    self._listeners.remove(held)
                 continue
             listener(value)
 

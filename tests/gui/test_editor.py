@@ -254,7 +254,7 @@ def test_a_bad_scene_value_names_its_parameter(qtbot, open_editor) -> None:
     edit_cell(qtbot, body.values.table, 0, 1, "{center: [51, 24], radius: 3}")
     editor.flush()
     assert problems(editor) == []
-    assert editor.document()["body"]["EncounterPattern"]["scene_composition"][1]["values"]["pickup_zone"] == {
+    assert editor.session.document()["body"]["EncounterPattern"]["scene_composition"][1]["values"]["pickup_zone"] == {
         "center": [51, 24],
         "radius": 3,
     }
@@ -614,13 +614,13 @@ def test_a_save_goes_out_as_the_user_named_now(
     qtbot, open_editor, browser_state: BrowserState, repository: SkillRepository
 ) -> None:
     editor = open_editor(ai_skill(name="Theirs"))
+    new = open_editor(None)
     browser_state.set_repository(repository.as_actor(Actor("mira")))  # Edit › Your Name
     retype(qtbot, editor.name_edit, "Refined by mira")
     assert editor.save()
     refinement = repository.get(editor.skill.id)
     assert refinement.created_by == "mira" and repository.revisions(refinement.id)[-1].author == "mira"
-    new = open_editor(None)
-    assert "mira" in [label.text() for label in new.provenance_page.findChildren(QLabel)]
+    assert "mira" in [label.text() for label in new.provenance_page.findChildren(QLabel)]  # "Created by"
 
 
 def test_opening_another_library_closes_a_clean_editor_and_detaches_a_dirty_one(

@@ -270,11 +270,8 @@ class QtSkillEditor(QDialog):
         """What the pages show now, pending edits included."""
         return replace(self.general_page.read(self.session.form), body=self.body_page.read())
 
-    def document(self) -> dict:
-        """The skill document the pages describe (read-only fields as read)."""
-        return self.session.document(self.form())
-
     def is_dirty(self) -> bool:
+        """Whether the pages show something else than the library holds (pending edits too)."""
         return self.form() != self.session.saved_form
 
     def _base_changed(self, _skill: Skill | None) -> None:
@@ -632,7 +629,7 @@ class QtSkillEditor(QDialog):
     def can_close(self) -> bool:
         self._commit_cell_editor()
         self.flush()
-        if not self.session.dirty:
+        if not self.is_dirty():
             return True
         answer = self.ask_unsaved()
         if answer == QMessageBox.StandardButton.Save:

@@ -97,12 +97,13 @@ class UndoKeys(QObject):
 
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
-        self.window = window
+        self._window = window
         self._watch(window)
 
     def _watch(self, widget: QWidget) -> None:
         for each in (widget, *widget.findChildren(QWidget)):
-            each.installEventFilter(self)
+            if each.window() is self._window:  # a dialog it opens (conflict, history) keeps its keys
+                each.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
@@ -125,7 +126,7 @@ class UndoKeys(QObject):
 
     def _keeps_own_undo(self, widget: QWidget) -> bool:
         current: QWidget | None = widget
-        while current is not None and current is not self.window:
+        while current is not None and current is not self._window:
             if current.property("own_undo"):
                 return True
             current = current.parentWidget()
