@@ -163,7 +163,7 @@ class QtSkillEditor(QDialog):
         self.body_page.edited.connect(self._edited)
         self.raw_page.apply_requested.connect(self.apply_raw)
         self.provenance_page.open_skill_requested.connect(self.open_skill_requested)
-        # The fields tests and the main window reach for by name.
+        # Its fields by name, as the editor offered them before it had pages (scripts, tests).
         self.name_edit = self.general_page.name_edit
         self.description_edit = self.general_page.description_edit
         self.tags_edit = self.general_page.tags_edit
