@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -23,6 +23,7 @@ from skillstudio.model import utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.events import AuditAction, change
 from skillstudio.store.query import id_lists
+from skillstudio.store.types import EmbeddingInfo, EmbeddingStatus, PendingText, VectorColumns
 
 # The change log is pruned past this many rows; an index further behind reloads in full.
 CHANGE_LOG_KEEP = 20_000
@@ -46,46 +47,6 @@ def label_text(name: object, tags_json: object) -> str:
     return f"{name_text}. {' '.join(tags)}".strip() if tags else name_text
 
 
-@dataclass(frozen=True)
-class EmbeddingInfo:
-    """What is known of one skill's vector."""
-
-    model_id: str
-    dimensions: int | None  # None when the blob is not a whole number of f32 values
-    current: bool  # False when the description changed since the vector was computed
-    embedded_at: str | None  # None for a vector another program wrote
-    label_current: bool = False  # a label vector of the same model exists, for the current name and tags
-
-
-@dataclass(frozen=True)
-class EmbeddingStatus:
-    """How much of the library has a current vector for one model."""
-
-    model_id: str
-    total: int
-    current: int
-    stale: int  # a description vector for this model, but from an older text (or no current label vector)
-    missing: int  # no description vector for this model (none at all, or another model's)
-    other_models: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def lacking(self) -> int:
-        return self.stale + self.missing
-
-
-@dataclass(frozen=True)
-class VectorColumns:
-    """Stored vectors of one model with the fields retrieval filters on, one list per field."""
-
-    skill_ids: list[str]
-    blobs: list[bytes]
-    domains: list[str]
-    game_modules: list[str]
-    confidences: list[str | None]
-    review_states: list[str | None]
-    label_blobs: list[bytes | None]  # the label vector of the same model, if any
-
-
 _VECTOR_SQL = (
     "SELECT e.skill_id, e.embedding, s.domain, s.game_module, s.confidence, m.review_state,"
     " CASE WHEN l.model_id = e.model_id THEN l.embedding END"
@@ -103,17 +64,6 @@ class _Freshness:
     description_state: str  # current | stale | missing
     label_current: bool
     other_model: str | None  # the model of a description vector that is not this one
-
-
-@dataclass(frozen=True)
-class PendingText:
-    """A skill that needs one or both of its vectors computed."""
-
-    skill_id: str
-    description: str
-    label: str = ""
-    needs_description: bool = True
-    needs_label: bool = True
 
 
 class EmbeddingStore:
@@ -360,6 +310,7 @@ def _prune_change_log(connection: Connection) -> None:
 
 __all__ = [
     "CHANGE_LOG_KEEP",
+    # the result types live in types.py; importable from here as before
     "EmbeddingInfo",
     "EmbeddingStatus",
     "EmbeddingStore",

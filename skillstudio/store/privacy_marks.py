@@ -17,11 +17,10 @@ from sqlalchemy import text
 
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
-from skillstudio.store.errors import SkillNotFound
+from skillstudio.store.errors import ReviewNotAllowed, SkillNotFound
 from skillstudio.store.events import AuditAction, change
 from skillstudio.store.query import id_lists
-
-MarkKey = tuple[str, str, str]  # (field, kind, text sha256)
+from skillstudio.store.types import MarkKey
 
 
 def text_hash(flagged: str) -> str:
@@ -37,8 +36,6 @@ class PrivacyMarks:
         self.actor_id, self.actor_kind = actor_id, actor_kind
 
     def _require_human(self, what: str) -> None:
-        from skillstudio.store.repository import ReviewNotAllowed
-
         if self.actor_kind != "human":
             raise ReviewNotAllowed(f"{self.actor_kind} {self.actor_id!r} may not {what}; only a person may")
 
@@ -127,4 +124,4 @@ class PrivacyMarks:
         return (field, kind, text_hash(flagged)) in self.marked_many([skill_id]).get(skill_id, set())
 
 
-__all__ = ["MarkKey", "PrivacyMarks", "text_hash"]
+__all__ = ["MarkKey", "PrivacyMarks", "text_hash"]  # MarkKey lives in types.py

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from sqlalchemy import Select, and_, case, exists, func, literal_column, or_, select, text
@@ -54,13 +54,6 @@ class SkillQuery:
     descending: bool = False
     offset: int = 0
     limit: int | None = None
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    ids: list[str]
-    total: int  # matches before offset/limit
-    query: SkillQuery = field(default_factory=SkillQuery)
 
 
 def fts_expression(user_text: str) -> str | None:
@@ -197,4 +190,4 @@ def id_lists(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, dict[st
         yield ", ".join(f":i{n}" for n in range(len(chunk))), {f"i{n}": value for n, value in enumerate(chunk)}
 
 
-__all__ = ["QueryResult", "SkillQuery", "SortKey", "build_select", "fts_expression", "id_lists"]
+__all__ = ["SkillQuery", "SortKey", "build_select", "fts_expression", "id_lists"]

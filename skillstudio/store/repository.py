@@ -8,14 +8,13 @@ with :class:`ConflictError` if another writer (an engine, another window) got th
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
@@ -40,6 +39,7 @@ from skillstudio.store.errors import (
     InvalidSkillData,
     InvalidStoredSkill,
     LibraryError,
+    ReviewNotAllowed,
     SkillExists,
     SkillNotFound,
 )
@@ -60,174 +60,25 @@ from skillstudio.store.orm import (
     VerificationRow,
 )
 from skillstudio.store.privacy_marks import PrivacyMarks
-from skillstudio.store.query import QueryResult, SkillQuery, build_select
+from skillstudio.store.query import SkillQuery, build_select
+from skillstudio.store.types import (
+    Actor,
+    AuditEntry,
+    Composition,
+    ImportItem,
+    LibraryStats,
+    QueryResult,
+    ReviewDecision,
+    Revision,
+    RiskFinding,
+    SkillExtras,
+    SkillSummary,
+    TrashEntry,
+)
 
-ActorKind = Literal["human", "agent", "system"]
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
 _META_COLUMNS = ("created_by", "engine_version", "source_id", "source_author", "original_id", "review_state")
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who makes a change: recorded as revision author and audit actor."""
-
-    id: str
-    kind: ActorKind = "human"
-
-    @classmethod
-    def current_user(cls) -> Actor:
-        try:
-            name = getpass.getuser()
-        except (KeyError, OSError):  # no login name (containers, some CI)
-            name = "user"
-        return cls(name or "user", "human")
-
-
 EXTERNAL = Actor("external", "system")
-
-
-@dataclass(frozen=True)
-class SkillSummary:
-    """One row of a skill list, read from columns only (no body parsing): cheap for 100k rows."""
-
-    id: str
-    name: str
-    domain: str
-    game_module: str
-    confidence: str
-    success_rate: float | None
-    verification_count: int | None
-    average_rating: float | None
-    use_count: int | None
-    source: str
-    created_by: str
-    created_at: str
-    last_verified: str | None
-    last_used: str | None
-    tags: tuple[str, ...]
-    review_state: str | None
-    # What was wrong with the listed columns (an engine's text in success_rate, say): the
-    # column is shown as unknown (None, or "?" for text) and each problem named here.
-    issues: tuple[Issue, ...] = ()
-
-    @property
-    def invalid(self) -> tuple[str, ...]:
-        """The paths of the columns that held a value of the wrong type or range."""
-        return tuple(issue.path for issue in self.issues)
-
-
-@dataclass(frozen=True)
-class Revision:
-    skill_id: str
-    number: int
-    version: int
-    action: str
-    author: str
-    created_at: str
-    message: str
-    snapshot: dict[str, Any]
-
-    def skill(self) -> Skill:
-        return parse_skill(self.snapshot, context=f"revision {self.number} of {self.skill_id}")
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    id: int
-    at: str
-    actor: str
-    actor_kind: str
-    action: str
-    skill_id: str | None
-    revision: int | None
-    details: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TrashEntry:
-    skill_id: str
-    name: str
-    deleted_at: str
-    deleted_by: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Composition:
-    partner_id: str
-    success_count: int
-    first: bool  # this skill is skill_a of the pair (used first)
-
-
-@dataclass(frozen=True)
-class LibraryStats:
-    total: int
-    by_domain: dict[str, int]
-    by_confidence: dict[str, int]
-    by_game_module: dict[str, int]
-    by_source: dict[str, int]
-    in_trash: int
-
-
-@dataclass(frozen=True)
-class SkillExtras:
-    """What an import carries beyond D057's row (migration 3, docs/storage.md).
-
-    ``origin`` names where the skill came from (``workshop:publisher/name@version``,
-    ``skill-md:<name>``, ``json:<file>``, ``voyager:<folder>``); ``frontmatter`` keeps a SKILL.md
-    skill's fields the Instructions body has no place for (license, compatibility, metadata,
-    unknown keys); ``files`` maps a relative path (``scripts/run.py``) to ``{"text": ...}`` or
-    ``{"base64": ...}``; ``warnings`` are what a lenient import found wrong, for the reviewer.
-    """
-
-    origin: str = ""
-    frontmatter: dict[str, Any] = field(default_factory=dict)
-    files: dict[str, dict[str, str]] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ImportItem:
-    """One skill an import writes: the skill, its extras, and evidence (new skills only)."""
-
-    skill: Skill
-    extras: SkillExtras | None = None
-    verifications: tuple[VerificationRecord, ...] = ()
-    # Earlier versions of a new skill, oldest first (a Voyager fooV1, fooV2 pile-up): they
-    # become its first revisions, so history and diffs show how it grew.
-    history: tuple[Skill, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReviewDecision:
-    """One review decision (migration 5): the state set, by whom, when, why, at which revision."""
-
-    skill_id: str
-    state: str
-    reviewer: str
-    reviewer_kind: str
-    at: str
-    comment: str
-    revision: int | None
-
-
-@dataclass(frozen=True)
-class RiskFinding:
-    """What the risk linter found: a rule, its severity, a one-line reason and the span
-    (``field`` with ``start``/``end`` character offsets into that field's text)."""
-
-    rule: str
-    severity: str
-    reason: str
-    field: str = ""
-    start: int = 0
-    end: int = 0
-    excerpt: str = ""
-
-
-class ReviewNotAllowed(LibraryError, PermissionError):
-    """Only a person may review (any review state), delete, trash or purge: agents and system
-    actors are refused by the repository itself, whatever front end they come through."""
 
 
 def body_hash(skill: Skill) -> str:

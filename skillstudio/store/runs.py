@@ -18,7 +18,6 @@ import os
 import socket
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
-from skillstudio.store.errors import LibraryError
+from skillstudio.store.errors import LibraryError, RunClaimed, RunNotFound
 from skillstudio.store.orm import (
     PlayImportRow,
     RunGameRow,
@@ -36,6 +35,7 @@ from skillstudio.store.orm import (
     SkillIntervalRow,
     VerificationRunRow,
 )
+from skillstudio.store.types import Claim, Counts, GameRow, RunInfo, RunSkill, RunSkillEntry
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 
@@ -43,122 +43,6 @@ RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 # CLAIM_STALE_AFTER_S is stale whatever its PID (another host, a reused PID, a hung process).
 CLAIM_HEARTBEAT_S = 30.0
 CLAIM_STALE_AFTER_S = 300.0
-
-
-class RunNotFound(LibraryError):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"no verification run {run_id!r}")
-        self.run_id = run_id
-
-
-class RunClaimed(LibraryError):
-    """Another runner holds the run (and its claim is not stale)."""
-
-    def __init__(self, run_id: str, pid: int | None, host: str | None, since: str | None) -> None:
-        where = "" if not host or host == socket.gethostname() else f" on {host}"
-        super().__init__(f"run {run_id} is being resumed by process {pid}{where} since {since}")
-        self.run_id, self.pid, self.host, self.since = run_id, pid, host, since
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A runner's hold on a run: ``token`` is unique per claim (two threads of one process differ)."""
-
-    run_id: str
-    token: str
-    pid: int
-    host: str
-    claimed_at: str
-
-
-@dataclass(frozen=True)
-class GameRow:
-    """One game as stored: the skill's side; ``outcome`` win | loss | draw | error."""
-
-    skill_id: str
-    game: int
-    outcome: str
-    seed: int | None = None
-    duration_s: float | None = None
-    resource_delta: float | None = None
-    army_value_delta: float | None = None
-    map_control: float | None = None
-    error: str | None = None
-    engine_version: str = ""
-
-
-@dataclass(frozen=True)
-class RunSkillEntry:
-    """A skill of a run, as created (``game_module``, ``body_hash``, ``confidence_before``)."""
-
-    skill_id: str
-    game_module: str
-    body_hash: str
-    confidence_before: str
-
-
-@dataclass(frozen=True)
-class RunSkill:
-    skill_id: str
-    position: int
-    game_module: str
-    body_hash: str
-    confidence_before: str
-    confidence_after: str | None
-    wins: int
-    losses: int
-    draws: int
-    errors: int
-    success_rate: float | None
-    wilson_low: float | None
-    wilson_high: float | None
-    applied_at: str | None
-    note: str
-
-    @property
-    def played(self) -> int:
-        return self.wins + self.losses + self.draws + self.errors
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    id: str
-    kind: str
-    status: str
-    opponent: str
-    engine: tuple[str, ...]
-    engine_version: str
-    executor: str
-    seed: int
-    games: int
-    chunk_games: int
-    actor: str
-    options: dict[str, Any]
-    started_at: str
-    finished_at: str | None
-    message: str
-    skills: int = 0
-    games_recorded: int = 0
-
-    @property
-    def games_asked(self) -> int:
-        return self.games * self.skills
-
-
-@dataclass(frozen=True)
-class Counts:
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
-    errors: int = 0
-
-    @property
-    def decided(self) -> int:
-        return self.wins + self.losses + self.draws
-
-    @property
-    def played(self) -> int:
-        return self.decided + self.errors
 
 
 class RunStore:
@@ -652,3 +536,22 @@ def process_alive(pid: int) -> bool:
     except OSError:  # PermissionError: it exists, owned by someone else
         return True
     return True
+
+
+__all__ = [
+    "CLAIM_HEARTBEAT_S",
+    "CLAIM_STALE_AFTER_S",
+    "RUN_STATUSES",
+    # a run's values and errors live in types.py and errors.py; importable from here as before
+    "Claim",
+    "Counts",
+    "GameRow",
+    "RunClaimed",
+    "RunInfo",
+    "RunNotFound",
+    "RunSkill",
+    "RunSkillEntry",
+    "RunStore",
+    "claim_is_stale",
+    "process_alive",
+]
