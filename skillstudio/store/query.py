@@ -11,8 +11,21 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import Select, and_, case, exists, func, literal_column, or_, select, text
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    SQLColumnExpression,
+    and_,
+    case,
+    exists,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+)
 
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
 from skillstudio.store.orm import SkillMetaRow, SkillRow
@@ -92,14 +105,14 @@ _SORT_COLUMNS = {
 }
 
 
-def build_select(query: SkillQuery) -> Select[tuple[str]]:
+def build_select(query: SkillQuery) -> Select[str]:
     """SELECT skills.id ... for the query's filters and order, without offset/limit."""
     statement = select(SkillRow.id)
     # Our metadata is joined only when the query needs it: at 100k rows the join costs more
     # than every other part of a plain filtered listing.
     if query.created_by or query.review_states or query.sort is SortKey.CREATED_BY:
         statement = statement.outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
-    conditions = []
+    conditions: list[ColumnElement[bool]] = []
     if query.domains:
         conditions.append(SkillRow.domain.in_([d.value for d in query.domains]))
     if query.confidences:
@@ -150,6 +163,7 @@ def build_select(query: SkillQuery) -> Select[tuple[str]]:
     if match is not None:
         # Ranking every match (bm25) is the costly part of a common word; only do it when the
         # order asks for relevance.
+        columns: tuple[str, ...]
         if query.sort is SortKey.RELEVANCE:
             sql, columns = "SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match", ("rowid", "rank")
         else:
@@ -166,7 +180,7 @@ _NAME = _SORT_COLUMNS[SortKey.NAME]
 _NOT_NULL = {SortKey.NAME, SortKey.DOMAIN, SortKey.GAME_MODULE, SortKey.SOURCE, SortKey.CREATED_AT, SortKey.CONFIDENCE}
 
 
-def _ordering(query: SkillQuery, rank):  # type: ignore[no-untyped-def]
+def _ordering(query: SkillQuery, rank: ColumnElement[float] | None) -> list[SQLColumnExpression[Any]]:
     sort = query.sort
     if sort is SortKey.RELEVANCE:
         if rank is not None:
