@@ -14,10 +14,12 @@ from skillstudio.model import Confidence, Quality, ReviewState
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import (
     Actor,
+    AuditAction,
     ConflictError,
     Database,
     ImportItem,
     LibraryChange,
+    QualityOutcome,
     SkillNotFound,
     SkillRepository,
     initiated_by,
@@ -48,31 +50,33 @@ def test_each_write_announces_its_change(repository: SkillRepository, heard: lis
     ]
     a = repository.update(replace(repository.get(a.id), name="renamed"))
     repository.update_many([replace(repository.get(b.id), tags=("x",)), replace(repository.get(c.id), tags=("y",))])
-    repository.update_pending(replace(repository.get(b.id), name="agent's"))
-    repository.review(a.id, ReviewState.APPROVED, comment="ok", version=a.version)
+    repository.reviews.update_pending(replace(repository.get(b.id), name="agent's"))
+    repository.reviews.review(a.id, ReviewState.APPROVED, comment="ok", version=a.version)
     assert said(heard) == [
         ("skill.update", (a.id,), "tester", frozenset()),
         ("skill.update", (b.id, c.id), "tester", frozenset()),
         ("skill.update", (b.id,), "tester", frozenset()),
         ("skill.review", (a.id,), "tester", frozenset()),
     ]
-    repository.record_composition(a.id, b.id)
-    repository.set_quality(a.id, Quality(10, 0.8, None, Confidence.ESTABLISHED), action="skill.promote")
-    repository.set_embedding(a.id, b"\x00\x00\x80\x3f" * 2, "embed-1")
+    repository.evidence.record_composition(a.id, b.id)
+    repository.evidence.set_quality(
+        a.id, QualityOutcome(Quality(10, 0.8, None, Confidence.ESTABLISHED), AuditAction.PROMOTE)
+    )
+    repository.embeddings.put(a.id, b"\x00\x00\x80\x3f" * 2, "embed-1")
     assert said(heard) == [
         ("skill.compose", (a.id, b.id), "tester", frozenset()),
         ("skill.promote", (a.id,), "tester", frozenset()),
         ("skill.embed", (a.id,), "tester", frozenset()),
     ]
-    repository.delete(a.id)
-    repository.delete_many([b.id, c.id], action="skill.prune")
-    repository.restore(b.id)
+    repository.trash.delete(a.id)
+    repository.trash.delete_many([b.id, c.id], action="skill.prune")
+    repository.trash.restore(b.id)
     assert said(heard) == [
         ("skill.delete", (a.id,), "tester", frozenset({a.id})),
         ("skill.prune", (b.id, c.id), "tester", frozenset({b.id, c.id})),
         ("skill.restore", (b.id,), "tester", frozenset()),
     ]
-    repository.empty_trash()
+    repository.trash.empty()
     [(action, ids, actor, removed)] = said(heard)
     assert (action, sorted(ids), actor, removed) == ("skill.purge", sorted([a.id, c.id]), "tester", {a.id, c.id})
 
@@ -91,12 +95,12 @@ def test_failed_and_empty_writes_announce_nothing(repository: SkillRepository, h
     skill = repository.create(ai_skill())
     said(heard)
     with pytest.raises(ConflictError):
-        repository.review(skill.id, ReviewState.APPROVED, comment="", version=skill.version + 1)
+        repository.reviews.review(skill.id, ReviewState.APPROVED, comment="", version=skill.version + 1)
     with pytest.raises(SkillNotFound):
-        repository.delete("no-such-skill")
-    repository.delete_many([])
-    repository.empty_trash()
-    repository.set_risk_findings(skill.id, [])  # computed data: neither audited nor announced
+        repository.trash.delete("no-such-skill")
+    repository.trash.delete_many([])
+    repository.trash.empty()
+    repository.findings.set(skill.id, [])  # computed data: neither audited nor announced
     assert said(heard) == []
 
 
@@ -105,7 +109,7 @@ def test_a_change_carries_the_initiator_and_the_actor(repository: SkillRepositor
     with initiated_by(view):
         skill = repository.create(ai_skill())
     agent = repository.as_actor(Actor("agent-1", "agent"))
-    agent.update_pending(replace(skill, name="agent's"))
+    agent.reviews.update_pending(replace(skill, name="agent's"))
     first, second = heard
     assert first.started_by(view) and not second.started_by(view)
     assert (first.actor, second.actor) == ("tester", "agent-1")
@@ -117,5 +121,5 @@ def test_verification_evidence_is_announced_once_per_session(
     skill = repository.create(ai_skill())
     said(heard)
     record = VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 3, 1)
-    repository.set_quality(skill.id, repository.get(skill.id).quality, record=record)
+    repository.evidence.set_quality(skill.id, QualityOutcome(repository.get(skill.id).quality), record=record)
     assert said(heard) == [("skill.verify", (skill.id,), "tester", frozenset())]

@@ -19,7 +19,8 @@ from skillstudio.store.errors import (
 )
 from skillstudio.store.events import AuditAction, ChangeBus, ChangeKind, LibraryChange, initiated_by
 from skillstudio.store.query import SkillQuery, SortKey, fts_expression
-from skillstudio.store.repository import SkillRepository, body_hash
+from skillstudio.store.repository import SkillRepository
+from skillstudio.store.skill_rows import body_hash
 from skillstudio.store.types import (
     Actor,
     AuditEntry,
@@ -35,6 +36,8 @@ from skillstudio.store.types import (
     JsonValue,
     LibraryStats,
     PendingText,
+    PlayClaim,
+    QualityOutcome,
     QueryResult,
     ReviewDecision,
     Revision,
@@ -42,8 +45,10 @@ from skillstudio.store.types import (
     RunInfo,
     RunSkill,
     RunSkillEntry,
+    RunSkillResult,
     SkillExtras,
     SkillSummary,
+    SuccessInterval,
     TrashEntry,
     VectorColumns,
 )
@@ -76,6 +81,8 @@ __all__ = [
     "LibraryTooNew",
     "NotALibrary",
     "PendingText",
+    "PlayClaim",
+    "QualityOutcome",
     "QueryResult",
     "ReviewDecision",
     "ReviewNotAllowed",
@@ -86,6 +93,7 @@ __all__ = [
     "RunNotFound",
     "RunSkill",
     "RunSkillEntry",
+    "RunSkillResult",
     "SkillExists",
     "SkillExtras",
     "SkillNotFound",
@@ -94,6 +102,7 @@ __all__ = [
     "SkillSummary",
     "SortKey",
     "StorageError",
+    "SuccessInterval",
     "TrashEntry",
     "VectorColumns",
     "body_hash",

@@ -196,7 +196,17 @@ def _ordering(query: SkillQuery, rank: ColumnElement[float] | None) -> list[SQLC
     return [key.is_(None), primary, *tail]
 
 
-def id_lists(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, dict[str, str]]]:
+_CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
+
+
+def chunks(items: Sequence[str], size: int = _CHUNK) -> Iterator[list[str]]:
+    """``items`` in lists short enough for one ``IN (...)`` each."""
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def id_lists(ids: Sequence[str], size: int = _CHUNK) -> Iterator[tuple[str, dict[str, str]]]:
     """``:i0, :i1, ...`` placeholders and their values for each chunk of ``ids``, for text SQL's
     ``IN (...)``: chunks keep each statement under SQLite's variable limit."""
     for start in range(0, len(ids), size):
@@ -204,4 +214,4 @@ def id_lists(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, dict[st
         yield ", ".join(f":i{n}" for n in range(len(chunk))), {f"i{n}": value for n, value in enumerate(chunk)}
 
 
-__all__ = ["SkillQuery", "SortKey", "build_select", "fts_expression", "id_lists"]
+__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "fts_expression", "id_lists"]

@@ -17,13 +17,11 @@ import json
 import os
 import socket
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import Select, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
 
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
@@ -35,7 +33,19 @@ from skillstudio.store.orm import (
     SkillIntervalRow,
     VerificationRunRow,
 )
-from skillstudio.store.types import Claim, Counts, GameRow, RunInfo, RunSkill, RunSkillEntry
+from skillstudio.store.types import (
+    Claim,
+    Counts,
+    GameRow,
+    JsonInput,
+    PlayClaim,
+    RunInfo,
+    RunSkill,
+    RunSkillEntry,
+    RunSkillResult,
+    SuccessInterval,
+)
+from skillstudio.store.unit_of_work import UnitOfWork
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 
@@ -46,6 +56,8 @@ CLAIM_STALE_AFTER_S = 300.0
 
 
 class RunStore:
+    """``repository.runs``: verification runs, their games, and the claims of their runners."""
+
     def __init__(self, database: Database) -> None:
         self.database = database
 
@@ -64,7 +76,7 @@ class RunStore:
         engine: Sequence[str] = (),
         engine_version: str = "",
         kind: str = "verify",
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, JsonInput] | None = None,
     ) -> str:
         run_id = uuid.uuid4().hex[:12]
         with self.database.write() as session:
@@ -248,7 +260,7 @@ class RunStore:
         statement = select(VerificationRunRow).order_by(VerificationRunRow.started_at.desc(), VerificationRunRow.id)
         return self._runs(statement.limit(limit) if limit else statement)
 
-    def _runs(self, statement: Any) -> list[RunInfo]:
+    def _runs(self, statement: Select[VerificationRunRow]) -> list[RunInfo]:
         with self.database.read() as session:
             rows = list(session.scalars(statement))
             ids = [row.id for row in rows]
@@ -412,84 +424,73 @@ class RunStore:
                 found.update(session.scalars(select(PlayImportRow.key).where(PlayImportRow.key.in_(part))))
         return found
 
-    # --- writes inside a skill's quality transaction (SkillRepository.set_quality(within=...)) ----
-
-    @staticmethod
-    def apply_skill_result(
-        session: Session,
-        run_id: str,
-        skill_id: str,
-        *,
-        counts: Counts,
-        confidence_after: str,
-        success_rate: float | None,
-        interval: tuple[float, float],
-        note: str = "",
-    ) -> None:
-        session.execute(
-            update(RunSkillRow)
-            .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
-            .values(
-                wins=counts.wins,
-                losses=counts.losses,
-                draws=counts.draws,
-                errors=counts.errors,
-                success_rate=success_rate,
-                wilson_low=interval[0],
-                wilson_high=interval[1],
-                confidence_after=confidence_after,
-                applied_at=utc_now(),
-                note=note,
-            )
-        )
-
-    @staticmethod
-    def skip_skill(database: Database, run_id: str, skill_id: str, note: str) -> None:
+    def skip_skill(self, run_id: str, skill_id: str, note: str) -> None:
         """Mark a skill of a run as done without a result (it vanished, or cannot be played)."""
-        with database.write() as session:
+        with self.database.write() as session:
             session.execute(
                 update(RunSkillRow)
                 .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
                 .values(applied_at=utc_now(), note=note)
             )
 
-    @staticmethod
-    def write_interval(
-        session: Session, skill_id: str, successes: int, trials: int, interval: tuple[float, float]
-    ) -> None:
-        statement = sqlite_insert(SkillIntervalRow).values(
-            skill_id=skill_id,
-            successes=successes,
-            trials=trials,
-            wilson_low=interval[0],
-            wilson_high=interval[1],
-            updated_at=utc_now(),
-        )
-        session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["skill_id"],
-                set_={
-                    k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")
-                },
-            )
-        )
 
-    @staticmethod
-    def claim_plays(session: Session, skill_id: str, source: str, plays: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        now = utc_now()
-        session.execute(
-            sqlite_insert(PlayImportRow).on_conflict_do_nothing(),
-            [
-                {
-                    "key": key,
-                    "skill_id": skill_id,
-                    "source": source,
-                    "imported_at": now,
-                    "play": json.dumps(play, sort_keys=True, ensure_ascii=False),
-                }
-                for key, play in plays
-            ],
+# --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
+
+
+def write_run_result(work: UnitOfWork, skill_id: str, result: RunSkillResult) -> None:
+    """Mark the skill's row of the run applied, with the session's figures."""
+    counts = result.counts
+    work.session.execute(
+        update(RunSkillRow)
+        .where(RunSkillRow.run_id == result.run_id, RunSkillRow.skill_id == skill_id)
+        .values(
+            wins=counts.wins,
+            losses=counts.losses,
+            draws=counts.draws,
+            errors=counts.errors,
+            success_rate=result.success_rate,
+            wilson_low=result.low,
+            wilson_high=result.high,
+            confidence_after=result.confidence_after,
+            applied_at=utc_now(),
+            note=result.note,
         )
+    )
+
+
+def write_interval(work: UnitOfWork, skill_id: str, interval: SuccessInterval) -> None:
+    statement = sqlite_insert(SkillIntervalRow).values(
+        skill_id=skill_id,
+        successes=interval.successes,
+        trials=interval.trials,
+        wilson_low=interval.low,
+        wilson_high=interval.high,
+        updated_at=utc_now(),
+    )
+    work.session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["skill_id"],
+            set_={k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")},
+        )
+    )
+
+
+def claim_plays(work: UnitOfWork, skill_id: str, claim: PlayClaim) -> None:
+    """Remember each play's key, so a file imported again counts none of them twice."""
+    now = utc_now()
+    work.session.execute(
+        sqlite_insert(PlayImportRow).on_conflict_do_nothing(),
+        [
+            {
+                "key": key,
+                "skill_id": skill_id,
+                "source": claim.source,
+                "imported_at": now,
+                "play": json.dumps(play, sort_keys=True, ensure_ascii=False),
+            }
+            for key, play in claim.plays
+        ],
+    )
 
 
 # --- claims -------------------------------------------------------------------------------------
@@ -553,5 +554,8 @@ __all__ = [
     "RunSkillEntry",
     "RunStore",
     "claim_is_stale",
+    "claim_plays",
     "process_alive",
+    "write_interval",
+    "write_run_result",
 ]

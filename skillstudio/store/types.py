@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from skillstudio.model import Issue, Skill, parse_skill
+from skillstudio.model import Issue, Quality, Skill, parse_skill
 from skillstudio.model.evidence import VerificationRecord
+from skillstudio.store.events import AuditAction
 from skillstudio.store.query import SkillQuery
 
 # What JSON text decodes to: the type of every JSON column's value handed out (snapshots,
@@ -223,6 +224,52 @@ class Counts:
 
 
 @dataclass(frozen=True)
+class SuccessInterval:
+    """A skill's overall success rate as a Wilson interval over the evidence that counts."""
+
+    successes: int
+    trials: int
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class RunSkillResult:
+    """A run's result for one skill, written to its row of the run when the session is applied."""
+
+    run_id: str
+    counts: Counts
+    confidence_after: str
+    success_rate: float | None  # of this session; None when no game was decided
+    low: float  # the session's Wilson interval
+    high: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class PlayClaim:
+    """Plays a file reported, claimed by key so that importing the file again counts none twice."""
+
+    source: str
+    plays: tuple[tuple[str, Mapping[str, JsonInput]], ...]  # (key, the play as read)
+
+
+@dataclass(frozen=True)
+class QualityOutcome:
+    """What verification decided for one skill, stored in one transaction with its evidence:
+    D057's quality columns, a revision and an audit entry saying ``action`` (``skill.verify``,
+    ``skill.promote`` or ``skill.demote``), and the verification records beside them."""
+
+    quality: Quality
+    action: AuditAction = AuditAction.VERIFY
+    message: str = ""
+    details: Mapping[str, JsonInput] = field(default_factory=dict)
+    interval: SuccessInterval | None = None  # studio_skill_intervals, if verification computed it
+    run_result: RunSkillResult | None = None  # the run's row for this skill, marked applied
+    plays: PlayClaim | None = None  # the plays this outcome counted
+
+
+@dataclass(frozen=True)
 class Claim:
     """A runner's hold on a run: ``token`` is unique per claim (two threads of one process differ)."""
 
@@ -378,6 +425,8 @@ __all__ = [
     "LibraryStats",
     "MarkKey",
     "PendingText",
+    "PlayClaim",
+    "QualityOutcome",
     "QueryResult",
     "ReviewDecision",
     "Revision",
@@ -385,8 +434,10 @@ __all__ = [
     "RunInfo",
     "RunSkill",
     "RunSkillEntry",
+    "RunSkillResult",
     "SkillExtras",
     "SkillSummary",
+    "SuccessInterval",
     "TrashEntry",
     "VectorColumns",
 ]

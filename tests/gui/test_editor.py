@@ -146,7 +146,7 @@ def test_saving_an_llm_discovered_skill_creates_a_refinement_and_leaves_the_orig
     assert refinement.name == "Rocket screen, tighter" and refinement.created_by == "tester"
     assert repository.get(original.id) == original  # untouched
     assert repository.refinements_of(original.id) == [new_id]
-    assert repository.revisions(new_id)[0].message == "shorter reasoning"
+    assert repository.history.revisions(new_id)[0].message == "shorter reasoning"
     # The editor now edits the refinement: a second save updates it in place.
     assert editor.skill.id == new_id and not editor.is_dirty()
     assert "refinement of" in editor.banner.text()
@@ -169,7 +169,7 @@ def test_editing_a_hand_authored_skill_updates_it_in_place(qtbot, open_editor, r
     stored = repository.get(before.id)
     assert stored.description.endswith("Clearer.") and stored.version == before.version + 1
     assert stored.provenance.source.kind is SourceKind.HAND_AUTHORED
-    assert [r.action for r in repository.revisions(before.id)] == ["create", "update"]
+    assert [r.action for r in repository.history.revisions(before.id)] == ["create", "update"]
     assert repository.count() == 1 and not editor.is_dirty()
 
 
@@ -245,7 +245,7 @@ def test_an_invalid_priority_blocks_saving_until_fixed(qtbot, open_editor, repos
     assert body.targets.table.item(0, 1).toolTip() == "14 is outside 1..10"
     # Ctrl+S is refused with the message; nothing is written.
     qtbot.keyClick(editor, Qt.Key.Key_S, CTRL)
-    assert "Not saved" in editor.status_text() and len(repository.revisions(editor.skill.id)) == 1
+    assert "Not saved" in editor.status_text() and len(repository.history.revisions(editor.skill.id)) == 1
     # Clicking the problem goes to the cell.
     editor.tabs.setCurrentWidget(editor.general_page.parentWidget().parentWidget())
     body.tabs.setCurrentIndex(0)
@@ -589,7 +589,7 @@ def test_a_store_error_is_shown_as_a_sentence(qtbot, open_editor, repository: Sk
     partner = repository.create(content_skill(name="Soon gone"))
     editor = open_editor(content_skill(name="Keeper"))
     editor.composable.add_id(partner.id)
-    repository.delete(partner.id)  # the partner goes to the trash before we save
+    repository.trash.delete(partner.id)  # the partner goes to the trash before we save
     texts = []
     answer = answer_next_modal(
         lambda box: (texts.append(box.text()), box.button(QMessageBox.StandardButton.Ok).click())

@@ -351,7 +351,7 @@ class QtSkillEditor(QDialog):
         self.module_combo.setEditable(True)
         self.module_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         try:
-            modules = self.repository.game_modules()
+            modules = self.repository.facets.game_modules()
         except LibraryError:
             modules = []
         self.module_combo.addItems(sorted({"ra1", "td", *modules}))
@@ -436,7 +436,7 @@ class QtSkillEditor(QDialog):
 
     def _load_tag_completions(self) -> None:
         try:
-            counts = self.repository.tag_counts()
+            counts = self.repository.facets.tag_counts()
         except LibraryError:
             return
         self.tags_edit.set_completions(sorted(counts, key=lambda tag: (-counts[tag], tag)))
