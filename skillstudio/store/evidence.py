@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from sqlalchemy import insert, select, text, update
+from sqlalchemy.orm import Session
 
 from skillstudio.model import Issue, Skill
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
@@ -58,15 +58,7 @@ class Evidence(StorePart):
             current = work.load(skill_id)
             work.record_untracked(skill_id, current)
             _insert_record(work, current, record, run_id=run_id)
-            evidence = [
-                _record(row)
-                for row in work.session.scalars(
-                    select(VerificationRow)
-                    .where(VerificationRow.skill_id == skill_id)
-                    .order_by(VerificationRow.recorded_at, VerificationRow.id)
-                )
-            ]
-            outcome = recompute(current, evidence)
+            outcome = recompute(current, _evidence(work.session, skill_id))
             work.action = AuditAction(outcome.action)
             return self._store(work, current, outcome)
 
@@ -100,12 +92,7 @@ class Evidence(StorePart):
     def verifications(self, skill_id: str) -> list[VerificationRecord]:
         """The skill's evidence, oldest first."""
         with self.database.read() as session:
-            rows = session.scalars(
-                select(VerificationRow)
-                .where(VerificationRow.skill_id == skill_id)
-                .order_by(VerificationRow.recorded_at, VerificationRow.id)
-            )
-            return [_record(row) for row in rows]
+            return _evidence(session, skill_id)
 
     def compositions(self, skill_id: str) -> list[Composition]:
         """The skills used together with this one, most successful first (D057 compositions)."""
@@ -136,9 +123,9 @@ class Evidence(StorePart):
                 work.audit(AuditAction.COMPOSE, skill_id, number, details)
 
 
-def verification_columns(skill: Skill, record: VerificationRecord) -> dict[str, Any]:
+def verification_columns(skill: Skill, record: VerificationRecord) -> dict[str, object]:
     """An evidence row; a record without a body hash gets the skill's (it was gathered with it)."""
-    columns: dict[str, Any] = record_to_document(record)
+    columns: dict[str, object] = record_to_document(record)
     columns["skill_id"] = skill.id
     columns["body_hash"] = record.body_hash or body_hash(skill)
     return columns
@@ -161,6 +148,15 @@ def _run_evidence_stored(work: UnitOfWork, run_id: str, skill_id: str) -> bool:
         {"run": run_id, "skill": skill_id},
     ).first()
     return found is not None
+
+
+def _evidence(session: Session, skill_id: str) -> list[VerificationRecord]:
+    rows = session.scalars(
+        select(VerificationRow)
+        .where(VerificationRow.skill_id == skill_id)
+        .order_by(VerificationRow.recorded_at, VerificationRow.id)
+    )
+    return [_record(row) for row in rows]
 
 
 def _record(row: VerificationRow) -> VerificationRecord:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import insert, select
 
@@ -66,7 +65,7 @@ def _extras(row: SkillExtrasRow) -> SkillExtras:
     )
 
 
-def _extras_row(skill_id: str, extras: SkillExtras) -> dict[str, Any]:
+def _extras_row(skill_id: str, extras: SkillExtras) -> dict[str, object]:
     return {
         "skill_id": skill_id,
         "origin": extras.origin,

@@ -3,19 +3,17 @@
 :class:`SkillRepository` is the front door: it reads and writes skills themselves, and hands out
 the parts that own the rest, each bound to the same library and actor:
 
-==========================  ==============================================================
-``repository.reviews``      review decisions, the agents' update back to pending
-``repository.findings``     the risk linter's stored findings
-``repository.trash``        delete to the trash, restore, empty, list
-``repository.evidence``     verification records, quality, composition counts
-``repository.extras``       what imports carry beyond D057's row
-``repository.history``      revisions and the audit log
-``repository.facets``       statistics and the values a filter panel offers
-``repository.embeddings``   retrieval vectors
-``repository.privacy_marks``  false-positive marks on export privacy findings
-``repository.runs``         verification runs and their games
-``repository.agent_writes``   each agent's write budget
-==========================  ==============================================================
+* ``reviews``: review decisions, and an agent's update that goes back to pending
+* ``findings``: the risk linter's stored findings
+* ``trash``: delete to the trash, restore, empty, list
+* ``evidence``: verification records, quality, composition counts
+* ``extras``: what imports carry beyond D057's row
+* ``history``: revisions and the audit log
+* ``facets``: statistics and the values a filter panel offers
+* ``embeddings``: retrieval vectors
+* ``privacy_marks``: false-positive marks on export privacy findings
+* ``runs``: verification runs and their games
+* ``agent_writes``: each agent's write budget
 
 Every mutation runs in one transaction (:mod:`skillstudio.store.unit_of_work`) that also writes
 a revision (a full snapshot, author, time, message) and an audit-log entry, so history and audit
@@ -59,6 +57,8 @@ _ALL = SkillQuery()
 
 
 class SkillRepository(StorePart):
+    """The front door: skills themselves (read, query, create, update, import) and the parts."""
+
     def __init__(self, database: Database, actor: Actor | None = None) -> None:
         super().__init__(database, actor or Actor.current_user())
         self.reviews = Reviews(database, self.actor)

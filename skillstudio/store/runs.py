@@ -162,6 +162,15 @@ class RunStore:
     def finish_run(self, run_id: str, *, cancelled: bool = False, message: str = "") -> None:
         self.set_status(run_id, "cancelled" if cancelled else "finished", message)
 
+    def skip_skill(self, run_id: str, skill_id: str, note: str) -> None:
+        """Mark a skill of a run as done without a result (it vanished, or cannot be played)."""
+        with self.database.write() as session:
+            session.execute(
+                update(RunSkillRow)
+                .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
+                .values(applied_at=utc_now(), note=note)
+            )
+
     # --- claims ----------------------------------------------------------------------------------
 
     def claim(self, run_id: str, *, stale_after: float = CLAIM_STALE_AFTER_S) -> Claim:
@@ -423,15 +432,6 @@ class RunStore:
                 part = keys[start : start + 500]
                 found.update(session.scalars(select(PlayImportRow.key).where(PlayImportRow.key.in_(part))))
         return found
-
-    def skip_skill(self, run_id: str, skill_id: str, note: str) -> None:
-        """Mark a skill of a run as done without a result (it vanished, or cannot be played)."""
-        with self.database.write() as session:
-            session.execute(
-                update(RunSkillRow)
-                .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
-                .values(applied_at=utc_now(), note=note)
-            )
 
 
 # --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------

@@ -11,7 +11,6 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -35,7 +34,7 @@ def body_hash(skill: Skill) -> str:
 # --- model -> row ---------------------------------------------------------------------------------
 
 
-def skill_columns(skill: Skill) -> dict[str, Any]:
+def skill_columns(skill: Skill) -> dict[str, object]:
     quality = skill.quality
     return {
         "id": skill.id,
@@ -58,7 +57,7 @@ def skill_columns(skill: Skill) -> dict[str, Any]:
     }
 
 
-def meta_columns(skill: Skill) -> dict[str, Any]:
+def meta_columns(skill: Skill) -> dict[str, object]:
     source = skill.provenance.source
     return {
         "skill_id": skill.id,
@@ -93,16 +92,16 @@ def load_valid_skill(session: Session, skill_id: str) -> Skill | None:
         return None
 
 
-def _stored_document(session: Session, row: SkillRow) -> dict[str, Any]:
+def _stored_document(session: Session, row: SkillRow) -> dict[str, object]:
     meta = session.get(SkillMetaRow, row.id)
     version = session.get(SkillVersionRow, row.id)
     partners = [c.partner_id for c in read_compositions(session, row.id)]
     return row_document(row, meta, version.version if version else 0, partners)
 
 
-def row_document(row: SkillRow, meta: SkillMetaRow | None, version: int, partners: list[str]) -> dict[str, Any]:
+def row_document(row: SkillRow, meta: SkillMetaRow | None, version: int, partners: list[str]) -> dict[str, object]:
     """The flat document :func:`parse_skill` reads, from a row as any writer left it."""
-    document: dict[str, Any] = {column: getattr(row, column) for column in D057_SKILL_COLUMNS}
+    document: dict[str, object] = {column: getattr(row, column) for column in D057_SKILL_COLUMNS}
     # D057's columns with defaults but no NOT NULL: NULL means the default.
     for column, default in (
         ("verification_count", 0),
@@ -192,7 +191,7 @@ def deep_issue(column: str) -> Issue:
     return Issue(column, f"is nested deeper than {MAX_ROW_JSON_DEPTH} levels; not read")
 
 
-def parse_row(skill_id: str, document: dict[str, Any]) -> Skill:
+def parse_row(skill_id: str, document: dict[str, object]) -> Skill:
     """The skill a row holds, or InvalidStoredSkill naming every problem with its field path.
 
     JSON columns nested too deeply are never handed to ``json.loads``: they are reported, and

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
@@ -98,7 +97,7 @@ def rewrite(
     work: UnitOfWork,
     skill: Skill,
     columns: Sequence[str],
-    meta: dict[str, Any],
+    meta: dict[str, object],
     message: str,
     revision_action: str,
     audit_action: AuditAction,
@@ -145,7 +144,7 @@ def check_partners(session: Session, skills: Sequence[Skill]) -> None:
 
 def _new_compositions(
     session: Session, skills: Sequence[Skill], *, check_existing: bool = True
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     seen: set[frozenset[str]] = set()
     rows = []
     for skill in skills:
@@ -186,7 +185,7 @@ def _changed_fields(before: Skill, after: Skill) -> list[str]:
     return sorted(key for key in new if old.get(key) != new[key])
 
 
-def _bulk_insert(session: Session, table: type, rows: list[dict[str, Any]]) -> None:
+def _bulk_insert(session: Session, table: type, rows: list[dict[str, object]]) -> None:
     """One executemany per table: without render_nulls, rows whose None values differ would be
     split into many statements (the ORM leaves None columns out of each INSERT)."""
     session.execute(insert(table).execution_options(render_nulls=True), rows)

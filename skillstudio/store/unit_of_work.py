@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
@@ -97,7 +96,7 @@ class UnitOfWork:
 
     def revision_row(
         self, skill: Skill, number: int, action: str, message: str, *, actor: Actor | None = None
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """The columns of a revision, for writes that insert many at once."""
         return {
             "skill_id": skill.id,
@@ -117,7 +116,7 @@ class UnitOfWork:
 
     def audit_row(
         self, action: AuditAction, skill_id: str | None, revision: int | None, details: Mapping[str, JsonInput]
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """The columns of an audit entry, for writes that insert many at once."""
         return {
             "at": self.now,
@@ -162,7 +161,8 @@ def unit_of_work(database: Database, actor: Actor, action: AuditAction) -> Itera
 
 
 class StorePart:
-    """A part of the repository: the library it works on and who its writes are recorded as."""
+    """The repository and each of its writing parts: the library they work on and who their
+    writes are recorded as."""
 
     def __init__(self, database: Database, actor: Actor) -> None:
         self.database = database
