@@ -236,7 +236,7 @@ def test_saving_a_hand_authored_skill_updates_it_in_place(repository: SkillRepos
     assert isinstance(outcome, Saved) and not outcome.created
     assert outcome.skill.id == stored.id and outcome.skill.version == stored.version + 1
     assert repository.get(stored.id).name == "After"
-    assert repository.revisions(stored.id)[-1].message == "clearer"
+    assert repository.history.revisions(stored.id)[-1].message == "clearer"
     assert session.skill == outcome.skill and not session.dirty
     assert changes[-1].started_by(session)  # its own write: it can tell the echo
     assert session.follow(changes[-1], repository) is Followed.IGNORED
@@ -290,7 +290,7 @@ def test_an_unchanged_or_invalid_form_writes_nothing(repository: SkillRepository
     session.set_form(renamed(session, ""))
     outcome = session.save(repository)
     assert isinstance(outcome, Invalid) and outcome.issues == (Issue("name", "must not be empty"),)
-    assert len(repository.audit()) == 1 and repository.count() == 1
+    assert len(repository.history.audit()) == 1 and repository.count() == 1
 
 
 @pytest.mark.parametrize("make", [content_skill, ai_skill], ids=["in-place", "refinement"])
@@ -323,7 +323,7 @@ def test_a_store_refusal_is_failed_not_gone(repository: SkillRepository) -> None
     partner = repository.create(content_skill(name="Soon gone"))
     session = EditSession(repository.create(content_skill(name="Keeper")))
     session.set_form(replace(session.form, composable_with=(partner.id,)))
-    repository.delete(partner.id)
+    repository.trash.delete(partner.id)
     outcome = session.save(repository)
     assert isinstance(outcome, Failed) and "no skill with id" in str(outcome.error)
     assert session.status.departure is None
@@ -333,7 +333,7 @@ def test_saving_a_skill_that_left_the_library_is_gone(repository: SkillRepositor
     stored = repository.create(ai_skill())
     session = EditSession(stored)
     session.set_form(renamed(session, "Mine"))
-    repository.delete(stored.id)  # not followed: found out on saving
+    repository.trash.delete(stored.id)  # not followed: found out on saving
     outcome = session.save(repository)
     assert isinstance(outcome, Gone) and "no longer in this library" in outcome.reason
     assert session.status.departure == outcome.reason and repository.count() == 0
@@ -365,7 +365,7 @@ def test_a_pruned_skill_has_left_the_library(repository: SkillRepository, change
     outcome = session.save(repository)
     assert isinstance(outcome, Gone) and outcome.reason == session.status.departure
     # Restored: it is back and can be saved.
-    repository.restore(stale.id)
+    repository.trash.restore(stale.id)
     assert session.follow(changes[-1], repository) is Followed.RETURNED
     assert session.status.departure is None
     assert isinstance(session.save(repository), Refined)
@@ -411,7 +411,7 @@ def test_a_review_or_verification_refreshes_the_read_only_fields(repository: Ski
     stored = repository.create(content_skill())
     session = EditSession(stored)
     session.set_form(renamed(session, "Mine"))
-    repository.review(stored.id, ReviewState.APPROVED, version=stored.version)
+    repository.reviews.review(stored.id, ReviewState.APPROVED, version=stored.version)
     assert session.follow(changes[-1], repository) is Followed.REFRESHED
     assert session.base_document["review_state"] == "approved"
     assert session.form.name == "Mine" and session.status.stale_by is None
@@ -420,7 +420,7 @@ def test_a_review_or_verification_refreshes_the_read_only_fields(repository: Ski
 def test_changes_to_other_skills_are_ignored(repository: SkillRepository, changes) -> None:
     session = EditSession(repository.create(content_skill()))
     other = repository.create(content_skill())
-    repository.delete(other.id)
+    repository.trash.delete(other.id)
     assert session.follow(changes[-1], repository) is Followed.IGNORED
     assert EditSession(None).follow(changes[-1], repository) is Followed.IGNORED
 

@@ -343,7 +343,7 @@ class AgentSkillTool:
             # update_pending: the content change and "back to pending" in one transaction (the only
             # review change an agent makes; the repository refuses it any other).
             stored = self._write(
-                lambda: self.repository.update_pending(edited, message=f"updated by agent {self.agent_id}")
+                lambda: self.repository.reviews.update_pending(edited, message=f"updated by agent {self.agent_id}")
             )
         except ConflictError as error:
             raise _conflict(skill_id, edited.version, error.theirs.version) from None
@@ -367,7 +367,7 @@ class AgentSkillTool:
         """Take a rate-limit slot (in the library, one transaction), then write; a write that fails
         gives the slot back, so only stored writes count. Lock timeouts become ``busy``."""
         try:
-            slot = self.repository.take_agent_write_slot(
+            slot = self.repository.agent_writes.take(
                 self.agent_id, self.clock(), limit=self.rate_limit, window=self.rate_window
             )
         except StorageError as error:
@@ -381,7 +381,7 @@ class AgentSkillTool:
             return store()
         except BaseException as error:
             try:
-                self.repository.release_agent_write_slot(slot)
+                self.repository.agent_writes.release(slot)
             except LibraryError:  # the lock again: the slot stays taken, at worst one write too few
                 pass
             if isinstance(error, StorageError) and _is_busy(error):

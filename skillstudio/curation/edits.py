@@ -100,7 +100,7 @@ def revert_to_revision(repository: SkillRepository, skill_id: str, number: int, 
     Quality, use count and review state stay as they are now: a revert changes what the skill
     says, not the evidence gathered about it.
     """
-    target = repository.revision(skill_id, number).skill()
+    target = repository.history.revision(skill_id, number).skill()
     current = repository.get(skill_id)
     return repository.update(
         replace(target, version=current.version), message=message or f"revert to revision {number}"

@@ -688,11 +688,11 @@ class _TrashCommand(_UndoableOperation):
         self.skill_ids = skill_ids
 
     def apply(self) -> None:
-        self.window.repository.delete_many(self.skill_ids, message="moved to the trash from the browser")
+        self.window.repository.trash.delete_many(self.skill_ids, message="moved to the trash from the browser")
 
     def revert(self) -> None:
         for skill_id in self.skill_ids:
-            self.window.repository.restore(skill_id, message="undo: move to trash")
+            self.window.repository.trash.restore(skill_id, message="undo: move to trash")
 
 
 class _RetagCommand(_UndoableOperation):

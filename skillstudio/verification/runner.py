@@ -9,7 +9,7 @@ returns, in small transactions, so a killed process loses at most the chunks in 
 
 When all of a skill's games are in, its session becomes a :class:`VerificationRecord`, and the
 policy (:mod:`skillstudio.verification.policy`) recomputes its quality from the evidence that
-counts; ``SkillRepository.set_quality`` stores it with a revision and an audit entry.
+counts; ``SkillRepository.evidence.apply_session`` stores it with a revision and an audit entry.
 """
 
 from __future__ import annotations
@@ -23,7 +23,17 @@ from typing import Any
 
 from skillstudio.model import Domain, Skill, utc_now
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, InvalidStoredSkill, SkillNotFound, SkillRepository, body_hash
+from skillstudio.store import (
+    Actor,
+    AuditAction,
+    InvalidStoredSkill,
+    QualityOutcome,
+    RunSkillResult,
+    SkillNotFound,
+    SkillRepository,
+    SuccessInterval,
+    body_hash,
+)
 from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError
 from skillstudio.store.runs import (
@@ -239,10 +249,10 @@ def _run_claimed(
         try:
             skill = repository.get(entry.skill_id)
         except SkillNotFound:
-            store.skip_skill(database, run_id, entry.skill_id, "skill deleted before its games were applied")
+            store.skip_skill(run_id, entry.skill_id, "skill deleted before its games were applied")
             continue
         except InvalidStoredSkill as error:  # the row went bad (another writer) since the run began
-            store.skip_skill(database, run_id, entry.skill_id, error.reason)
+            store.skip_skill(run_id, entry.skill_id, error.reason)
             continue
         skills[entry.skill_id] = skill
         pending[entry.skill_id] = entry
@@ -462,7 +472,7 @@ def _apply(
         why = "no games played" + (
             "; the skill's body changed since the run started" if _body_changed(skill, entry) else ""
         )
-        store.skip_skill(repository.database, info.id, entry.skill_id, why)
+        store.skip_skill(info.id, entry.skill_id, why)
         return SkillResult(
             skill.id, skill.name, counts, 0.0, session_interval, before.value, before.value, "", why, False
         )
@@ -482,9 +492,9 @@ def _apply(
     )
     decided: dict[str, Any] = {}
 
-    def recompute(current: Skill, evidence: list[VerificationRecord]) -> tuple[Any, str, str, dict[str, Any]]:
-        """Inside set_quality's write transaction: the skill as stored now and all its evidence
-        (this session's record included), so concurrent batches of one skill add up."""
+    def recompute(current: Skill, evidence: list[VerificationRecord]) -> QualityOutcome:
+        """Inside the write transaction: the skill as stored now and all its evidence (this
+        session's record included), so concurrent batches of one skill add up."""
         before = current.quality.confidence
         current_hash = body_hash(current)
         revalidated = None if info.kind == "revalidate" else store.revalidated_engine(current.id)
@@ -524,25 +534,24 @@ def _apply(
         }
         message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
         decided.update(before=before, after=after, assessment=assessment, credited=credited, note=note)
-        return assessment.quality, audit_action(before, after), message, details
-
-    def within(session: Any) -> None:
-        assessment, overall = decided["assessment"], decided["assessment"].interval
-        RunStore.apply_skill_result(
-            session,
-            info.id,
-            skill.id,
-            counts=counts,
-            confidence_after=decided["after"].value,
-            success_rate=session_rate if counts.decided else None,
-            interval=(session_interval.low, session_interval.high),
-            note=decided["note"] or assessment.reason,
+        return QualityOutcome(
+            assessment.quality,
+            AuditAction(audit_action(before, after)),
+            message,
+            details,
+            interval=SuccessInterval(assessment.wins, assessment.decided, overall.low, overall.high),
+            run_result=RunSkillResult(
+                run_id=info.id,
+                counts=counts,
+                confidence_after=after.value,
+                success_rate=session_rate if counts.decided else None,
+                low=session_interval.low,
+                high=session_interval.high,
+                note=note or assessment.reason,
+            ),
         )
-        RunStore.write_interval(session, skill.id, assessment.wins, assessment.decided, (overall.low, overall.high))
 
-    stored = repository.set_quality(
-        skill.id, skill.quality, record=record, within=within, run_id=info.id, recompute=recompute
-    )
+    stored = repository.evidence.apply_session(skill.id, record, run_id=info.id, recompute=recompute)
     if stored is None:  # this run's session for the skill is stored already (another runner, a crash)
         why = f"already applied: run {info.id}'s games for this skill are stored once"
         return SkillResult(
@@ -609,7 +618,7 @@ def revalidation_candidates(repository: SkillRepository, engine_version: str, sk
     for skill in skills:
         if skill.domain is not Domain.AI_STRATEGY or skill.quality.confidence.value != "proven":
             continue
-        headless = [r for r in repository.verifications(skill.id) if r.kind is EvidenceKind.HEADLESS]
+        headless = [r for r in repository.evidence.verifications(skill.id) if r.kind is EvidenceKind.HEADLESS]
         recorded = headless[-1].engine_version if headless else skill.provenance.engine_version
         if not engine_matches(recorded, engine_version):
             out.append(skill)

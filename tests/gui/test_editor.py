@@ -112,7 +112,7 @@ def test_saving_an_llm_discovered_skill_creates_a_refinement_and_leaves_the_orig
     assert refinement.name == "Rocket screen, tighter" and refinement.created_by == "tester"
     assert repository.get(original.id) == original  # untouched
     assert repository.refinements_of(original.id) == [new_id]
-    assert repository.revisions(new_id)[0].message == "shorter reasoning"
+    assert repository.history.revisions(new_id)[0].message == "shorter reasoning"
     # The editor now edits the refinement: a second save updates it in place.
     assert editor.skill.id == new_id and not editor.is_dirty()
     assert "refinement of" in editor.banner.text()
@@ -135,7 +135,7 @@ def test_editing_a_hand_authored_skill_updates_it_in_place(qtbot, open_editor, r
     stored = repository.get(before.id)
     assert stored.description.endswith("Clearer.") and stored.version == before.version + 1
     assert stored.provenance.source.kind is SourceKind.HAND_AUTHORED
-    assert [r.action for r in repository.revisions(before.id)] == ["create", "update"]
+    assert [r.action for r in repository.history.revisions(before.id)] == ["create", "update"]
     assert repository.count() == 1 and not editor.is_dirty()
 
 
@@ -211,7 +211,7 @@ def test_an_invalid_priority_blocks_saving_until_fixed(qtbot, open_editor, repos
     assert body.targets.table.item(0, 1).toolTip() == "14 is outside 1..10"
     # Ctrl+S is refused with the message; nothing is written.
     qtbot.keyClick(editor, Qt.Key.Key_S, CTRL)
-    assert "Not saved" in editor.status.text() and len(repository.revisions(editor.skill.id)) == 1
+    assert "Not saved" in editor.status.text() and len(repository.history.revisions(editor.skill.id)) == 1
     # Clicking the problem goes to the cell.
     editor.tabs.setCurrentIndex(0)
     body.tabs.setCurrentIndex(0)
@@ -555,7 +555,7 @@ def test_a_store_error_is_shown_as_a_sentence(qtbot, open_editor, repository: Sk
     partner = repository.create(content_skill(name="Soon gone"))
     editor = open_editor(content_skill(name="Keeper"))
     editor.composable.add_id(partner.id)
-    repository.delete(partner.id)  # the partner goes to the trash before we save
+    repository.trash.delete(partner.id)  # the partner goes to the trash before we save
     texts = []
     answer = answer_next_modal(
         lambda box: (texts.append(box.text()), box.button(QMessageBox.StandardButton.Ok).click())
@@ -583,7 +583,7 @@ def test_a_skill_pruned_while_open_cannot_be_saved(qtbot, open_editor, repositor
     assert "pruned (moved to the trash) by mira" in editor.notice.text()
     assert not editor.save()
     assert "Not saved: this skill was pruned" in editor.status.text()
-    assert repository.count() == 0 and [entry.skill_id for entry in repository.trash()] == [skill_id]
+    assert repository.count() == 0 and [entry.skill_id for entry in repository.trash.entries()] == [skill_id]
     assert editor.name_edit.text() == "Mine" and editor.is_dirty()  # the edit is kept
 
 
@@ -602,9 +602,9 @@ def test_a_skill_an_import_moved_to_the_trash_cannot_be_saved(qtbot, open_editor
 
 def test_a_restored_skill_can_be_saved_again(qtbot, open_editor, repository: SkillRepository) -> None:
     editor = open_editor(content_skill(name="Before"))
-    repository.delete(editor.skill.id)
+    repository.trash.delete(editor.skill.id)
     qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
-    repository.restore(editor.skill.id)
+    repository.trash.restore(editor.skill.id)
     qtbot.waitUntil(lambda: not editor.notice.isVisible(), timeout=10_000)
     retype(qtbot, editor.name_edit, "After")
     assert editor.save() and repository.get(editor.skill.id).name == "After"
@@ -619,7 +619,7 @@ def test_a_save_goes_out_as_the_user_named_now(
     retype(qtbot, editor.name_edit, "Refined by mira")
     assert editor.save()
     refinement = repository.get(editor.skill.id)
-    assert refinement.created_by == "mira" and repository.revisions(refinement.id)[-1].author == "mira"
+    assert refinement.created_by == "mira" and repository.history.revisions(refinement.id)[-1].author == "mira"
     assert "mira" in [label.text() for label in new.provenance_page.findChildren(QLabel)]  # "Created by"
 
 

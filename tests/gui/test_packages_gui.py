@@ -106,7 +106,7 @@ def test_prune_dialog_previews_and_trashes(qtbot, repo: SkillRepository) -> None
     qtbot.addWidget(dialog)
     assert dialog.list.topLevelItemCount() == 1 and dialog.list.topLevelItem(0).text(1) == old.name
     dialog.prune()
-    assert [e.skill_id for e in repo.trash()] == [old.id]
+    assert [e.skill_id for e in repo.trash.entries()] == [old.id]
 
 
 def test_main_window_opens_the_dialogs(qtbot, repo: SkillRepository, tmp_path: Path, monkeypatch) -> None:

@@ -75,7 +75,7 @@ def test_approve_reject_request_changes_and_next_follows(
     assert queue.pending_ids() == [] and not queue.approve_button.isEnabled()
     states = [repository.get(skill_id).review_state for skill_id in pending]
     assert states == [ReviewState.REJECTED, ReviewState.CHANGES_REQUESTED, ReviewState.APPROVED]
-    decisions = [repository.review_decisions(skill_id)[-1] for skill_id in pending]
+    decisions = [repository.reviews.decisions(skill_id)[-1] for skill_id in pending]
     assert [(d.reviewer, d.comment) for d in decisions] == [
         ("rhea", "prompt injection"),
         ("rhea", "name the map"),
@@ -100,13 +100,13 @@ def test_keyboard_shortcuts(qtbot, repository: SkillRepository, pending: list[st
     qtbot.keyClicks(queue.comment, "checked")
     qtbot.keyClick(queue.comment, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: repository.get(pending[2]).review_state is ReviewState.APPROVED, timeout=5000)
-    assert repository.review_decisions(pending[2])[-1].comment == "checked"
+    assert repository.reviews.decisions(pending[2])[-1].comment == "checked"
 
 
 def test_diff_since_last_approval(qtbot, repository: SkillRepository) -> None:
     tool = AgentSkillTool(repository, "agent-1", rate_window=0)
     made = tool.skill_create("Scout", "Scout first.", "Send a scout.")["id"]
-    repository.review(made, ReviewState.APPROVED, version=repository.get(made).version)
+    repository.reviews.review(made, ReviewState.APPROVED, version=repository.get(made).version)
     tool.skill_update(made, description="Scout the ore field first.")
     queue = QtReviewQueue(repository)
     qtbot.addWidget(queue)
@@ -116,10 +116,12 @@ def test_diff_since_last_approval(qtbot, repository: SkillRepository) -> None:
 
 
 def test_audit_log_filters_diff_and_csv(qtbot, repository: SkillRepository, pending: list[str], tmp_path: Path) -> None:
-    repository.review(pending[0], ReviewState.REJECTED, comment="no", version=repository.get(pending[0]).version)
+    repository.reviews.review(
+        pending[0], ReviewState.REJECTED, comment="no", version=repository.get(pending[0]).version
+    )
     log = QtAuditLog(repository)
     qtbot.addWidget(log)
-    assert len(log.entries) == len(repository.audit())
+    assert len(log.entries) == len(repository.history.audit())
     log.actor_filter.setCurrentIndex(log.actor_filter.findData("agent-1"))
     assert {e.actor for e in log.entries} == {"agent-1"}
     log.actor_filter.setCurrentIndex(0)

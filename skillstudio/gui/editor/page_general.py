@@ -187,7 +187,7 @@ class GeneralPage(EditorPage):
         if repository is None:
             return
         try:
-            counts = repository.tag_counts()
+            counts = repository.facets.tag_counts()
         except LibraryError:
             return
         self.tags_edit.set_completions(sorted(counts, key=lambda tag: (-counts[tag], tag)))
@@ -195,7 +195,7 @@ class GeneralPage(EditorPage):
     def _known_modules(self) -> list[str]:
         repository = self.state.repository
         try:
-            return repository.game_modules() if repository is not None else []
+            return repository.facets.game_modules() if repository is not None else []
         except LibraryError:
             return []
 

@@ -113,7 +113,7 @@ class QtAuditLog(QDialog):
         self.reload()
 
     def _fill_actors(self) -> None:
-        actors = sorted({entry.actor for entry in self.repository.audit()})
+        actors = sorted({entry.actor for entry in self.repository.history.audit()})
         self.actor_filter.blockSignals(True)
         self.actor_filter.addItem(_ANY, None)
         for actor in actors:
@@ -125,7 +125,7 @@ class QtAuditLog(QDialog):
         return value.toUTC().toString("yyyy-MM-ddTHH:mm:ss.zzzZ")
 
     def reload(self) -> None:
-        self.entries = self.repository.audit(
+        self.entries = self.repository.history.audit(
             actor=self.actor_filter.currentData(),
             action=self.action_filter.currentData(),
             since=self._iso(self.since.dateTime()) if self.use_since.isChecked() else None,

@@ -181,7 +181,7 @@ class QtReviewQueue(QDialog):
         self._items = pending_queue(
             self.repository, created_by=[creator] if creator else [], sources=[SourceKind(source)] if source else []
         )
-        findings = self.repository.risk_findings_many([item.summary.id for item in self._items])
+        findings = self.repository.findings.many([item.summary.id for item in self._items])
         unlinted = [item.summary.id for item in self._items if item.summary.id not in findings][:LINT_ON_OPEN]
         if unlinted:  # skills written before the linter ran (an engine's, an older import): lint now
             linter = Linter(repository=self.repository)
@@ -257,8 +257,8 @@ class QtReviewQueue(QDialog):
         self._shown = (skill.id, skill.version)  # a decision is on the content shown here
         quality = skill.quality
         source = skill.provenance.source
-        extras = self.repository.extras(skill.id)
-        decisions = self.repository.review_decisions(skill.id)
+        extras = self.repository.extras.get(skill.id)
+        decisions = self.repository.reviews.decisions(skill.id)
         rate = f"{quality.success_rate:.0%}" if quality.verification_count else "—"
         rows = [
             ("Created", f"{skill.created_at[:16].replace('T', ' ')} by <b>{_e(skill.created_by)}</b>"),
@@ -279,7 +279,7 @@ class QtReviewQueue(QDialog):
                     else "not verified yet"
                 ),
             ),
-            ("Revisions", str(len(self.repository.revisions(skill.id)))),
+            ("Revisions", str(len(self.repository.history.revisions(skill.id)))),
         ]
         if decisions:
             last = decisions[-1]
@@ -329,7 +329,9 @@ class QtReviewQueue(QDialog):
             self.status.setText('<span style="color:#c62828">Select the skill again: it was not shown.</span>')
             return False
         try:
-            self.repository.review(skill_id, state, comment=self.comment.toPlainText().strip(), version=shown_version)
+            self.repository.reviews.review(
+                skill_id, state, comment=self.comment.toPlainText().strip(), version=shown_version
+            )
         except ConflictError as error:  # changed since it was shown: show what it is now
             self._show_current()
             self.status.setText(f'<span style="color:#c62828">{_e(error)} Review the change shown now.</span>')
