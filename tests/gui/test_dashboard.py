@@ -305,6 +305,21 @@ def test_the_dashboard_follows_the_states_selection_and_query(qtbot, state, dash
     assert dashboard.verify_ids() == ([ids[1]], 0)  # nothing selected: every filtered AI skill
 
 
+def test_a_new_selection_repaints_the_skills_plots_and_leaves_the_filtered_ones(
+    qtbot, monkeypatch, state, dashboard
+) -> None:
+    repainted = []
+    for plot in dashboard.plots()[:5]:  # the five that follow the browser (the sixth is the batch's)
+        monkeypatch.setattr(plot, "update_data", lambda *_args, plot=plot: repainted.append(plot))
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_selection([playable_skills(1)[0].id])
+    assert repainted == [dashboard.history_plot, dashboard.content_plot]  # no evidence yet: no opponents
+    repainted.clear()
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_query(SkillQuery(text="plan 1"))
+    assert repainted == [dashboard.tier_plot, dashboard.histogram_plot]
+
+
 def test_plots_reload_for_changes_to_what_they_show_only(qtbot, state, dashboard) -> None:
     [skill_id] = [playable_skills(1)[0].id]
     state.library_changed.emit(LibraryChange(AuditAction.REVIEW, (skill_id,), "someone"))

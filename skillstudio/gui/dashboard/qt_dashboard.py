@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.dashboard.qt_plots import (
@@ -272,8 +273,9 @@ class QtDashboard(QDockWidget):
         self._step_timer.timeout.connect(self._next_update)
         self._build_actions()
 
-        state.query_changed.connect(lambda _query: self.schedule_refresh())
-        state.selection_changed.connect(lambda _ids: self.schedule_refresh())
+        # Bound methods, not lambdas: Qt disconnects them if the dashboard goes before the state.
+        state.query_changed.connect(self._on_browsing_changed)
+        state.selection_changed.connect(self._on_browsing_changed)
         state.library_opened.connect(self._on_library_opened)
         state.library_changed.connect(self._on_library_changed)
         if state.repository is not None:
@@ -321,9 +323,12 @@ class QtDashboard(QDockWidget):
         self.following.setText("")
         self.panel.reset()
         self.live_plot.reset([], {})
-        if self._notice is not None and self._notice.isVisible():
+        if self._notice is not None and isValid(self._notice):  # closing deletes it
             self._notice.close()
         self._notice = None
+        self.schedule_refresh()
+
+    def _on_browsing_changed(self, _query_or_selection: object) -> None:
         self.schedule_refresh()
 
     def _on_library_changed(self, change: LibraryChange) -> None:
@@ -342,7 +347,7 @@ class QtDashboard(QDockWidget):
     @property
     def loading(self) -> bool:
         """Whether the plots are about to change: a reload is due, running, or being applied."""
-        return self._refresh_timer.isActive() or self._loader.loading or bool(self._pending_updates)
+        return self._refresh_timer.isActive() or self._loader.loading or self._step_timer.isActive()
 
     def refresh(self) -> None:
         """Reload the plots' data for the browser's query and selection, off the GUI thread."""
@@ -356,24 +361,32 @@ class QtDashboard(QDockWidget):
         self._loader.request(snapshot, repository, self.state.query, list(selected[:SELECTED_FOR_PLOTS]))
 
     def _apply_snapshot(self, data: Snapshot) -> None:
-        self.snapshot = data
+        before, self.snapshot = self.snapshot, data
         shown = sum(group.total for group in data.tiers)  # every filtered skill has one tier
         self.following.setText(f"Following the browser: {shown:,} filtered skills, {self._selected_count:,} selected")
-        # One plot per turn of the event loop, so each repaints on its own: updating all five at
-        # once would paint them in one go, a stall of five plots' worth.
-        self._pending_updates = [
-            lambda: self.history_plot.update_data(data.skills, data.thresholds),
-            lambda: self.opponent_plot.update_data(data.opponents),
-            lambda: self.content_plot.update_data(data.skills),
-            lambda: self.tier_plot.update_data(data.tiers),
-            lambda: self.histogram_plot.update_data(data.histogram),
+        # Only the plots whose data changed repaint (a new selection leaves the tiers as they are;
+        # a batch's reloads mostly change one or two), and one plot per turn of the event loop,
+        # so each repaints on its own: all five at once would be a stall of five plots' worth.
+        skills_changed = before is None or (data.skills, data.thresholds) != (before.skills, before.thresholds)
+        updates: list[tuple[bool, Callable[[], None]]] = [
+            (skills_changed, lambda: self.history_plot.update_data(data.skills, data.thresholds)),
+            (
+                before is None or data.opponents != before.opponents,
+                lambda: self.opponent_plot.update_data(data.opponents),
+            ),
+            (skills_changed, lambda: self.content_plot.update_data(data.skills)),
+            (before is None or data.tiers != before.tiers, lambda: self.tier_plot.update_data(data.tiers)),
+            (
+                before is None or data.histogram != before.histogram,
+                lambda: self.histogram_plot.update_data(data.histogram),
+            ),
         ]
+        self._pending_updates = [update for changed, update in updates if changed]
         self._step_timer.start()
 
     def _next_update(self) -> None:
-        if not self._pending_updates:
-            return
-        self._pending_updates.pop(0)()
+        if self._pending_updates:
+            self._pending_updates.pop(0)()
         if self._pending_updates:
             self._step_timer.start()
         else:
@@ -565,7 +578,6 @@ class QtDashboard(QDockWidget):
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
         box.setDetailedText(details)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.destroyed.connect(lambda: setattr(self, "_notice", None) if self._notice is box else None)
         box.open()
         self._notice = box
 
