@@ -515,7 +515,7 @@ class QtDashboard(QDockWidget):
         if isinstance(event, RunStarted):
             self._on_run_started(event)
         else:
-            self._on_progress(event.progress, event)
+            self._on_progress(event)
             self.batch_progress.emit(event)
 
     def _on_run_started(self, event: RunStarted) -> None:
@@ -524,10 +524,10 @@ class QtDashboard(QDockWidget):
         self.panel.started(event)
         self.live_plot.set_total(event.games_total)
 
-    def _on_progress(self, progress: Progress | None, update: BatchUpdate) -> None:
-        if progress is not None:
-            self.panel.progress(progress)
-            self.live_plot.add_progress(progress)
+    def _on_progress(self, update: BatchUpdate) -> None:
+        if update.progress is not None:
+            self.panel.progress(update.progress)
+            self.live_plot.add_progress(update.progress)
         changed = [r for r in update.results if r.action in (AuditAction.PROMOTE, AuditAction.DEMOTE)]
         if changed:
             self.state.say("; ".join(f"{r.name}: {r.before} → {r.after}" for r in changed[-3:]), 5000)
