@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from skillstudio.curation import retag
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.dashboard import attach_dashboard
+from skillstudio.gui.dashboard import QtDashboard
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
 from skillstudio.gui.qt_detail_pane import QtDetailPane
 from skillstudio.gui.qt_filter_panel import QtFilterPanel
@@ -75,7 +75,6 @@ class QtMainWindow(QMainWindow):
         self.resize(*_fitting_size(1400, 820))
         self.undo_stack = QUndoStack(self)
         self._editors: list = []  # open skill editors, asked before the window closes
-        self.state = BrowserState(parent=self)  # minimal, for the editors (the browser rewrite owns it)
         self._bridge = _ChangeBridge(self)
         self._bridge.changed.connect(self._on_library_change)
         self._unsubscribe = lambda: None
@@ -107,11 +106,19 @@ class QtMainWindow(QMainWindow):
 
         self._build_actions()
         self.repository: SkillRepository | None = None
-        self.dashboard = None  # the verification dashboard dock, added once the browser exists
+        self.state = BrowserState(parent=self)  # TEMP (dashboard branch): the browser branch owns the state
+        self.dashboard: QtDashboard | None = None  # the verification dashboard dock, added once the browser exists
         self.retrieval_preview: QtRetrievalPreview | None = None  # likewise
         self.embed_job: QtEmbedJob | None = None  # the running (or last) Compute Embeddings
         self.install(repository)
-        self.dashboard = attach_dashboard(self)
+        self.dashboard = QtDashboard(self.state, self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
+        # The browser is the main view: the dock starts at about a third of the window's height.
+        self.resizeDocks([self.dashboard], [max(240, self.height() // 3)], Qt.Orientation.Vertical)
+        self.menuBar().addMenu(self.dashboard.menu)
+        self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
+        # TEMP (dashboard branch): the table reloads once a batch ends, as before; see _on_library_change.
+        self.dashboard.batch_finished.connect(lambda _outcome: self.reload_all())
         self.retrieval_preview = QtRetrievalPreview(self)
         self.view_menu.insertAction(self.embed_action, self.retrieval_preview.toggle_action)
         self._watch_timer.start()
@@ -130,7 +137,6 @@ class QtMainWindow(QMainWindow):
             self.model.shutdown()
             self.filters.shutdown()
         self.repository = repository
-        self.state.set_repository(repository)
         self.undo_stack.clear()
         self._pending_selection: list[str] = []
         self.model = SkillTableModel(repository, self)
@@ -143,6 +149,7 @@ class QtMainWindow(QMainWindow):
         self.table.setModel(self.model)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_changed)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._share_selection())  # TEMP
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
@@ -172,8 +179,7 @@ class QtMainWindow(QMainWindow):
         self.setWindowFilePath(str(path))
         self._remember_recent(path)
         self.apply_filters()
-        if self.dashboard is not None:
-            self.dashboard.install(repository)  # stops a batch on the previous library first
+        self.state.set_repository(repository)  # another library: the dashboard stops a batch on the previous one
         if self.retrieval_preview is not None:
             self.retrieval_preview.install(repository)  # waits for its search on the previous library
         if previous is not None and previous.database is not repository.database:
@@ -275,6 +281,8 @@ class QtMainWindow(QMainWindow):
     def _on_query_finished(self) -> None:
         selected, self._pending_selection = self._pending_selection, []
         self._restore_selection(selected)
+        self.state.set_query(self.model.query)  # TEMP (dashboard branch), as the selection below
+        self._share_selection()  # TEMP (dashboard branch): a reset model may have dropped the selection
         self._update_status()
 
     def _update_status(self) -> None:
@@ -286,6 +294,10 @@ class QtMainWindow(QMainWindow):
     def selected_ids(self) -> list[str]:
         rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
         return [self.model.id_at(row) for row in rows if row < self.model.rowCount()]
+
+    def _share_selection(self) -> None:
+        """TEMP (dashboard branch): what the dashboard follows, until the browser branch owns the state."""
+        self.state.set_selection(self.selected_ids(), self.current_id())
 
     def current_id(self) -> str | None:
         index = self.table.currentIndex()
@@ -341,8 +353,8 @@ class QtMainWindow(QMainWindow):
     def _on_library_change(self, change: LibraryChange) -> None:
         """A write from this process: refresh only what it touched, unless rows come or go."""
         self._data_version = self.repository.database.data_version()  # ours, not external
-        if self.dashboard is not None and self.dashboard.takes_change(change):
-            return  # a running batch's results: the dashboard repaints those rows, throttled
+        if self.dashboard is not None and self.dashboard.running and change.started_by(self.dashboard):
+            return  # TEMP (dashboard branch): a running batch's results; the browser reloads when it ends
         if change.action in ("skill.update", "skill.review", "skill.compose", "skill.embed"):
             self.model.refresh(change.skill_ids)
             if self.detail.skill_id in change.skill_ids or change.action == "skill.compose":
@@ -495,6 +507,7 @@ class QtMainWindow(QMainWindow):
         if ok and name.strip():
             self.settings.setValue("user/name", name.strip())
             self.repository = self.repository.as_actor(Actor(name.strip(), "human"))
+            self.state.set_repository(self.repository)  # TEMP (dashboard branch): batches run as the new name
             self.model.repository = self.detail.repository = self.filters.repository = self.repository
 
     def focus_search(self) -> None:
@@ -647,6 +660,7 @@ class QtMainWindow(QMainWindow):
             self.retrieval_preview.shutdown()
         self._watch_timer.stop()
         self._unsubscribe()
+        self.state.close()  # TEMP (dashboard branch)
         self.model.shutdown()
         self.filters.shutdown()
         super().closeEvent(event)
