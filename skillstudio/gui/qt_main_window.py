@@ -578,7 +578,7 @@ class QtMainWindow(QMainWindow):
     def import_skills(self) -> None:
         from skillstudio.gui.qt_packages import QtImportDialog
 
-        QtImportDialog(self.repository, self).exec()
+        QtImportDialog(self.state, self).exec()
 
     def export_ids(self) -> list[str]:
         """The selection, or every skill the filters show when nothing is selected."""
@@ -587,12 +587,12 @@ class QtMainWindow(QMainWindow):
     def export_selection(self) -> None:
         from skillstudio.gui.qt_packages import QtExportDialog
 
-        QtExportDialog(self.repository, self.export_ids(), self).exec()
+        QtExportDialog(self.state, self.export_ids(), self).exec()
 
     def prune_library(self) -> None:
         from skillstudio.gui.qt_packages import QtPruneDialog
 
-        QtPruneDialog(self.repository, self).exec()
+        QtPruneDialog(self.state, self).exec()
 
     # --- bulk actions (undoable) -------------------------------------------------------------------
 
