@@ -539,14 +539,14 @@ class QtMainWindow(QMainWindow):
     def show_review_queue(self) -> QDialog:
         from skillstudio.gui.review import QtReviewQueue
 
-        dialog = QtReviewQueue(self.repository, self)
+        dialog = QtReviewQueue(self.state, self)
         dialog.show()
         return dialog
 
     def show_audit_log(self) -> QDialog:
         from skillstudio.gui.review import QtAuditLog
 
-        dialog = QtAuditLog(self.repository, self)
+        dialog = QtAuditLog(self.state, self)
         dialog.show()
         return dialog
 
