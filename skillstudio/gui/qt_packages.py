@@ -14,12 +14,14 @@ An input that is refused is said in the dialog, and the library stays exactly as
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -34,6 +36,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QTreeView,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -42,14 +45,53 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.workers import LatestOnly, LibraryOp, show_error
+from skillstudio.gui.workers import LatestOnly, LibraryOp, Tasks, show_error
 from skillstudio.model import Domain, ValidationError
 from skillstudio.packages.export import ExportPreview, export_selection, load_selection
 from skillstudio.packages.icpkg import AI_USAGE, PackageMeta, check_meta
-from skillstudio.packages.importer import ImportPlan, Mode, apply_plan, plan_import
+from skillstudio.packages.importer import ImportPlan, Mode, PlannedSkill, apply_plan, plan_import
 from skillstudio.packages.prune import PruneCandidate, apply_prune, plan_prune
-from skillstudio.packages.sources import FORMATS, Source, read_source
+from skillstudio.packages.sources import FORMATS, read_source
 from skillstudio.store import ChangeKind, LibraryChange, LibraryError, SkillRepository
+
+_ROOT = QModelIndex()
+
+
+class StepsModel(QAbstractTableModel):
+    """An import plan's steps as rows, read on demand: a plan of 10,000 skills shows (and is
+    dropped) at once, where one widget item per row would hold the GUI thread for a while."""
+
+    HEADERS = ("Action", "Skill", "Reason", "From")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._steps: Sequence[PlannedSkill] = ()
+
+    def set_steps(self, steps: Sequence[PlannedSkill]) -> None:
+        self.beginResetModel()
+        self._steps = steps
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self._steps)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        step = self._steps[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (step.action, step.name, step.reason, step.entry)[index.column()]
+        if role == Qt.ItemDataRole.UserRole:
+            return step.skill_id
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.HEADERS[section]
+        return None
 
 
 def _tree(parent: QWidget, headers: list[str]) -> QTreeWidget:
@@ -119,15 +161,99 @@ class BackgroundRead(QObject):
             self._progress(*values)
 
 
+# --- large reads and the GIL -------------------------------------------------------------------
+# A package of 10,000 skills is a few hundred thousand Python objects. Two things then hold the
+# GIL long enough to stop the GUI thread for a tenth of a second or more, whichever thread
+# does them: the collector's full passes (each walks every object; while the objects are being
+# allocated they come one after another, each time the heap grew by a quarter), and freeing
+# them all in one go (one uninterrupted cascade of deallocations).
+
+
+class FullCollectionsHeld:
+    """Holds off the collector's full passes while a dialog reads or holds a large read.
+
+    Young generations are still collected; the full pass resumes once no dialog holds anything,
+    when the heap is small again. Holds nest across dialogs; GUI thread only."""
+
+    _holders = 0
+    _saved: tuple[int, int, int] | None = None
+
+    def __init__(self) -> None:
+        self._held = False
+
+    def hold(self) -> None:
+        if self._held:
+            return
+        self._held = True
+        cls = FullCollectionsHeld
+        if cls._holders == 0:
+            cls._saved = gc.get_threshold()
+            gc.set_threshold(cls._saved[0], cls._saved[1], 1_000_000_000)
+        cls._holders += 1
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        cls = FullCollectionsHeld
+        cls._holders -= 1
+        if cls._holders == 0 and cls._saved is not None:
+            gc.set_threshold(*cls._saved)
+            cls._saved = None
+
+    @classmethod
+    def holders(cls) -> int:
+        """How many holds are taken now (the full passes run again at 0)."""
+        return cls._holders
+
+
+def drain(*sequences: list[Any]) -> None:
+    """Empty large lists one element at a time, so that freeing them lets other threads run in
+    between (call it off the GUI thread)."""
+    for items in sequences:
+        while items:
+            items.pop()
+
+
+def _release_after(tasks: Tasks, held: FullCollectionsHeld) -> None:
+    """Release ``held`` once the work ``tasks`` has (drains, one at a time) is done."""
+    if tasks.running:
+        tasks.run(lambda: None, finished=held.release)
+    else:
+        held.release()
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    label: str  # what was read, e.g. the file name
+    format: str
+    warnings: list[str]
+    plan: ImportPlan
+
+
 def _read_and_plan(
     repository: SkillRepository, path: str, fmt: str | None, strict: bool, domain: Domain, mode: Mode, report: Report
-) -> tuple[Source, ImportPlan]:
+) -> ImportPreview:
     """Read and validate everything at ``path``, then plan it against the library (no writes)."""
     report("Reading and validating…")
     source = read_source(path, fmt=fmt, strict=strict, domain=domain, progress=report)
     report("Comparing with the library…")
     plan = plan_import(repository, source.incoming, origin=source.origin, source=source.label, mode=mode)
-    return source, plan
+    preview = ImportPreview(source.label, source.format, list(source.warnings), plan)
+    drain(source.incoming)  # the plan has what the import needs; the rest is freed here
+    return preview
+
+
+def _apply_handed(repository: SkillRepository, handed: list[ImportPlan]) -> str:
+    """Apply the plan handed over; on success free its skills here, on failure hand it back."""
+    plan = handed.pop()
+    try:
+        apply_plan(repository, plan)
+    except BaseException:
+        handed.append(plan)
+        raise
+    drain(plan.added, plan.replaced)
+    return f"Imported from {plan.source}: {plan.summary()}"
 
 
 class QtImportDialog(QDialog):
@@ -136,10 +262,12 @@ class QtImportDialog(QDialog):
     def __init__(self, state: BrowserState, parent: QWidget | None = None, path: str | Path | None = None) -> None:
         super().__init__(parent)
         self.state = state
-        self.source: Source | None = None
         self.plan: ImportPlan | None = None
         self._writing = False
         self.reader = BackgroundRead(self, self._previewed, self._refused, self._reported)
+        self._disposal = Tasks(self)  # frees dropped previews off the GUI thread
+        self._held = FullCollectionsHeld()  # from the first preview until the dialog is done
+        self.destroyed.connect(self._held.release)
         self.setWindowTitle("Import skills")
         self.resize(820, 560)
         layout = QVBoxLayout(self)
@@ -180,7 +308,13 @@ class QtImportDialog(QDialog):
         self.summary = QLabel("Choose what to import, then Preview.", self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.steps = _tree(self, ["Action", "Skill", "Reason", "From"])
+        self.steps = QTreeView(self)
+        self.steps_model = StepsModel(self)
+        self.steps.setModel(self.steps_model)
+        self.steps.setRootIsDecorated(False)
+        self.steps.setUniformRowHeights(True)
+        self.steps.setColumnWidth(0, 90)
+        self.steps.setColumnWidth(1, 300)
         layout.addWidget(self.steps, 3)
         self.messages = QPlainTextEdit(self)
         self.messages.setReadOnly(True)
@@ -218,8 +352,7 @@ class QtImportDialog(QDialog):
         """Read and plan in the background; Import is enabled if there is something to import."""
         if self._writing:
             return
-        self._forget_plan()
-        self.steps.clear()
+        self._drop_plan()
         self.messages.clear()
         path = self.path_edit.text().strip()
         if not path:
@@ -228,6 +361,7 @@ class QtImportDialog(QDialog):
         fmt = self.format_box.currentText()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
+        self._held.hold()
         self.reader.request(
             _read_and_plan,
             self.state.require_repository(),
@@ -256,19 +390,13 @@ class QtImportDialog(QDialog):
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
 
-    def _previewed(self, result: tuple[Source, ImportPlan]) -> None:
-        self.source, plan = result
-        self.plan = plan
+    def _previewed(self, preview: ImportPreview) -> None:
+        plan = self.plan = preview.plan
         self.progress.setRange(0, 3)
         self.progress.setValue(3)
-        self.summary.setText(f"{self.source.label} ({self.source.format}, {plan.origin}): {plan.summary()}")
-        items = []
-        for step in plan.steps:
-            item = QTreeWidgetItem([step.action, step.name, step.reason, step.entry])
-            item.setData(0, Qt.ItemDataRole.UserRole, step.skill_id)
-            items.append(item)
-        self.steps.addTopLevelItems(items)  # one insertion, not one per row
-        self.messages.setPlainText("\n".join(self.source.warnings + plan.warnings))
+        self.summary.setText(f"{preview.label} ({preview.format}, {plan.origin}): {plan.summary()}")
+        self.steps_model.set_steps(plan.steps)
+        self.messages.setPlainText("\n".join(preview.warnings + plan.warnings))
         self.import_button.setEnabled(plan.changes > 0)
 
     def _refused(self, error: BaseException) -> None:
@@ -281,9 +409,13 @@ class QtImportDialog(QDialog):
         self.summary.setText("Could not read this; nothing will be imported.")
         show_error(self, "Cannot preview the import", error)
 
-    def _forget_plan(self) -> None:
-        self.plan = None
+    def _drop_plan(self) -> None:
+        """Forget the preview; its skills are freed in the background, piece by piece."""
+        plan, self.plan = self.plan, None
+        self.steps_model.set_steps(())
         self.import_button.setEnabled(False)
+        if plan is not None:
+            self._disposal.run(drain, plan.added, plan.replaced, plan.steps)
 
     # --- the import (an operation) -------------------------------------------------------------
 
@@ -292,22 +424,25 @@ class QtImportDialog(QDialog):
         plan = self.plan
         if plan is None or self._writing:
             return
+        handed, self.plan = [plan], None  # the operation takes the plan (and frees it once written)
         self._set_writing(True)
         self.summary.setText(f"Importing {plan.changes:,} skills…")
-        LibraryOp[ImportPlan](
-            self.state, self, lambda repository: apply_plan(repository, plan), title="Import"
-        ).success(self._imported).failure(self._import_failed).run_in_background(initiator=self)
+        LibraryOp[str](self.state, self, lambda repository: _apply_handed(repository, handed), title="Import").success(
+            self._imported
+        ).failure(lambda error: self._import_failed(error, handed)).run_in_background(initiator=self)
 
-    def _imported(self, plan: ImportPlan) -> None:
-        self.state.say(f"Imported from {plan.source}: {plan.summary()}")
+    def _imported(self, summary: str) -> None:
+        self.state.say(summary)
         if isValid(self):
             self._set_writing(False)
             self.accept()
 
-    def _import_failed(self, error: BaseException) -> None:
+    def _import_failed(self, error: BaseException, handed: list[ImportPlan]) -> None:
         if not isValid(self):
             show_error(None, "Import failed; the library is unchanged", error)
             return
+        if handed:
+            self.plan = handed.pop()  # handed back: it can be tried again
         self._set_writing(False)
         self.summary.setText("Not imported: the library is unchanged.")
         show_error(self, "Import failed; the library is unchanged", error)
@@ -340,21 +475,22 @@ class QtImportDialog(QDialog):
 
     def done(self, result: int) -> None:
         self.reader.stop()  # a read still running answers nobody now
+        self._drop_plan()  # the dialog may live on (hidden): it keeps nothing of the package
+        _release_after(self._disposal, self._held)
         super().done(result)
 
     # --- the library ---------------------------------------------------------------------------
 
     def _on_library_opened(self, _repository: SkillRepository) -> None:
         self.reader.stop()
-        self._forget_plan()
-        self.steps.clear()
+        self._drop_plan()
         self.summary.setText("Another library is open now: Preview again.")
 
     def _on_library_changed(self, change: LibraryChange) -> None:
         if self._writing or change.started_by(self) or self.plan is None:
             return
         if change.touches(ChangeKind.CONTENT) or change.touches(ChangeKind.MEMBERSHIP):
-            self._forget_plan()  # what the preview said no longer describes the library
+            self._drop_plan()  # what the preview said no longer describes the library
             self.summary.setText("The library changed since the preview: Preview again.")
 
 
@@ -368,6 +504,9 @@ class QtExportDialog(QDialog):
         self.preview: ExportPreview | None = None
         self._writing = False
         self.reader = BackgroundRead(self, self._loaded, self._load_failed, self._progress)
+        self._disposal = Tasks(self)
+        self._held = FullCollectionsHeld()  # from the first read until the dialog is done
+        self.destroyed.connect(self._held.release)
         self.setWindowTitle("Export to a Workshop package")
         self.resize(820, 560)
         layout = QVBoxLayout(self)
@@ -430,9 +569,10 @@ class QtExportDialog(QDialog):
 
     def load(self) -> None:
         """Read the selection and run the privacy check, in the background."""
-        self.preview = None
+        self._drop_preview()
         self.findings.clear()
         self._update_button()
+        self._held.hold()
         self.reader.request(self._read, self.state.require_repository(), self.skill_ids)
 
     @staticmethod
@@ -542,8 +682,15 @@ class QtExportDialog(QDialog):
             return
         super().reject()
 
+    def _drop_preview(self) -> None:
+        preview, self.preview = self.preview, None
+        if preview is not None:
+            self._disposal.run(drain, preview.skills)
+
     def done(self, result: int) -> None:
         self.reader.stop()
+        self._drop_preview()  # the dialog may live on (hidden): it keeps none of the skills
+        _release_after(self._disposal, self._held)
         super().done(result)
 
     def _on_library_opened(self, _repository: SkillRepository) -> None:
@@ -565,6 +712,8 @@ class QtPruneDialog(QDialog):
         self._writing = False
         self._sized = False  # the size box starts at the library's size, once it is known
         self.reader = BackgroundRead(self, self._previewed, self._preview_failed, lambda *_values: None)
+        self._held = FullCollectionsHeld()  # while every skill is read to find the candidates
+        self.destroyed.connect(self._held.release)
         self.setWindowTitle("Prune the library")
         self.resize(820, 480)
         layout = QVBoxLayout(self)
@@ -607,10 +756,12 @@ class QtPruneDialog(QDialog):
         self.prune_button.setEnabled(False)
         self.summary.setText("Looking for skills to prune…")
         self.progress.setRange(0, 0)
+        self._held.hold()
         self.reader.request(_plan_prune, self.state.require_repository(), max_size)
 
     def _previewed(self, result: tuple[int, list[PruneCandidate]]) -> None:
         count, self.candidates = result
+        self._held.release()
         if not self._sized:
             self._sized = True
             self.size_box.setValue(max(count, 1))
@@ -621,6 +772,7 @@ class QtPruneDialog(QDialog):
         self.prune_button.setEnabled(bool(self.candidates))
 
     def _preview_failed(self, error: BaseException) -> None:
+        self._held.release()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.summary.setText("Cannot work out what to prune.")
@@ -666,6 +818,7 @@ class QtPruneDialog(QDialog):
 
     def done(self, result: int) -> None:
         self.reader.stop()
+        self._held.release()
         super().done(result)
 
     def _on_library_opened(self, _repository: SkillRepository) -> None:
@@ -683,4 +836,11 @@ class QtPruneDialog(QDialog):
             self.reload()
 
 
-__all__ = ["BackgroundRead", "QtExportDialog", "QtImportDialog", "QtPruneDialog", "ReadCancelled"]
+__all__ = [
+    "BackgroundRead",
+    "FullCollectionsHeld",
+    "QtExportDialog",
+    "QtImportDialog",
+    "QtPruneDialog",
+    "ReadCancelled",
+]

@@ -6,6 +6,7 @@ state: the dialog's ``reader.loading`` and the browser state's ``busy``.
 
 from __future__ import annotations
 
+import gc
 import threading
 from pathlib import Path
 
@@ -13,12 +14,12 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QTimer
 from PySide6.QtWidgets import QDialog
 
 from skillstudio.gui import qt_packages
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.qt_packages import QtExportDialog, QtImportDialog, QtPruneDialog
+from skillstudio.gui.qt_packages import FullCollectionsHeld, QtExportDialog, QtImportDialog, QtPruneDialog
 from skillstudio.gui.workers import readable
 from skillstudio.packages.icpkg import read_package
 from skillstudio.store import Actor, ChangeKind, Database, SkillRepository
@@ -126,7 +127,7 @@ def test_import_dialog_previews_then_imports(qtbot, state: BrowserState, repo: S
     dialog = QtImportDialog(state, path=path)
     qtbot.addWidget(dialog)
     assert preview(qtbot, dialog)
-    assert "4 added" in dialog.summary.text() and dialog.steps.topLevelItemCount() == 4
+    assert "4 added" in dialog.summary.text() and dialog.steps.model().rowCount() == 4
     assert repo.count() == 0  # a preview writes nothing
     assert dialog.progress.value() == dialog.progress.maximum()
     dialog.apply()
@@ -159,10 +160,13 @@ def test_import_runs_off_the_gui_thread_and_announces_membership(
     monkeypatch.setattr(qt_packages, "apply_plan", applying)
     changes = []
     state.library_changed.connect(changes.append)
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # other tests' dialogs let go
+    thresholds, holders = gc.get_threshold(), FullCollectionsHeld.holders()
     dialog = QtImportDialog(state, path=path)
     qtbot.addWidget(dialog)
     dialog.show()
     assert preview(qtbot, dialog)
+    assert FullCollectionsHeld.holders() == holders + 1 and gc.get_threshold()[2] > thresholds[0] * 1000
     dialog.apply()
     qtbot.waitUntil(lambda: "apply" in threads, timeout=10_000)
     # The write waits in the background; the dialog still answers, shows it works, and stays.
@@ -179,6 +183,9 @@ def test_import_runs_off_the_gui_thread_and_announces_membership(
     imports = [change for change in changes if change.touches(ChangeKind.MEMBERSHIP)]
     assert len(imports) == 1 and imports[0].started_by(dialog) and len(imports[0].skill_ids) == 4
     assert dialog.result() == QDialog.DialogCode.Accepted and repo.count() == 4
+    # the collector's full passes, held off while the dialog read and held the package, resume
+    qtbot.waitUntil(lambda: FullCollectionsHeld.holders() == holders, timeout=5_000)
+    assert dialog.plan is None and (holders > 0 or gc.get_threshold() == thresholds)
 
 
 def test_import_dialog_shows_why_a_package_is_refused(
@@ -248,7 +255,7 @@ def test_a_newer_preview_supersedes_and_stops_the_older_read(
     dialog.preview()
     released.set()
     read(qtbot, dialog)
-    assert "4 added" in dialog.summary.text() and dialog.steps.topLevelItemCount() == 4
+    assert "4 added" in dialog.summary.text() and dialog.steps.model().rowCount() == 4
     assert [done for name, done in went_on if name == "big.icpkg"] == [0]  # stopped at its next report
 
 
