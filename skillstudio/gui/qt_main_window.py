@@ -552,14 +552,14 @@ class QtMainWindow(QMainWindow):
     def show_review_queue(self) -> QDialog:
         from skillstudio.gui.review import QtReviewQueue
 
-        dialog = QtReviewQueue(self.repository, self)
+        dialog = QtReviewQueue(self.state, self)
         dialog.show()
         return dialog
 
     def show_audit_log(self) -> QDialog:
         from skillstudio.gui.review import QtAuditLog
 
-        dialog = QtAuditLog(self.repository, self)
+        dialog = QtAuditLog(self.state, self)
         dialog.show()
         return dialog
 
@@ -591,7 +591,7 @@ class QtMainWindow(QMainWindow):
     def import_skills(self) -> None:
         from skillstudio.gui.qt_packages import QtImportDialog
 
-        QtImportDialog(self.repository, self).exec()
+        QtImportDialog(self.state, self).exec()
 
     def export_ids(self) -> list[str]:
         """The selection, or every skill the filters show when nothing is selected."""
@@ -600,12 +600,12 @@ class QtMainWindow(QMainWindow):
     def export_selection(self) -> None:
         from skillstudio.gui.qt_packages import QtExportDialog
 
-        QtExportDialog(self.repository, self.export_ids(), self).exec()
+        QtExportDialog(self.state, self.export_ids(), self).exec()
 
     def prune_library(self) -> None:
         from skillstudio.gui.qt_packages import QtPruneDialog
 
-        QtPruneDialog(self.repository, self).exec()
+        QtPruneDialog(self.state, self).exec()
 
     # --- bulk actions (undoable) -------------------------------------------------------------------
 
