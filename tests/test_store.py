@@ -79,6 +79,14 @@ def test_get_unknown_and_prefix_resolution(repository: SkillRepository) -> None:
         repository.resolve_id("000")  # too short to be a prefix
 
 
+def test_a_prefix_is_matched_literally_not_as_a_like_pattern(repository: SkillRepository) -> None:
+    skill = repository.create(ai_skill(id="ab_cdef-1"))
+    repository.create(ai_skill(id="abXcdef-2"))
+    assert repository.resolve_id("ab_c") == skill.id  # '_' would match the X too, making it ambiguous
+    with pytest.raises(SkillNotFound):
+        repository.resolve_id("ab%d")  # '%' would match skill's "_c" (ids cannot hold '%')
+
+
 # --- queries ------------------------------------------------------------------------------------
 
 
@@ -512,3 +520,22 @@ def test_tag_counts_are_cached_until_anyone_commits(repository: SkillRepository,
     with sqlite3.connect(database.path) as other:  # another process adds a tag
         other.execute('UPDATE skills SET tags = \'["early-game", "naval"]\' WHERE id = ?', (skill.id,))
     assert repository.facets.tag_counts() == {"early-game": 1, "naval": 1}
+
+
+def test_a_run_id_prefix_is_matched_literally(repository: SkillRepository) -> None:
+    from skillstudio.store import RunNotFound, RunSkillEntry
+
+    skill = repository.create(ai_skill())
+    runs = repository.runs
+    run_id = runs.create_run(
+        skills=[RunSkillEntry(skill.id, "ra1", "hash", "tentative")],
+        opponent="ic-default-hard",
+        games=1,
+        seed=1,
+        executor="serial",
+        chunk_games=1,
+        actor="tester",
+    )
+    assert runs.resolve(run_id[:4]) == run_id
+    with pytest.raises(RunNotFound):
+        runs.resolve(run_id[:2] + "_" + run_id[3:6])  # '_' is a character here, not a wildcard

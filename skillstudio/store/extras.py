@@ -36,13 +36,12 @@ class Extras:
 
     def ids_with_origin(self, prefix: str) -> list[str]:
         """Ids of stored skills whose import origin starts with ``prefix`` (e.g. one package)."""
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         with self.database.read() as session:
             return list(
                 session.scalars(
                     select(SkillExtrasRow.skill_id)
                     .join(SkillRow, SkillRow.id == SkillExtrasRow.skill_id)
-                    .where(SkillExtrasRow.origin.like(f"{escaped}%", escape="\\"))
+                    .where(SkillExtrasRow.origin.startswith(prefix, autoescape=True))
                     .order_by(SkillExtrasRow.skill_id)
                 )
             )

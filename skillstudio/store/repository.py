@@ -151,9 +151,9 @@ class SkillRepository(StorePart):
             if session.get(SkillRow, prefix) is not None:
                 return prefix
             if len(prefix) >= 4:
-                escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                # autoescape: % and _ in a prefix are characters, not wildcards
                 matches = session.scalars(
-                    select(SkillRow.id).where(SkillRow.id.like(f"{escaped}%", escape="\\")).limit(2)
+                    select(SkillRow.id).where(SkillRow.id.startswith(prefix, autoescape=True)).limit(2)
                 ).all()
                 if len(matches) == 1:
                     return matches[0]

@@ -251,7 +251,7 @@ class RunStore:
             ids = list(
                 session.scalars(
                     select(VerificationRunRow.id)
-                    .where(VerificationRunRow.id.like(prefix.replace("%", "") + "%"))
+                    .where(VerificationRunRow.id.startswith(prefix, autoescape=True))
                     .limit(2)
                 )
             )

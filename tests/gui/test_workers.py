@@ -119,7 +119,9 @@ def test_trash_announces_the_skills_that_left(qtbot, qapp, repository):
     skill = repository.create(ai_skill(name="short-lived"))
     changes = []
     state.library_changed.connect(changes.append)
-    repository.delete(skill.id)
-    qtbot.waitUntil(lambda: bool(changes), timeout=5_000)
-    assert changes[-1].removes(skill.id)
-    assert not changes[-1].started_by(object())
+    repository.trash.delete(skill.id)
+    # the create's change may still be on its way (queued): look for the trash's own
+    qtbot.waitUntil(lambda: any(c.action is AuditAction.DELETE for c in changes), timeout=5_000)
+    trashed = next(c for c in changes if c.action is AuditAction.DELETE)
+    assert trashed.removes(skill.id) and trashed.touches(ChangeKind.MEMBERSHIP)
+    assert not any(c.removes(skill.id) for c in changes if c.action is AuditAction.CREATE)
