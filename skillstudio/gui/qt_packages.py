@@ -14,7 +14,6 @@ An input that is refused is said in the dialog, and the library stays exactly as
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.workers import LatestOnly, LibraryOp, Tasks, show_error
+from skillstudio.gui.workers import FullCollectionsHeld, LatestOnly, LibraryOp, Tasks, drain, show_error
 from skillstudio.model import Domain, ValidationError
 from skillstudio.packages.export import ExportPreview, export_selection, load_selection
 from skillstudio.packages.icpkg import AI_USAGE, PackageMeta, check_meta
@@ -167,52 +166,6 @@ class BackgroundRead(QObject):
 # does them: the collector's full passes (each walks every object; while the objects are being
 # allocated they come one after another, each time the heap grew by a quarter), and freeing
 # them all in one go (one uninterrupted cascade of deallocations).
-
-
-class FullCollectionsHeld:
-    """Holds off the collector's full passes while a dialog reads or holds a large read.
-
-    Young generations are still collected; the full pass resumes once no dialog holds anything,
-    when the heap is small again. Holds nest across dialogs; GUI thread only."""
-
-    _holders = 0
-    _saved: tuple[int, int, int] | None = None
-
-    def __init__(self) -> None:
-        self._held = False
-
-    def hold(self) -> None:
-        if self._held:
-            return
-        self._held = True
-        cls = FullCollectionsHeld
-        if cls._holders == 0:
-            cls._saved = gc.get_threshold()
-            gc.set_threshold(cls._saved[0], cls._saved[1], 1_000_000_000)
-        cls._holders += 1
-
-    def release(self) -> None:
-        if not self._held:
-            return
-        self._held = False
-        cls = FullCollectionsHeld
-        cls._holders -= 1
-        if cls._holders == 0 and cls._saved is not None:
-            gc.set_threshold(*cls._saved)
-            cls._saved = None
-
-    @classmethod
-    def holders(cls) -> int:
-        """How many holds are taken now (the full passes run again at 0)."""
-        return cls._holders
-
-
-def drain(*sequences: list[Any]) -> None:
-    """Empty large lists one element at a time, so that freeing them lets other threads run in
-    between (call it off the GUI thread)."""
-    for items in sequences:
-        while items:
-            items.pop()
 
 
 def _release_after(tasks: Tasks, held: FullCollectionsHeld) -> None:

@@ -19,6 +19,7 @@ Nothing else in the GUI subclasses ``QThread``/``QRunnable`` or calls ``processE
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 import traceback
@@ -85,6 +86,7 @@ def show_error(parent: QWidget | None, title: str, error: BaseException) -> None
     box = QMessageBox(QMessageBox.Icon.Warning, title, readable(error), QMessageBox.StandardButton.Ok, parent)
     if not isinstance(error, LibraryError):  # the store's messages are complete; anything else is a bug
         box.setDetailedText("".join(traceback.format_exception(error)))
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one box per failure, freed once read
     box.exec()
 
 
@@ -282,13 +284,61 @@ class LibraryOp(Generic[T]):
         )
 
 
+class FullCollectionsHeld:
+    """Holds off the collector's full passes while a dialog reads or holds a large read.
+
+    Young generations are still collected; the full pass resumes once no dialog holds anything,
+    when the heap is small again. Holds nest across dialogs; GUI thread only."""
+
+    _holders = 0
+    _saved: tuple[int, int, int] | None = None
+
+    def __init__(self) -> None:
+        self._held = False
+
+    def hold(self) -> None:
+        if self._held:
+            return
+        self._held = True
+        cls = FullCollectionsHeld
+        if cls._holders == 0:
+            cls._saved = gc.get_threshold()
+            gc.set_threshold(cls._saved[0], cls._saved[1], 1_000_000_000)
+        cls._holders += 1
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        cls = FullCollectionsHeld
+        cls._holders -= 1
+        if cls._holders == 0 and cls._saved is not None:
+            gc.set_threshold(*cls._saved)
+            cls._saved = None
+
+    @classmethod
+    def holders(cls) -> int:
+        """How many holds are taken now (the full passes run again at 0)."""
+        return cls._holders
+
+
+def drain(*sequences: list[Any]) -> None:
+    """Empty large lists one element at a time, so that freeing them lets other threads run in
+    between (call it off the GUI thread)."""
+    for items in sequences:
+        while items:
+            items.pop()
+
+
 __all__ = [
+    "FullCollectionsHeld",
     "FunctionWorker",
     "GeneratorWorker",
     "LatestOnly",
     "LibraryOp",
     "Tasks",
     "WorkFailed",
+    "drain",
     "readable",
     "show_error",
 ]

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QDialog
 
 from skillstudio.gui import qt_packages
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.qt_packages import FullCollectionsHeld, QtExportDialog, QtImportDialog, QtPruneDialog
-from skillstudio.gui.workers import readable
+from skillstudio.gui.qt_packages import QtExportDialog, QtImportDialog, QtPruneDialog
+from skillstudio.gui.workers import FullCollectionsHeld, readable
 from skillstudio.packages.icpkg import read_package
 from skillstudio.store import Actor, ChangeKind, Database, SkillRepository
 from tests.factories import ai_skill, content_skill, instructions_skill
