@@ -91,7 +91,7 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
         "filter: + module ra1": (facet_item(window.filters.module, "ra1"), None),
         "filter: + domain ai_strategy": (facet_item(window.filters.domain, "ai_strategy"), None),
     }
-    tag_counts = window.repository.tag_counts()
+    tag_counts = window.repository.facets.tag_counts()
     common_tag = max(tag_counts, key=tag_counts.get) if tag_counts else None
     for name, (item, _) in actions.items():
         samples, blocking, shown = [], [], 0

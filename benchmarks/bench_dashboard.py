@@ -13,13 +13,13 @@ than 50 ms, games per second. It measures and reports; it never fails on speed.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,26 @@ def _library(path: Path, count: int) -> list[str]:
     return [s.id for s in playable]
 
 
+def _wait_until(condition: Any, timeout_s: float = 60.0) -> None:
+    """Run the event loop until ``condition()`` holds (the dashboard's public state)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    if condition():
+        return
+    loop = QEventLoop()
+    deadline = time.monotonic() + timeout_s
+    poll = QTimer(interval=20)
+
+    def check() -> None:
+        if condition() or time.monotonic() > deadline:
+            loop.quit()
+
+    poll.timeout.connect(check)
+    poll.start()
+    loop.exec()
+    poll.stop()
+
+
 def _one_batch(
     app: Any, library: Path, ids: list[str], games: int, chunk: int, seed: int, settings: Path, executor: str
 ) -> dict[str, Any]:
@@ -82,8 +102,9 @@ def _one_batch(
     from skillstudio.gui.qt_main_window import QtMainWindow
     from skillstudio.store import Actor, Database, SkillRepository
 
+    database = Database(library)
     window = QtMainWindow(
-        SkillRepository(Database(library), Actor("bench")), QSettings(str(settings), QSettings.Format.IniFormat)
+        SkillRepository(database, Actor("bench")), QSettings(str(settings), QSettings.Format.IniFormat)
     )
     window.resize(1500, 950)
     window.show()
@@ -96,7 +117,10 @@ def _one_batch(
                 QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
             )
     dashboard = window.dashboard
-    dashboard.wait()
+    assert dashboard is not None
+    loaded = [0]
+    dashboard.data_loaded.connect(lambda: loaded.__setitem__(0, loaded[0] + 1))
+    _wait_until(lambda: not dashboard.loading)
     settle = QEventLoop()  # the window's first paints and the plots' first data, before measuring
     QTimer.singleShot(1500, settle.quit)
     settle.exec()
@@ -107,20 +131,24 @@ def _one_batch(
     loop = QEventLoop()
     outcome: list[Any] = []
     ended: list[float] = []
-    dashboard.batch_finished.connect(
-        lambda result: (outcome.append(result), ended.append(time.perf_counter()), QTimer.singleShot(1000, loop.quit))
-    )
+
+    def on_finished(result: Any) -> None:
+        outcome.append(result)
+        ended.append(time.perf_counter())
+        QTimer.singleShot(1000, loop.quit)  # what follows the batch (reloads) counts too
+
+    dashboard.batch_finished.connect(on_finished)
     progress_signals = [0]
     timer.start()
     started = time.perf_counter()
-    thread = dashboard.start_batch(ids, BatchOptions(games=games, seed=seed, chunk_games=chunk, executor=executor))
-    thread.progress.connect(lambda *_: progress_signals.__setitem__(0, progress_signals[0] + 1))
+    dashboard.batch_progress.connect(lambda _update: progress_signals.__setitem__(0, progress_signals[0] + 1))
+    dashboard.start_batch(ids, BatchOptions(games=games, seed=seed, chunk_games=chunk, executor=executor))
     loop.exec()
     timer.stop()
     elapsed = (ended[0] if ended else time.perf_counter()) - started
     window.close()
-    window.repository.database.close()
-    gaps = [(b - a) * 1000 for a, b in pairwise(ticks)]
+    database.close()
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(ticks)]
     worst_index = max(range(len(gaps)), key=gaps.__getitem__) if gaps else 0
     worst_at = round(ticks[worst_index] - started, 3) if gaps else None
     stalls = [max(0.0, gap - TICK_MS) for gap in gaps]
@@ -142,7 +170,7 @@ def _one_batch(
         "p99_stall_ms": round(_percentile(stalls, 99), 2),
         "p50_gap_ms": round(_percentile(gaps, 50), 2),
         "stalls_over_50ms": sum(s > STALL_LIMIT_MS for s in stalls),
-        "loaded_plots": dashboard.loads,
+        "loaded_plots": loaded[0],
         "worst_stall_at_s": worst_at,
         "batch_ended_at_s": round(ended[0] - started, 3) if ended else None,
     }

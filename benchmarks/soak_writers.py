@@ -75,7 +75,7 @@ def run_round(writers: int, seconds: float) -> dict[str, object]:
         for skill_id, token, at in acknowledged:
             by_skill.setdefault(skill_id, []).append((token, at))
         for skill_id, writes in by_skill.items():
-            history = {revision.snapshot.get("description", "") for revision in repository.revisions(skill_id)}
+            history = {revision.snapshot.get("description", "") for revision in repository.history.revisions(skill_id)}
             seen = {text.rsplit("#", 1)[-1] for text in history if "#" in text}
             lost += sum(1 for token, _at in writes if token not in seen)
     return {

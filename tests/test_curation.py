@@ -35,7 +35,7 @@ def test_editing_an_agents_or_workshop_skill_creates_a_refinement(editor: SkillR
     assert refinement.provenance.game_module == original.provenance.game_module
     assert editor.get(original.id) == original  # the original is untouched...
     assert editor.refinements_of(original.id) == [refinement.id]  # ...and superseded
-    assert editor.revisions(refinement.id)[0].message == "tighter"
+    assert editor.history.revisions(refinement.id)[0].message == "tighter"
 
 
 @pytest.mark.parametrize("source", [Source.hand_authored(), Source.human_refined("x")])
@@ -47,13 +47,13 @@ def test_editing_a_human_skill_updates_it_in_place(editor: SkillRepository, sour
     assert outcome.refined_from is None and outcome.skill.id == original.id
     assert outcome.skill.description == "clearer" and outcome.skill.version == original.version + 1
     assert outcome.skill.quality == VERIFIED  # evidence stays with an in-place edit
-    assert [r.action for r in editor.revisions(original.id)] == ["create", "update"]
+    assert [r.action for r in editor.history.revisions(original.id)] == ["create", "update"]
 
 
 def test_an_unchanged_edit_writes_nothing(editor: SkillRepository) -> None:
     original = editor.create(ai_skill())
     outcome = save_edit(editor, original, replace(original))
-    assert not outcome.changed and editor.count() == 1 and len(editor.audit()) == 1
+    assert not outcome.changed and editor.count() == 1 and len(editor.history.audit()) == 1
 
 
 @pytest.mark.parametrize("make", [ai_skill, content_skill])
@@ -80,7 +80,7 @@ def test_revert_is_a_new_revision_that_keeps_the_evidence(editor: SkillRepositor
     editor.update(replace(edited, name="Third name"))
     reverted = revert_to_revision(editor, original.id, 1)
     assert reverted.name == original.name and reverted.quality == VERIFIED
-    history = editor.revisions(original.id)
+    history = editor.history.revisions(original.id)
     assert [r.number for r in history] == [1, 2, 3, 4] and history[-1].message == "revert to revision 1"
 
 
@@ -123,5 +123,5 @@ def test_bulk_retag_is_one_transaction(editor: SkillRepository) -> None:
     b = editor.create(content_skill(tags=("ambush",)))
     changed = retag(editor, [a.id, b.id], add=["reviewed"], remove=["ambush"])
     assert [s.tags for s in changed] == [("early-game", "reviewed"), ("reviewed",)]
-    assert editor.revisions(b.id)[-1].message == "tags +reviewed, -ambush"
+    assert editor.history.revisions(b.id)[-1].message == "tags +reviewed, -ambush"
     assert retag(editor, [a.id], add=["reviewed"]) == []  # nothing to change, nothing written

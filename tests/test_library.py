@@ -55,7 +55,7 @@ def test_the_sample_library_holds_every_sample_skill_and_its_history(tmp_path: P
             assert replace(stored, composable_with=tuple(sorted(stored.composable_with))) == replace(
                 item.skill, version=1, composable_with=tuple(sorted(item.skill.composable_with))
             )
-            assert [replace(r, body_hash="") for r in repository.verifications(item.skill.id)] == list(
+            assert [replace(r, body_hash="") for r in repository.evidence.verifications(item.skill.id)] == list(
                 item.verifications
             )
         refined = [item.skill for item in sample if item.skill.provenance.source.original_id]

@@ -212,8 +212,8 @@ def test_d057_tables_are_unchanged_after_opening_and_editing(engine_library: Pat
         repository = SkillRepository(database)
         skill = repository.get("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f60")
         repository.update(replace(skill, name="SAM wall against MiGs", tags=(*skill.tags, "refinery")))
-        repository.delete("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f62")
-        repository.restore("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f62")
+        repository.trash.delete("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f62")
+        repository.trash.restore("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f62")
     assert d057_schema(engine_library) == schema_before
     assert [row for row in all_rows(engine_library, "skills") if row[0].endswith("61")] == untouched_before
     with sqlite3.connect(engine_library) as connection:

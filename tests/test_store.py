@@ -61,7 +61,7 @@ def test_create_many_is_all_or_nothing(repository: SkillRepository) -> None:
     with pytest.raises(SkillExists):
         repository.create_many(batch)
     assert repository.count() == 1
-    assert len(repository.audit()) == 1
+    assert len(repository.history.audit()) == 1
 
 
 def test_dangling_composition_is_refused(repository: SkillRepository) -> None:
@@ -77,6 +77,14 @@ def test_get_unknown_and_prefix_resolution(repository: SkillRepository) -> None:
     assert repository.resolve_id(skill.id[:30]) == skill.id
     with pytest.raises(SkillNotFound):
         repository.resolve_id("000")  # too short to be a prefix
+
+
+def test_a_prefix_is_matched_literally_not_as_a_like_pattern(repository: SkillRepository) -> None:
+    skill = repository.create(ai_skill(id="ab_cdef-1"))
+    repository.create(ai_skill(id="abXcdef-2"))
+    assert repository.resolve_id("ab_c") == skill.id  # '_' would match the X too, making it ambiguous
+    with pytest.raises(SkillNotFound):
+        repository.resolve_id("ab%d")  # '%' would match skill's "_c" (ids cannot hold '%')
 
 
 # --- queries ------------------------------------------------------------------------------------
@@ -161,14 +169,14 @@ def test_summaries_keep_order_and_skip_missing(repository: SkillRepository, libr
 
 
 def test_stats_tags_creators(repository: SkillRepository, library: dict[str, str]) -> None:
-    stats = repository.stats()
+    stats = repository.facets.stats()
     assert stats.total == 5
     assert stats.by_domain == {"ai_strategy": 3, "content_generation": 2}
     assert stats.by_confidence == {"tentative": 2, "established": 2, "proven": 1}
     assert stats.by_source["hand_authored"] == 2
-    assert repository.tag_counts()["early-game"] == 2
-    assert "mira" in repository.creators()
-    assert repository.game_modules() == ["ra1", "td"]
+    assert repository.facets.tag_counts()["early-game"] == 2
+    assert "mira" in repository.facets.creators()
+    assert repository.facets.game_modules() == ["ra1", "td"]
 
 
 # --- update and concurrency -----------------------------------------------------------------------
@@ -178,13 +186,13 @@ def test_update_writes_a_new_version_revision_and_audit(repository: SkillReposit
     skill = repository.create(ai_skill())
     edited = repository.update(replace(skill, name="Rocket wall", tags=("anti-armor",)), message="tighter")
     assert edited.version == 2 and edited.name == "Rocket wall"
-    history = repository.revisions(skill.id)
+    history = repository.history.revisions(skill.id)
     assert [(r.number, r.action, r.version, r.author, r.message) for r in history] == [
         (1, "create", 1, "tester", ""),
         (2, "update", 2, "tester", "tighter"),
     ]
     assert history[0].skill().name == skill.name and history[1].skill() == edited
-    entry = repository.audit(skill_id=skill.id, action="skill.update")[0]
+    entry = repository.history.audit(skill_id=skill.id, action="skill.update")[0]
     assert entry.actor == "tester" and entry.revision == 2 and entry.details["changed"] == ["name", "tags"]
 
 
@@ -203,7 +211,7 @@ def test_stale_update_is_refused_and_changes_nothing(repository: SkillRepository
     assert caught.value.theirs.name == "first writer"
     assert caught.value.yours.name == "second writer"
     assert repository.get(original.id).name == "first writer"
-    assert len(repository.revisions(original.id)) == 2
+    assert len(repository.history.revisions(original.id)) == 2
 
 
 def test_a_change_by_another_process_is_a_conflict_and_enters_history(
@@ -217,8 +225,8 @@ def test_a_change_by_another_process_is_a_conflict_and_enters_history(
     fresh = repository.get(skill.id)
     assert fresh.description == "engine tuned this" and fresh.version == 2
     repository.update(replace(fresh, name="mine"))
-    assert [r.action for r in repository.revisions(skill.id)] == ["create", "external", "update"]
-    assert repository.revisions(skill.id)[1].author == "external"
+    assert [r.action for r in repository.history.revisions(skill.id)] == ["create", "external", "update"]
+    assert repository.history.revisions(skill.id)[1].author == "external"
 
 
 def test_engine_bumping_use_count_is_not_a_conflict(repository: SkillRepository, database: Database) -> None:
@@ -234,11 +242,11 @@ def test_engine_bumping_use_count_is_not_a_conflict(repository: SkillRepository,
 
 def test_review_state_change_is_recorded(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
-    reviewed = repository.as_actor(Actor("rhea")).review(
+    reviewed = repository.as_actor(Actor("rhea")).reviews.review(
         skill.id, ReviewState.APPROVED, comment="ok", version=skill.version
     )
     assert reviewed.review_state is ReviewState.APPROVED and reviewed.version == skill.version
-    entry = repository.audit(action="skill.review")[0]
+    entry = repository.history.audit(action="skill.review")[0]
     assert entry.actor == "rhea" and entry.details["comment"] == "ok" and entry.details["state"] == "approved"
 
 
@@ -250,12 +258,12 @@ def test_compositions_are_symmetric_and_follow_updates(repository: SkillReposito
     a = repository.update(replace(a, composable_with=(b.id, c.id)))
     assert set(a.composable_with) == {b.id, c.id}
     assert repository.get(b.id).composable_with == (a.id,)
-    repository.record_composition(b.id, a.id, successes=3)
+    repository.evidence.record_composition(b.id, a.id, successes=3)
     assert repository.get(a.id).composable_with[0] == b.id  # most successful first
     a = repository.update(replace(a, composable_with=(c.id,)))
     assert repository.get(b.id).composable_with == ()
     with pytest.raises(InvalidSkillData):
-        repository.record_composition(a.id, a.id)
+        repository.evidence.record_composition(a.id, a.id)
 
 
 # --- trash ----------------------------------------------------------------------------------------
@@ -264,35 +272,39 @@ def test_compositions_are_symmetric_and_follow_updates(repository: SkillReposito
 def test_delete_moves_to_trash_and_restore_brings_everything_back(repository: SkillRepository) -> None:
     partner = repository.create(ai_skill())
     skill = repository.create(ai_skill(composable_with=(partner.id,)))
-    repository.set_embedding(skill.id, b"\x00\x00\x80\x3f" * 4, "embed-1")
-    repository.delete(skill.id, message="prune")
+    repository.embeddings.put(skill.id, b"\x00\x00\x80\x3f" * 4, "embed-1")
+    repository.trash.delete(skill.id, message="prune")
     assert not repository.exists(skill.id)
     assert ids(repository, text="rocket") == [partner.id]
     assert repository.get(partner.id).composable_with == ()
-    assert [entry.skill_id for entry in repository.trash()] == [skill.id]
+    assert [entry.skill_id for entry in repository.trash.entries()] == [skill.id]
     with pytest.raises(SkillNotFound, match="in the trash"):
         repository.get(skill.id)
     with pytest.raises(SkillExists, match="trash"):
         repository.create(skill)
 
-    restored = repository.restore(skill.id)
+    restored = repository.trash.restore(skill.id)
     assert replace(restored, version=0) == replace(skill, version=0)
-    assert repository.embedding(skill.id) == (b"\x00\x00\x80\x3f" * 4, "embed-1")
+    assert repository.embeddings.get(skill.id) == (b"\x00\x00\x80\x3f" * 4, "embed-1")
     assert repository.get(partner.id).composable_with == (skill.id,)
     assert set(ids(repository, text="rocket")) == {partner.id, skill.id}
-    assert repository.trash() == []
+    assert repository.trash.entries() == []
     # A vector is derived data: it is audited but writes no revision of the skill.
-    assert [r.action for r in repository.revisions(skill.id)] == ["create", "delete", "restore"]
+    assert [r.action for r in repository.history.revisions(skill.id)] == ["create", "delete", "restore"]
 
 
 def test_empty_trash_deletes_for_good_but_audit_remembers(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill())
-    repository.delete(skill.id)
-    assert repository.empty_trash() == 1
-    assert repository.trash() == [] and repository.revisions(skill.id) == []
+    repository.trash.delete(skill.id)
+    assert repository.trash.empty() == 1
+    assert repository.trash.entries() == [] and repository.history.revisions(skill.id) == []
     with pytest.raises(SkillNotFound):
-        repository.restore(skill.id)
-    assert [e.action for e in repository.audit(skill_id=skill.id)] == ["skill.purge", "skill.delete", "skill.create"]
+        repository.trash.restore(skill.id)
+    assert [e.action for e in repository.history.audit(skill_id=skill.id)] == [
+        "skill.purge",
+        "skill.delete",
+        "skill.create",
+    ]
     repository.create(skill)  # the id is free again
     assert repository.get(skill.id).version == 1
 
@@ -300,8 +312,8 @@ def test_empty_trash_deletes_for_good_but_audit_remembers(repository: SkillRepos
 def test_delete_unknown_changes_nothing(repository: SkillRepository) -> None:
     keep = repository.create(ai_skill())
     with pytest.raises(SkillNotFound):
-        repository.delete_many([keep.id, "missing"])
-    assert repository.exists(keep.id) and repository.trash() == []
+        repository.trash.delete_many([keep.id, "missing"])
+    assert repository.exists(keep.id) and repository.trash.entries() == []
 
 
 # --- evidence -------------------------------------------------------------------------------------
@@ -311,7 +323,7 @@ def test_verification_records_are_stored_with_the_body_hash(repository: SkillRep
     skill = ai_skill()
     record = VerificationRecord("2026-03-02T10:00:00.000Z", EvidenceKind.HEADLESS, 3, 2, opponent="IC Default Hard")
     repository.create(skill, verifications=[record])
-    stored = repository.verifications(skill.id)
+    stored = repository.evidence.verifications(skill.id)
     assert stored == [replace(record, body_hash=body_hash(skill))]
 
 
@@ -334,8 +346,8 @@ def test_an_invalid_row_written_by_another_program_is_reported_not_crashed_on(
     with pytest.raises(InvalidStoredSkill) as caught:
         repository.get("bad")
     assert {issue.path for issue in caught.value.issues} == {"tags", "created_at", "body_json"}
-    repository.delete("bad")  # it can still be moved out of the way...
-    repository.restore("bad")  # ...and back, exactly as it was
+    repository.trash.delete("bad")  # it can still be moved out of the way...
+    repository.trash.restore("bad")  # ...and back, exactly as it was
     with sqlite3.connect(database.path) as other:
         assert other.execute("SELECT body_json, tags FROM skills WHERE id = 'bad'").fetchone() == ("{not json", "oops")
 
@@ -413,14 +425,14 @@ def test_every_mutation_writes_a_revision_and_an_audit_entry(repository: SkillRe
     a, b = repository.create(ai_skill()), repository.create(ai_skill())
 
     def counts() -> tuple[int, int]:
-        return len(repository.revisions(a.id)), len(repository.audit(skill_id=a.id))
+        return len(repository.history.revisions(a.id)), len(repository.history.audit(skill_id=a.id))
 
     mutations = [
         lambda: repository.update(replace(repository.get(a.id), name="edited")),
-        lambda: repository.review(a.id, ReviewState.APPROVED, version=repository.get(a.id).version),
-        lambda: repository.record_composition(a.id, b.id),
-        lambda: repository.delete(a.id),
-        lambda: repository.restore(a.id),
+        lambda: repository.reviews.review(a.id, ReviewState.APPROVED, version=repository.get(a.id).version),
+        lambda: repository.evidence.record_composition(a.id, b.id),
+        lambda: repository.trash.delete(a.id),
+        lambda: repository.trash.restore(a.id),
     ]
     for mutate in mutations:
         before = counts()
@@ -429,9 +441,9 @@ def test_every_mutation_writes_a_revision_and_an_audit_entry(repository: SkillRe
         assert after[0] == before[0] + 1 and after[1] == before[1] + 1
     # A vector is derived from the description, not content: audited, with no revision.
     before = counts()
-    repository.set_embedding(a.id, b"\x00" * 8, "embed-1")
+    repository.embeddings.put(a.id, b"\x00" * 8, "embed-1")
     assert counts() == (before[0], before[1] + 1)
-    assert repository.audit(skill_id=b.id, action="skill.compose")[0].revision == 2
+    assert repository.history.audit(skill_id=b.id, action="skill.compose")[0].revision == 2
 
 
 def test_a_locked_library_is_a_clear_error_not_a_traceback(repository: SkillRepository, database: Database) -> None:
@@ -458,14 +470,14 @@ def test_committed_writes_are_announced_and_failed_ones_are_not(
     repository.update(replace(skill, name="renamed"))
     with pytest.raises(ConflictError):
         repository.update(replace(skill, name="stale"))
-    repository.delete(skill.id)
+    repository.trash.delete(skill.id)
     assert [(c.action, c.skill_ids, c.actor) for c in heard] == [
         ("skill.create", (skill.id,), "tester"),
         ("skill.update", (skill.id,), "tester"),
         ("skill.delete", (skill.id,), "tester"),
     ]
     unsubscribe()
-    repository.restore(skill.id)
+    repository.trash.restore(skill.id)
     assert len(heard) == 3
 
 
@@ -504,7 +516,26 @@ def test_tags_without_word_characters_still_filter_exactly(repository: SkillRepo
 
 def test_tag_counts_are_cached_until_anyone_commits(repository: SkillRepository, database: Database) -> None:
     skill = repository.create(ai_skill(tags=("early-game",)))
-    assert repository.tag_counts() == {"early-game": 1}
+    assert repository.facets.tag_counts() == {"early-game": 1}
     with sqlite3.connect(database.path) as other:  # another process adds a tag
         other.execute('UPDATE skills SET tags = \'["early-game", "naval"]\' WHERE id = ?', (skill.id,))
-    assert repository.tag_counts() == {"early-game": 1, "naval": 1}
+    assert repository.facets.tag_counts() == {"early-game": 1, "naval": 1}
+
+
+def test_a_run_id_prefix_is_matched_literally(repository: SkillRepository) -> None:
+    from skillstudio.store import RunNotFound, RunSkillEntry
+
+    skill = repository.create(ai_skill())
+    runs = repository.runs
+    run_id = runs.create_run(
+        skills=[RunSkillEntry(skill.id, "ra1", "hash", "tentative")],
+        opponent="ic-default-hard",
+        games=1,
+        seed=1,
+        executor="serial",
+        chunk_games=1,
+        actor="tester",
+    )
+    assert runs.resolve(run_id[:4]) == run_id
+    with pytest.raises(RunNotFound):
+        runs.resolve(run_id[:2] + "_" + run_id[3:6])  # '_' is a character here, not a wildcard

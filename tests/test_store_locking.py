@@ -146,7 +146,7 @@ def test_reading_while_another_process_writes_succeeds_without_waiting(library: 
         with Database(library) as database:
             repository = SkillRepository(database)
             assert repository.count() == 1
-            assert repository.stats().total == 1
+            assert repository.facets.stats().total == 1
             assert len(repository.query().ids) == 1
             database.data_version()
         assert time.monotonic() - start < 1.5  # well under busy_timeout (2 s): nothing waited

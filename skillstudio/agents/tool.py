@@ -344,7 +344,7 @@ class AgentSkillTool:
             # update_pending: the content change and "back to pending" in one transaction (the only
             # review change an agent makes; the repository refuses it any other).
             stored = self._write(
-                lambda: self.repository.update_pending(edited, message=f"updated by agent {self.agent_id}")
+                lambda: self.repository.reviews.update_pending(edited, message=f"updated by agent {self.agent_id}")
             )
         except ConflictError as error:
             raise _conflict(skill_id, edited.version, error.theirs.version) from None
@@ -368,7 +368,7 @@ class AgentSkillTool:
         """Take a rate-limit slot (in the library, one transaction), then write; a write that fails
         gives the slot back, so only stored writes count. Lock timeouts become ``busy``."""
         try:
-            slot = self.repository.take_agent_write_slot(
+            slot = self.repository.agent_writes.take(
                 self.agent_id, self.clock(), limit=self.rate_limit, window=self.rate_window
             )
         except StorageError as error:
@@ -382,7 +382,7 @@ class AgentSkillTool:
             return store()
         except BaseException as error:
             with contextlib.suppress(LibraryError):  # the lock again: the slot stays taken, at worst one write too few
-                self.repository.release_agent_write_slot(slot)
+                self.repository.agent_writes.release(slot)
             if isinstance(error, StorageError) and _is_busy(error):
                 raise _busy(error) from None
             raise

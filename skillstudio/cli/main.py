@@ -205,11 +205,11 @@ def _show(args: argparse.Namespace, database: Database) -> int:
         return _show_invalid(args, repository, skill_id, error)
     details: output.SkillDetails = {
         "refinements": repository.refinements_of(skill.id),
-        "revisions": repository.revisions(skill.id),
-        "verifications": repository.verifications(skill.id),
+        "revisions": repository.history.revisions(skill.id),
+        "verifications": repository.evidence.verifications(skill.id),
     }
     # A package's figures are its claim, not this library's evidence (docs/packages.md).
-    extras = repository.extras(skill.id)
+    extras = repository.extras.get(skill.id)
     claim = extras.frontmatter.get("claimed_quality") if extras is not None else None
     if args.json:
         document = output.skill_document(skill, **details)
@@ -236,7 +236,7 @@ def _show_invalid(
 
 
 def _stats(args: argparse.Namespace, database: Database) -> int:
-    stats = SkillRepository(database).stats()
+    stats = SkillRepository(database).facets.stats()
     if args.json:
         print(output.dump_json(output.stats_document(stats, str(database.path))))
     else:

@@ -85,7 +85,7 @@ def _review(args: argparse.Namespace, database: Database) -> int:
     verb = args.review_command
     if verb == "list":
         items = pending_queue(repository, created_by=args.created_by or (), sources=args.source or ())
-        risks = repository.risk_findings_many([item.summary.id for item in items])
+        risks = repository.findings.many([item.summary.id for item in items])
         if args.json:
             document = {
                 "total": len(items),
@@ -115,11 +115,11 @@ def _review(args: argparse.Namespace, database: Database) -> int:
     if verb == "show":
         change = change_since_approved(repository, skill_id)
         findings = findings_for(repository, change.current, relint=args.relint)
-        decisions = repository.review_decisions(skill_id)
+        decisions = repository.reviews.decisions(skill_id)
         details: output.SkillDetails = {
             "refinements": repository.refinements_of(skill_id),
-            "revisions": repository.revisions(skill_id),
-            "verifications": repository.verifications(skill_id),
+            "revisions": repository.history.revisions(skill_id),
+            "verifications": repository.evidence.verifications(skill_id),
         }
         if args.json:
             document = output.skill_document(change.current, **details)
@@ -168,7 +168,7 @@ def _review(args: argparse.Namespace, database: Database) -> int:
     if not args.json:
         print(f"{shown.id}  {shown.name}  (version {version}): {state.value}")
     try:
-        stored = repository.review(skill_id, state, comment=args.comment, version=version)
+        stored = repository.reviews.review(skill_id, state, comment=args.comment, version=version)
     except ConflictError as error:
         print(
             f"skillstudio: {skill_id} changed since version {version} (the library now holds version "
@@ -275,7 +275,7 @@ def _audit(args: argparse.Namespace, database: Database) -> int:
     except ValueError as error:
         print(f"skillstudio: {error}", file=sys.stderr)
         return EXIT_USAGE
-    entries = repository.audit(
+    entries = repository.history.audit(
         actor=args.actor, action=args.action, skill_id=skill_id, since=since, until=until, limit=args.limit
     )
     if args.csv:

@@ -24,7 +24,7 @@ METADATA_FIELDS = ("tags", "composable_with")
 
 
 @dataclass(frozen=True)
-class SaveOutcome:
+class StoredEdit:
     skill: Skill  # what the library now holds
     refined_from: str | None = None  # the original's id, when the edit became a refinement
     changed: bool = True  # False when the edit changed nothing and nothing was written
@@ -34,15 +34,15 @@ def edit_becomes_refinement(original: Skill) -> bool:
     return original.source_kind in PRESERVED_SOURCES
 
 
-def save_edit(repository: SkillRepository, original: Skill, edited: Skill, *, message: str = "") -> SaveOutcome:
+def save_edit(repository: SkillRepository, original: Skill, edited: Skill, *, message: str = "") -> StoredEdit:
     """Store ``edited``, a person's edit of ``original`` (as read, with its version).
 
     Raises ConflictError if the stored skill changed since ``original`` was read.
     """
     if replace(edited, version=original.version) == original:
-        return SaveOutcome(original, changed=False)
+        return StoredEdit(original, changed=False)
     if not edit_becomes_refinement(original) or _only_metadata_changed(original, edited):
-        return SaveOutcome(repository.update(replace(edited, version=original.version), message=message))
+        return StoredEdit(repository.update(replace(edited, version=original.version), message=message))
     refinement = replace(
         edited,
         id=new_skill_id(),
@@ -57,7 +57,7 @@ def save_edit(repository: SkillRepository, original: Skill, edited: Skill, *, me
     )
     note = message or f"refined from {original.name!r}"
     stored = repository.create(refinement, message=note, based_on=original)
-    return SaveOutcome(stored, refined_from=original.id)
+    return StoredEdit(stored, refined_from=original.id)
 
 
 def _only_metadata_changed(original: Skill, edited: Skill) -> bool:
@@ -100,7 +100,7 @@ def revert_to_revision(repository: SkillRepository, skill_id: str, number: int, 
     Quality, use count and review state stay as they are now: a revert changes what the skill
     says, not the evidence gathered about it.
     """
-    target = repository.revision(skill_id, number).skill()
+    target = repository.history.revision(skill_id, number).skill()
     current = repository.get(skill_id)
     return repository.update(
         replace(target, version=current.version), message=message or f"revert to revision {number}"

@@ -103,7 +103,7 @@ class QtDetailPane(QTextBrowser):
     def _render(self, skill: Skill) -> str:
         repository = self.repository
         refinements = repository.refinements_of(skill.id)
-        compositions = repository.compositions(skill.id)
+        compositions = repository.evidence.compositions(skill.id)
         original = skill.provenance.source.original_id
         linked = {c.partner_id for c in compositions} | set(refinements) | ({original} if original else set())
         if isinstance(skill.body, Instructions):
@@ -134,7 +134,7 @@ class QtDetailPane(QTextBrowser):
             ("Embedding", self._embedding(skill.id)),
             ("Engine", _e(skill.provenance.engine_version or "—")),
             ("Review", _e(skill.review_state.label if skill.review_state else "not reviewed")),
-            ("Revisions", str(len(repository.revisions(skill.id)))),
+            ("Revisions", str(len(repository.history.revisions(skill.id)))),
             ("Used", f"{skill.use_count} times" + (f", last {_e(skill.last_used[:10])}" if skill.last_used else "")),
         ]
         parts += ["<h3>Provenance</h3>", _rows(provenance)]
@@ -151,7 +151,7 @@ class QtDetailPane(QTextBrowser):
                     ("Last verified", _e((quality.last_verified or "never")[:10])),
                 ]
             ),
-            self._history(repository.verifications(skill.id)),
+            self._history(repository.evidence.verifications(skill.id)),
         ]
         if compositions:
             items = "".join(
@@ -191,7 +191,7 @@ class QtDetailPane(QTextBrowser):
         try:
             findings = findings_for(self.repository, skill)
         except LibraryError:
-            findings = self.repository.risk_findings(skill.id)
+            findings = self.repository.findings.get(skill.id)
         if not findings:
             return ""
         from skillstudio.gui.review.qt_review_queue import findings_html
@@ -200,7 +200,7 @@ class QtDetailPane(QTextBrowser):
 
     def _import_extras(self, skill_id: str) -> str:
         """Where an imported skill came from, what spec problems it had, which files came along."""
-        extras = self.repository.extras(skill_id)
+        extras = self.repository.extras.get(skill_id)
         if extras is None or not (extras.origin or extras.warnings or extras.files):
             return ""
         parts = ["<h3>Imported</h3>"]

@@ -96,9 +96,9 @@ class _ChoicesTask(QRunnable):
 
     def run(self) -> None:
         try:
-            modules = self.repository.game_modules()
-            creators = self.repository.creators()
-            tags = self.repository.tag_counts()
+            modules = self.repository.facets.game_modules()
+            creators = self.repository.facets.creators()
+            tags = self.repository.facets.tag_counts()
         except LibraryError:
             return  # the library went away (closed, replaced); the next reload will try again
         self.signals.loaded.emit(self.generation, modules, creators, tags)

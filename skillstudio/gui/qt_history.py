@@ -129,7 +129,7 @@ class QtHistoryDialog(QDialog):
         if self.skill_id not in change.skill_ids:
             return
         try:
-            count = len(self.repository.revisions(self.skill_id))
+            count = len(self.repository.history.revisions(self.skill_id))
         except LibraryError:
             return
         if count != len(self._revisions):
@@ -142,7 +142,7 @@ class QtHistoryDialog(QDialog):
     def reload(self, select: int | None = None) -> None:
         """Read the revisions again and select ``select`` (default: the latest)."""
         try:
-            self._revisions = self.repository.revisions(self.skill_id)
+            self._revisions = self.repository.history.revisions(self.skill_id)
         except LibraryError as error:
             self._revisions = []
             self.diff.show_message(f"Cannot read the history: {error}")
@@ -320,7 +320,7 @@ class QtHistoryDialog(QDialog):
 
     def _trashed_original(self, original_id: str) -> tuple[Skill | None, str]:
         try:
-            revisions = self.repository.revisions(original_id)
+            revisions = self.repository.history.revisions(original_id)
         except LibraryError:
             return None, ""
         for revision in reversed(revisions):

@@ -34,13 +34,15 @@ from PySide6.QtWidgets import (
 )
 
 from skillstudio.curation import retag
-from skillstudio.gui.dashboard import attach_dashboard
+from skillstudio.gui.browser_state import BrowserState
+from skillstudio.gui.dashboard import QtDashboard
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
 from skillstudio.gui.qt_detail_pane import QtDetailPane
 from skillstudio.gui.qt_filter_panel import QtFilterPanel
 from skillstudio.gui.qt_retrieval_preview import QtEmbedJob, QtRetrievalPreview
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog
 from skillstudio.gui.skill_table_model import COLUMNS, CONFIDENCE_COLUMN, SkillTableModel
+from skillstudio.gui.workers import show_error
 from skillstudio.library import create_library, sample_library_path
 from skillstudio.model import ValidationError
 from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
@@ -104,11 +106,19 @@ class QtMainWindow(QMainWindow):
 
         self._build_actions()
         self.repository: SkillRepository | None = None
-        self.dashboard = None  # the verification dashboard dock, added once the browser exists
+        self.state = BrowserState(parent=self)  # TEMP (dashboard branch): the browser branch owns the state
+        self.dashboard: QtDashboard | None = None  # the verification dashboard dock, added once the browser exists
         self.retrieval_preview: QtRetrievalPreview | None = None  # likewise
         self.embed_job: QtEmbedJob | None = None  # the running (or last) Compute Embeddings
         self.install(repository)
-        self.dashboard = attach_dashboard(self)
+        self.dashboard = QtDashboard(self.state, self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
+        # The browser is the main view: the dock starts at about a third of the window's height.
+        self.resizeDocks([self.dashboard], [max(240, self.height() // 3)], Qt.Orientation.Vertical)
+        self.menuBar().addMenu(self.dashboard.menu)
+        self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
+        # TEMP (dashboard branch): the table reloads once a batch ends, as before; see _on_library_change.
+        self.dashboard.batch_finished.connect(lambda _outcome: self.reload_all())
         self.retrieval_preview = QtRetrievalPreview(self)
         self.view_menu.insertAction(self.embed_action, self.retrieval_preview.toggle_action)
         self._watch_timer.start()
@@ -139,6 +149,7 @@ class QtMainWindow(QMainWindow):
         self.table.setModel(self.model)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_changed)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._share_selection())  # TEMP
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
@@ -168,8 +179,7 @@ class QtMainWindow(QMainWindow):
         self.setWindowFilePath(str(path))
         self._remember_recent(path)
         self.apply_filters()
-        if self.dashboard is not None:
-            self.dashboard.install(repository)  # stops a batch on the previous library first
+        self.state.set_repository(repository)  # another library: the dashboard stops a batch on the previous one
         if self.retrieval_preview is not None:
             self.retrieval_preview.install(repository)  # waits for its search on the previous library
         if previous is not None and previous.database is not repository.database:
@@ -271,6 +281,8 @@ class QtMainWindow(QMainWindow):
     def _on_query_finished(self) -> None:
         selected, self._pending_selection = self._pending_selection, []
         self._restore_selection(selected)
+        self.state.set_query(self.model.query)  # TEMP (dashboard branch), as the selection below
+        self._share_selection()  # TEMP (dashboard branch): a reset model may have dropped the selection
         self._update_status()
 
     def _update_status(self) -> None:
@@ -282,6 +294,10 @@ class QtMainWindow(QMainWindow):
     def selected_ids(self) -> list[str]:
         rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
         return [self.model.id_at(row) for row in rows if row < self.model.rowCount()]
+
+    def _share_selection(self) -> None:
+        """TEMP (dashboard branch): what the dashboard follows, until the browser branch owns the state."""
+        self.state.set_selection(self.selected_ids(), self.current_id())
 
     def current_id(self) -> str | None:
         index = self.table.currentIndex()
@@ -337,8 +353,8 @@ class QtMainWindow(QMainWindow):
     def _on_library_change(self, change: LibraryChange) -> None:
         """A write from this process: refresh only what it touched, unless rows come or go."""
         self._data_version = self.repository.database.data_version()  # ours, not external
-        if self.dashboard is not None and self.dashboard.takes_change(change):
-            return  # a running batch's results: the dashboard repaints those rows, throttled
+        if self.dashboard is not None and self.dashboard.running and change.started_by(self.dashboard):
+            return  # TEMP (dashboard branch): a running batch's results; the browser reloads when it ends
         if change.action in ("skill.update", "skill.review", "skill.compose", "skill.embed"):
             self.model.refresh(change.skill_ids)
             if self.detail.skill_id in change.skill_ids or change.action == "skill.compose":
@@ -491,6 +507,7 @@ class QtMainWindow(QMainWindow):
         if ok and name.strip():
             self.settings.setValue("user/name", name.strip())
             self.repository = self.repository.as_actor(Actor(name.strip(), "human"))
+            self.state.set_repository(self.repository)  # TEMP (dashboard branch): batches run as the new name
             self.model.repository = self.detail.repository = self.filters.repository = self.repository
 
     def focus_search(self) -> None:
@@ -514,11 +531,11 @@ class QtMainWindow(QMainWindow):
         from skillstudio.gui.editor.qt_skill_editor import QtSkillEditor
 
         try:
-            skill = self.repository.get(skill_id) if skill_id else None
+            editor = QtSkillEditor(self.state, skill_id, self)
         except LibraryError as error:
-            self._report("Cannot edit this skill", error)
+            show_error(self, "Cannot edit this skill", error)
             return
-        editor = QtSkillEditor(self.repository, skill, self)
+        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # closed editors do not pile up
         editor.saved.connect(self.select_skill)
         editor.open_skill_requested.connect(self.select_skill)
         editor.finished.connect(lambda _result, e=editor: self._editors.remove(e) if e in self._editors else None)
@@ -535,14 +552,14 @@ class QtMainWindow(QMainWindow):
     def show_review_queue(self) -> QDialog:
         from skillstudio.gui.review import QtReviewQueue
 
-        dialog = QtReviewQueue(self.repository, self)
+        dialog = QtReviewQueue(self.state, self)
         dialog.show()
         return dialog
 
     def show_audit_log(self) -> QDialog:
         from skillstudio.gui.review import QtAuditLog
 
-        dialog = QtAuditLog(self.repository, self)
+        dialog = QtAuditLog(self.state, self)
         dialog.show()
         return dialog
 
@@ -574,7 +591,7 @@ class QtMainWindow(QMainWindow):
     def import_skills(self) -> None:
         from skillstudio.gui.qt_packages import QtImportDialog
 
-        QtImportDialog(self.repository, self).exec()
+        QtImportDialog(self.state, self).exec()
 
     def export_ids(self) -> list[str]:
         """The selection, or every skill the filters show when nothing is selected."""
@@ -583,12 +600,12 @@ class QtMainWindow(QMainWindow):
     def export_selection(self) -> None:
         from skillstudio.gui.qt_packages import QtExportDialog
 
-        QtExportDialog(self.repository, self.export_ids(), self).exec()
+        QtExportDialog(self.state, self.export_ids(), self).exec()
 
     def prune_library(self) -> None:
         from skillstudio.gui.qt_packages import QtPruneDialog
 
-        QtPruneDialog(self.repository, self).exec()
+        QtPruneDialog(self.state, self).exec()
 
     # --- bulk actions (undoable) -------------------------------------------------------------------
 
@@ -643,6 +660,7 @@ class QtMainWindow(QMainWindow):
             self.retrieval_preview.shutdown()
         self._watch_timer.stop()
         self._unsubscribe()
+        self.state.close()  # TEMP (dashboard branch)
         self.model.shutdown()
         self.filters.shutdown()
         super().closeEvent(event)
@@ -684,11 +702,11 @@ class _TrashCommand(_UndoableOperation):
         self.skill_ids = skill_ids
 
     def apply(self) -> None:
-        self.window.repository.delete_many(self.skill_ids, message="moved to the trash from the browser")
+        self.window.repository.trash.delete_many(self.skill_ids, message="moved to the trash from the browser")
 
     def revert(self) -> None:
         for skill_id in self.skill_ids:
-            self.window.repository.restore(skill_id, message="undo: move to trash")
+            self.window.repository.trash.restore(skill_id, message="undo: move to trash")
 
 
 class _RetagCommand(_UndoableOperation):

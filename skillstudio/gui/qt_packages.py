@@ -1,18 +1,27 @@
 """File › Import…, File › Export Selection…, File › Prune…: preview dialogs over skillstudio.packages.
 
 Each dialog shows what will happen (counts, each skill's action, privacy findings, warnings)
-before doing it, with a progress bar while a large input is read. The work itself is the same
-Qt-free code the CLI runs.
+before doing it. The work itself is the same Qt-free code the CLI runs:
+
+- reading and previewing (a package is untrusted input; a large one takes seconds to validate)
+  runs in the background with progress; a newer preview supersedes an older one, and a read
+  that is superseded or abandoned stops at its next progress report;
+- the import, the export and the prune run as :class:`LibraryOp` operations: the dialog stays
+  responsive and shows that it works; the store announces what changed to every view.
+
+An input that is refused is said in the dialog, and the library stays exactly as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QApplication,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -22,46 +31,196 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QTreeView,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
+from skillstudio.gui.browser_state import BrowserState
+from skillstudio.gui.workers import FullCollectionsHeld, LatestOnly, LibraryOp, Tasks, drain, show_error
 from skillstudio.model import Domain, ValidationError
-from skillstudio.packages.errors import PackageError
-from skillstudio.packages.export import ExportPreview, PrivacyError, export_selection, load_selection
-from skillstudio.packages.icpkg import AI_USAGE, PackageMeta
-from skillstudio.packages.importer import ImportPlan, apply_plan, plan_import
+from skillstudio.packages.export import ExportPreview, export_selection, load_selection
+from skillstudio.packages.icpkg import AI_USAGE, PackageMeta, check_meta
+from skillstudio.packages.importer import ImportPlan, Mode, PlannedSkill, apply_plan, plan_import
 from skillstudio.packages.prune import PruneCandidate, apply_prune, plan_prune
-from skillstudio.packages.sources import FORMATS, Source, read_source
-from skillstudio.store import LibraryError, SkillRepository
+from skillstudio.packages.sources import FORMATS, read_source
+from skillstudio.store import ChangeKind, LibraryChange, LibraryError, SkillRepository
+
+_ROOT = QModelIndex()
+
+
+class StepsModel(QAbstractTableModel):
+    """An import plan's steps as rows, read on demand: a plan of 10,000 skills shows (and is
+    dropped) at once, where one widget item per row would hold the GUI thread for a while."""
+
+    HEADERS = ("Action", "Skill", "Reason", "From")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._steps: Sequence[PlannedSkill] = ()
+
+    def set_steps(self, steps: Sequence[PlannedSkill]) -> None:
+        self.beginResetModel()
+        self._steps = steps
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self._steps)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        step = self._steps[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (step.action, step.name, step.reason, step.entry)[index.column()]
+        if role == Qt.ItemDataRole.UserRole:
+            return step.skill_id
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.HEADERS[section]
+        return None
 
 
 def _tree(parent: QWidget, headers: list[str]) -> QTreeWidget:
     tree = QTreeWidget(parent)
     tree.setHeaderLabels(headers)
     tree.setRootIsDecorated(False)
+    tree.setUniformRowHeights(True)  # thousands of rows lay out without measuring each
     tree.setColumnWidth(0, 90)
     tree.setColumnWidth(1, 300)
     return tree
 
 
+class ReadCancelled(Exception):
+    """A background read stopped because nobody waits for its answer any more."""
+
+
+Report = Callable[..., None]
+
+
+class BackgroundRead(QObject):
+    """A dialog's reads: the latest request wins, its progress reaches the GUI thread.
+
+    The readers in skillstudio.packages report progress through a callback on the thread that
+    reads; here that callback posts the value to the GUI thread, and raises
+    :class:`ReadCancelled` once the read was superseded or abandoned (the dialog closed), which
+    is as close to cancelling as the readers allow."""
+
+    _reported = Signal(int, object)  # generation, progress values; emitted on the reading thread
+
+    def __init__(
+        self, parent: QObject, done: Callable[[Any], None], failed: Callable[[BaseException], None], progress: Report
+    ) -> None:
+        super().__init__(parent)
+        self._progress = progress
+        self._generation = 0
+        self._cancelled = threading.Event()
+        self.loader = LatestOnly(self, done, failed)
+        self._reported.connect(self._on_reported, Qt.ConnectionType.QueuedConnection)
+
+    def request(self, func: Callable[..., Any], *args: Any) -> None:
+        """Run ``func(*args, report)`` in the background; ``report(*values)`` is its progress."""
+        self._cancelled.set()
+        self._cancelled = cancelled = threading.Event()
+        self._generation += 1
+        generation = self._generation
+        reported = self._reported
+
+        def report(*values: Any) -> None:
+            if cancelled.is_set():
+                raise ReadCancelled
+            reported.emit(generation, values)
+
+        self.loader.request(func, *args, report)
+
+    def stop(self) -> None:
+        """Abandon the read in flight: it stops at its next report, its answer is dropped."""
+        self._cancelled.set()
+        self._generation += 1
+        self.loader.discard()
+
+    @property
+    def loading(self) -> bool:
+        return self.loader.loading
+
+    def _on_reported(self, generation: int, values: tuple[Any, ...]) -> None:
+        if generation == self._generation:
+            self._progress(*values)
+
+
+# --- large reads and the GIL -------------------------------------------------------------------
+# A package of 10,000 skills is a few hundred thousand Python objects. Two things then hold the
+# GIL long enough to stop the GUI thread for a tenth of a second or more, whichever thread
+# does them: the collector's full passes (each walks every object; while the objects are being
+# allocated they come one after another, each time the heap grew by a quarter), and freeing
+# them all in one go (one uninterrupted cascade of deallocations).
+
+
+def _release_after(tasks: Tasks, held: FullCollectionsHeld) -> None:
+    """Release ``held`` once the work ``tasks`` has (drains, one at a time) is done."""
+    if tasks.running:
+        tasks.run(lambda: None, finished=held.release)
+    else:
+        held.release()
+
+
+@dataclass(frozen=True)
+class ImportPreview:
+    label: str  # what was read, e.g. the file name
+    format: str
+    warnings: list[str]
+    plan: ImportPlan
+
+
+def _read_and_plan(
+    repository: SkillRepository, path: str, fmt: str | None, strict: bool, domain: Domain, mode: Mode, report: Report
+) -> ImportPreview:
+    """Read and validate everything at ``path``, then plan it against the library (no writes)."""
+    report("Reading and validating…")
+    source = read_source(path, fmt=fmt, strict=strict, domain=domain, progress=report)
+    report("Comparing with the library…")
+    plan = plan_import(repository, source.incoming, origin=source.origin, source=source.label, mode=mode)
+    preview = ImportPreview(source.label, source.format, list(source.warnings), plan)
+    drain(source.incoming)  # the plan has what the import needs; the rest is freed here
+    return preview
+
+
+def _apply_handed(repository: SkillRepository, handed: list[ImportPlan]) -> str:
+    """Apply the plan handed over; on success free its skills here, on failure hand it back."""
+    plan = handed.pop()
+    try:
+        apply_plan(repository, plan)
+    except BaseException:
+        handed.append(plan)
+        raise
+    drain(plan.added, plan.replaced)
+    return f"Imported from {plan.source}: {plan.summary()}"
+
+
 class QtImportDialog(QDialog):
     """Pick a package, SKILL.md folder, JSON or Voyager library; preview; import."""
 
-    def __init__(
-        self, repository: SkillRepository, parent: QWidget | None = None, path: str | Path | None = None
-    ) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None, path: str | Path | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
-        self.source: Source | None = None
+        self.state = state
         self.plan: ImportPlan | None = None
+        self._writing = False
+        self.reader = BackgroundRead(self, self._previewed, self._refused, self._reported)
+        self._disposal = Tasks(self)  # frees dropped previews off the GUI thread
+        self._held = FullCollectionsHeld()  # from the first preview until the dialog is done
+        self.destroyed.connect(self._held.release)
         self.setWindowTitle("Import skills")
         self.resize(820, 560)
         layout = QVBoxLayout(self)
@@ -69,6 +228,7 @@ class QtImportDialog(QDialog):
         row = QHBoxLayout()
         self.path_edit = QLineEdit(self)
         row.addWidget(self.path_edit)
+        self._pick_buttons: list[QPushButton] = []
         for text, slot in (
             ("Package…", self._pick_package),
             ("Folder…", self._pick_folder),
@@ -77,6 +237,7 @@ class QtImportDialog(QDialog):
             button = QPushButton(text, self)
             button.clicked.connect(slot)
             row.addWidget(button)
+            self._pick_buttons.append(button)
         form.addRow("From:", row)
         self.format_box = QComboBox(self)
         self.format_box.addItems(["detect", *FORMATS])
@@ -100,20 +261,28 @@ class QtImportDialog(QDialog):
         self.summary = QLabel("Choose what to import, then Preview.", self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.steps = _tree(self, ["Action", "Skill", "Reason", "From"])
+        self.steps = QTreeView(self)
+        self.steps_model = StepsModel(self)
+        self.steps.setModel(self.steps_model)
+        self.steps.setRootIsDecorated(False)
+        self.steps.setUniformRowHeights(True)
+        self.steps.setColumnWidth(0, 90)
+        self.steps.setColumnWidth(1, 300)
         layout.addWidget(self.steps, 3)
         self.messages = QPlainTextEdit(self)
         self.messages.setReadOnly(True)
         self.messages.setPlaceholderText("Warnings and problems appear here.")
         layout.addWidget(self.messages, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
-        self.import_button = buttons.addButton("&Import", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.import_button = self.buttons.addButton("&Import", QDialogButtonBox.ButtonRole.AcceptRole)
         self.import_button.setEnabled(False)
         self.import_button.clicked.connect(self.apply)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
         if path is not None:
             self.path_edit.setText(str(path))
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
 
     def _pick_package(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import package", "", "Workshop packages (*.icpkg *.zip)")
@@ -130,82 +299,167 @@ class QtImportDialog(QDialog):
         if path:
             self.path_edit.setText(path)
 
+    # --- preview (in the background) -----------------------------------------------------------
+
+    def preview(self) -> None:
+        """Read and plan in the background; Import is enabled if there is something to import."""
+        if self._writing:
+            return
+        self._drop_plan()
+        self.messages.clear()
+        path = self.path_edit.text().strip()
+        if not path:
+            self.reader.stop()
+            return
+        fmt = self.format_box.currentText()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self._held.hold()
+        self.reader.request(
+            _read_and_plan,
+            self.state.require_repository(),
+            path,
+            None if fmt == "detect" else fmt,
+            self.strict_box.isChecked(),
+            Domain.parse(self.domain_box.currentText()),
+            self._mode(),
+        )
+
+    def _mode(self) -> Mode:
+        return "replace" if self.mode_box.currentText() == "replace" else "merge"
+
+    def _reported(self, *values: Any) -> None:
+        if len(values) == 1:  # a phase: reading, then comparing
+            text = str(values[0])
+            if text.startswith("Comparing"):
+                self.progress.setRange(0, 3)
+                self.progress.setValue(2)
+            self.summary.setText(text)
+        else:
+            self._reading(*values)
+
     def _reading(self, done: int, total: int) -> None:
         """Per-skill progress while a large package is validated."""
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        QApplication.processEvents()
 
-    def _step(self, value: int, text: str) -> None:
-        self.progress.setValue(value)
-        self.summary.setText(text)
-        QApplication.processEvents()
+    def _previewed(self, preview: ImportPreview) -> None:
+        plan = self.plan = preview.plan
+        self.progress.setRange(0, 3)
+        self.progress.setValue(3)
+        self.summary.setText(f"{preview.label} ({preview.format}, {plan.origin}): {plan.summary()}")
+        self.steps_model.set_steps(plan.steps)
+        self.messages.setPlainText("\n".join(preview.warnings + plan.warnings))
+        self.import_button.setEnabled(plan.changes > 0)
 
-    def preview(self) -> bool:
-        """Read and plan; True if there is something to import."""
-        self.plan = None
-        self.import_button.setEnabled(False)
-        self.steps.clear()
-        self.messages.clear()
-        path = self.path_edit.text().strip()
-        if not path:
-            return False
-        fmt = self.format_box.currentText()
-        try:
-            self.progress.setRange(0, 1)
-            self._step(0, "Reading and validating…")
-            self.source = read_source(
-                path,
-                fmt=None if fmt == "detect" else fmt,
-                strict=self.strict_box.isChecked(),
-                domain=Domain.parse(self.domain_box.currentText()),
-                progress=self._reading,
-            )
-            self.progress.setRange(0, 3)
-            self._step(2, "Comparing with the library…")
-            self.plan = plan_import(
-                self.repository,
-                self.source.incoming,
-                origin=self.source.origin,
-                source=self.source.label,
-                mode=self.mode_box.currentText(),  # type: ignore[arg-type]
-            )
-        except (ValidationError, LibraryError) as error:
-            self.progress.setRange(0, 3)
-            self.progress.setValue(0)
+    def _refused(self, error: BaseException) -> None:
+        self.progress.setRange(0, 3)
+        self.progress.setValue(0)
+        if isinstance(error, ValidationError | LibraryError):  # the input (or the library) says no
             self.summary.setText("Refused: nothing will be imported.")
             self.messages.setPlainText(str(error))
-            return False
-        self.progress.setValue(3)
-        plan = self.plan
-        self.summary.setText(f"{self.source.label} ({self.source.format}, {plan.origin}): {plan.summary()}")
-        for step in plan.steps:
-            item = QTreeWidgetItem([step.action, step.name, step.reason, step.entry])
-            item.setData(0, Qt.ItemDataRole.UserRole, step.skill_id)
-            self.steps.addTopLevelItem(item)
-        self.messages.setPlainText("\n".join(self.source.warnings + plan.warnings))
-        self.import_button.setEnabled(plan.changes > 0)
-        return plan.changes > 0
+            return
+        self.summary.setText("Could not read this; nothing will be imported.")
+        show_error(self, "Cannot preview the import", error)
+
+    def _drop_plan(self) -> None:
+        """Forget the preview; its skills are freed in the background, piece by piece."""
+        plan, self.plan = self.plan, None
+        self.steps_model.set_steps(())
+        self.import_button.setEnabled(False)
+        if plan is not None:
+            self._disposal.run(drain, plan.added, plan.replaced, plan.steps)
+
+    # --- the import (an operation) -------------------------------------------------------------
 
     def apply(self) -> None:
-        if self.plan is None:
+        """Import the previewed plan, in one transaction, in the background."""
+        plan = self.plan
+        if plan is None or self._writing:
             return
-        try:
-            apply_plan(self.repository, self.plan)
-        except LibraryError as error:
-            QMessageBox.warning(self, "Import failed; the library is unchanged", str(error))
+        handed, self.plan = [plan], None  # the operation takes the plan (and frees it once written)
+        self._set_writing(True)
+        self.summary.setText(f"Importing {plan.changes:,} skills…")
+        LibraryOp[str](self.state, self, lambda repository: _apply_handed(repository, handed), title="Import").success(
+            self._imported
+        ).failure(lambda error: self._import_failed(error, handed)).run_in_background(initiator=self)
+
+    def _imported(self, summary: str) -> None:
+        self.state.say(summary)
+        if isValid(self):
+            self._set_writing(False)
+            self.accept()
+
+    def _import_failed(self, error: BaseException, handed: list[ImportPlan]) -> None:
+        if not isValid(self):
+            show_error(None, "Import failed; the library is unchanged", error)
             return
-        self.accept()
+        if handed:
+            self.plan = handed.pop()  # handed back: it can be tried again
+        self._set_writing(False)
+        self.summary.setText("Not imported: the library is unchanged.")
+        show_error(self, "Import failed; the library is unchanged", error)
+
+    def _set_writing(self, writing: bool) -> None:
+        """While the one transaction runs, nothing can stop it: the dialog shows it and waits."""
+        self._writing = writing
+        if writing:
+            self.progress.setRange(0, 0)  # busy: the store reports no progress inside a transaction
+        else:
+            self.progress.setRange(0, 3)
+            self.progress.setValue(0)
+        for widget in (
+            self.preview_button,
+            self.path_edit,
+            self.format_box,
+            self.mode_box,
+            self.strict_box,
+            self.domain_box,
+            self.buttons.button(QDialogButtonBox.StandardButton.Cancel),
+            *self._pick_buttons,
+        ):
+            widget.setEnabled(not writing)
+        self.import_button.setEnabled(not writing and self.plan is not None and self.plan.changes > 0)
+
+    def reject(self) -> None:
+        if self._writing:  # the transaction finishes whatever the dialog does; it says so when done
+            return
+        super().reject()
+
+    def done(self, result: int) -> None:
+        self.reader.stop()  # a read still running answers nobody now
+        self._drop_plan()  # the dialog may live on (hidden): it keeps nothing of the package
+        _release_after(self._disposal, self._held)
+        super().done(result)
+
+    # --- the library ---------------------------------------------------------------------------
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        self.reader.stop()
+        self._drop_plan()
+        self.summary.setText("Another library is open now: Preview again.")
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        if self._writing or change.started_by(self) or self.plan is None:
+            return
+        if change.touches(ChangeKind.CONTENT) or change.touches(ChangeKind.MEMBERSHIP):
+            self._drop_plan()  # what the preview said no longer describes the library
+            self.summary.setText("The library changed since the preview: Preview again.")
 
 
 class QtExportDialog(QDialog):
     """Export the selected (or filtered) skills to a Workshop package, after the privacy check."""
 
-    def __init__(self, repository: SkillRepository, skill_ids: Sequence[str], parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, skill_ids: Sequence[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.skill_ids = list(skill_ids)
         self.preview: ExportPreview | None = None
+        self._writing = False
+        self.reader = BackgroundRead(self, self._loaded, self._load_failed, self._progress)
+        self._disposal = Tasks(self)
+        self._held = FullCollectionsHeld()  # from the first read until the dialog is done
+        self.destroyed.connect(self._held.release)
         self.setWindowTitle("Export to a Workshop package")
         self.resize(820, 560)
         layout = QVBoxLayout(self)
@@ -239,7 +493,7 @@ class QtExportDialog(QDialog):
         layout.addLayout(form)
         self.progress = QProgressBar(self)
         layout.addWidget(self.progress)
-        self.summary = QLabel(self)
+        self.summary = QLabel("Reading the selection…", self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
         self.findings = _tree(self, ["Kind", "Skill", "Field", "Text"])
@@ -247,11 +501,12 @@ class QtExportDialog(QDialog):
         self.redact_box = QCheckBox("Remove what the privacy check found ([redacted]) and export", self)
         self.redact_box.toggled.connect(self._update_button)
         layout.addWidget(self.redact_box)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
-        self.export_button = buttons.addButton("&Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.export_button = self.buttons.addButton("&Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.export_button.clicked.connect(self.export)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        state.library_opened.connect(self._on_library_opened)
         self.load()
 
     def _pick_output(self) -> None:
@@ -264,17 +519,21 @@ class QtExportDialog(QDialog):
     def _progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        QApplication.processEvents()
 
     def load(self) -> None:
-        try:
-            self.preview = load_selection(self.repository, self.skill_ids, progress=self._progress)
-        except LibraryError as error:
-            self.summary.setText(f"Cannot read the selection: {error}")
-            self.preview = None
-            self._update_button()
-            return
-        preview = self.preview
+        """Read the selection and run the privacy check, in the background."""
+        self._drop_preview()
+        self.findings.clear()
+        self._update_button()
+        self._held.hold()
+        self.reader.request(self._read, self.state.require_repository(), self.skill_ids)
+
+    @staticmethod
+    def _read(repository: SkillRepository, skill_ids: list[str], report: Report) -> ExportPreview:
+        return load_selection(repository, skill_ids, progress=report)
+
+    def _loaded(self, preview: ExportPreview) -> None:
+        self.preview = preview
         flagged = len({f.skill_id for f in preview.findings})
         self.summary.setText(
             f"{len(preview.skills)} skills. Privacy check: "
@@ -285,17 +544,29 @@ class QtExportDialog(QDialog):
             )
         )
         names = {skill.id: skill.name for skill in preview.skills}
-        for finding in preview.findings:
-            self.findings.addTopLevelItem(
+        self.findings.addTopLevelItems(
+            [
                 QTreeWidgetItem(
                     [finding.kind, names.get(finding.skill_id, finding.skill_id), finding.path, finding.text]
                 )
-            )
+                for finding in preview.findings
+            ]
+        )
         self._update_button()
 
+    def _load_failed(self, error: BaseException) -> None:
+        self.preview = None
+        self._update_button()
+        if isinstance(error, LibraryError):
+            self.summary.setText(f"Cannot read the selection: {error}")
+            return
+        self.summary.setText("Cannot read the selection.")
+        show_error(self, "Cannot read the selection", error)
+
     def _update_button(self) -> None:
-        ok = self.preview is not None and bool(self.preview.skills)
-        if ok and self.preview.findings and not self.redact_box.isChecked():
+        preview = self.preview
+        ok = not self._writing and preview is not None and bool(preview.skills)
+        if ok and preview is not None and preview.findings and not self.redact_box.isChecked():
             ok = False
         self.export_button.setEnabled(ok)
 
@@ -311,7 +582,9 @@ class QtExportDialog(QDialog):
         )
 
     def export(self) -> bool:
-        if self.preview is None:
+        """Write the package in the background; True if the export started."""
+        preview = self.preview
+        if preview is None or self._writing:
             return False
         output = self.output_edit.text().strip()
         if not output:
@@ -319,22 +592,81 @@ class QtExportDialog(QDialog):
             output = self.output_edit.text().strip()
             if not output:
                 return False
+        meta, redact = self.meta(), self.redact_box.isChecked()
         try:
-            export_selection(self.preview, self.meta(), output, redact=self.redact_box.isChecked())
-        except (PrivacyError, PackageError, ValidationError, OSError) as error:
-            QMessageBox.warning(self, "Not exported", str(error))
+            check_meta(meta)  # a typo in the form is said at once, before any work starts
+        except ValidationError as error:
+            show_error(self, "Not exported", error)
             return False
-        self.accept()
+        self._set_writing(True)
+        LibraryOp[list](
+            self.state,
+            self,
+            lambda _repository: export_selection(preview, meta, output, redact=redact),
+            title="Export",
+        ).success(lambda skills: self._exported(len(skills), output)).failure(self._export_failed).run_in_background(
+            initiator=self
+        )
         return True
+
+    def _exported(self, count: int, output: str) -> None:
+        self.state.say(f"Exported {count} skills to {output}")
+        if isValid(self):
+            self._set_writing(False)
+            self.accept()
+
+    def _export_failed(self, error: BaseException) -> None:
+        if isValid(self):
+            self._set_writing(False)
+        show_error(self if isValid(self) else None, "Not exported", error)
+
+    def _set_writing(self, writing: bool) -> None:
+        self._writing = writing
+        if writing:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1)
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(not writing)
+        self._update_button()
+
+    def reject(self) -> None:
+        if self._writing:  # the file is written whole or not at all; wait for it
+            return
+        super().reject()
+
+    def _drop_preview(self) -> None:
+        preview, self.preview = self.preview, None
+        if preview is not None:
+            self._disposal.run(drain, preview.skills)
+
+    def done(self, result: int) -> None:
+        self.reader.stop()
+        self._drop_preview()  # the dialog may live on (hidden): it keeps none of the skills
+        _release_after(self._disposal, self._held)
+        super().done(result)
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        if not self._writing:
+            self.reject()  # the selection was in the library that closed
+
+
+def _plan_prune(repository: SkillRepository, max_size: int | None, report: Report) -> tuple[int, list[PruneCandidate]]:
+    return repository.count(), plan_prune(repository, max_size=max_size)
 
 
 class QtPruneDialog(QDialog):
     """D057 pruning: the list of skills that would go to the trash, then do it."""
 
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.candidates: list[PruneCandidate] = []
+        self._writing = False
+        self._sized = False  # the size box starts at the library's size, once it is known
+        self.reader = BackgroundRead(self, self._previewed, self._preview_failed, lambda *_values: None)
+        self._held = FullCollectionsHeld()  # while every skill is read to find the candidates
+        self.destroyed.connect(self._held.release)
         self.setWindowTitle("Prune the library")
         self.resize(820, 480)
         layout = QVBoxLayout(self)
@@ -342,42 +674,126 @@ class QtPruneDialog(QDialog):
         self.limit_box = QCheckBox("Keep at most", self)
         self.size_box = QSpinBox(self)
         self.size_box.setRange(0, 10_000_000)
-        self.size_box.setValue(max(repository.count(), 1))
+        self.size_box.setValue(1)
         row.addWidget(self.limit_box)
         row.addWidget(self.size_box)
         row.addWidget(QLabel("skills", self))
         row.addStretch(1)
-        refresh = QPushButton("&Preview", self)
-        refresh.clicked.connect(self.reload)
-        row.addWidget(refresh)
+        self.preview_button = QPushButton("&Preview", self)
+        self.preview_button.clicked.connect(self.reload)
+        row.addWidget(self.preview_button)
         layout.addLayout(row)
         self.summary = QLabel(self)
         layout.addWidget(self.summary)
         self.list = _tree(self, ["Confidence", "Skill", "Why"])
         layout.addWidget(self.list)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
-        self.prune_button = buttons.addButton("&Move to Trash", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 1)
+        layout.addWidget(self.progress)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.prune_button = self.buttons.addButton("&Move to Trash", QDialogButtonBox.ButtonRole.AcceptRole)
         self.prune_button.clicked.connect(self.prune)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
         self.reload()
 
     def reload(self) -> None:
+        """Work out the candidates in the background (every skill is read)."""
+        if self._writing:
+            return
         max_size = self.size_box.value() if self.limit_box.isChecked() else None
-        self.candidates = plan_prune(self.repository, max_size=max_size)
+        self.candidates = []
         self.list.clear()
-        for c in self.candidates:
-            self.list.addTopLevelItem(QTreeWidgetItem([c.confidence, c.name, c.reason]))
+        self.prune_button.setEnabled(False)
+        self.summary.setText("Looking for skills to prune…")
+        self.progress.setRange(0, 0)
+        self._held.hold()
+        self.reader.request(_plan_prune, self.state.require_repository(), max_size)
+
+    def _previewed(self, result: tuple[int, list[PruneCandidate]]) -> None:
+        count, self.candidates = result
+        self._held.release()
+        if not self._sized:
+            self._sized = True
+            self.size_box.setValue(max(count, 1))
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.list.addTopLevelItems([QTreeWidgetItem([c.confidence, c.name, c.reason]) for c in self.candidates])
         self.summary.setText(f"{len(self.candidates)} skills would move to the trash (restorable from View › Trash).")
         self.prune_button.setEnabled(bool(self.candidates))
 
+    def _preview_failed(self, error: BaseException) -> None:
+        self._held.release()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.summary.setText("Cannot work out what to prune.")
+        show_error(self, "Cannot preview the prune", error)
+
     def prune(self) -> None:
-        try:
-            apply_prune(self.repository, self.candidates)
-        except LibraryError as error:
-            QMessageBox.warning(self, "Not pruned", str(error))
+        """Move the candidates to the trash in one transaction, in the background."""
+        candidates = list(self.candidates)
+        if not candidates or self._writing:
             return
-        self.accept()
+        self._set_writing(True)
+        LibraryOp[int](self.state, self, lambda repository: apply_prune(repository, candidates), title="Prune").success(
+            self._pruned
+        ).failure(self._prune_failed).run_in_background(initiator=self)
+
+    def _pruned(self, count: int) -> None:
+        self.state.say(f"Moved {count} skills to the trash (View › Trash restores them)")
+        if isValid(self):
+            self._set_writing(False)
+            self.accept()
+
+    def _prune_failed(self, error: BaseException) -> None:
+        if isValid(self):
+            self._set_writing(False)
+        show_error(self if isValid(self) else None, "Not pruned", error)
+
+    def _set_writing(self, writing: bool) -> None:
+        self._writing = writing
+        self.progress.setRange(0, 0 if writing else 1)
+        for widget in (
+            self.limit_box,
+            self.size_box,
+            self.preview_button,
+            self.buttons.button(QDialogButtonBox.StandardButton.Cancel),
+        ):
+            widget.setEnabled(not writing)
+        self.prune_button.setEnabled(not writing and bool(self.candidates))
+
+    def reject(self) -> None:
+        if self._writing:
+            return
+        super().reject()
+
+    def done(self, result: int) -> None:
+        self.reader.stop()
+        self._held.release()
+        super().done(result)
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        if self.isVisible():
+            self.reload()
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        # the candidates were worked out on skills that may be gone now
+        if (
+            self.isVisible()
+            and not self._writing
+            and not change.started_by(self)
+            and change.touches(ChangeKind.MEMBERSHIP)
+        ):
+            self.reload()
 
 
-__all__ = ["QtExportDialog", "QtImportDialog", "QtPruneDialog"]
+__all__ = [
+    "BackgroundRead",
+    "FullCollectionsHeld",
+    "QtExportDialog",
+    "QtImportDialog",
+    "QtPruneDialog",
+    "ReadCancelled",
+]

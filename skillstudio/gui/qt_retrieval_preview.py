@@ -195,7 +195,7 @@ class _SearchTask(QRunnable):
                 format_as_context(skills, r.budget),
                 catalog(skills),
                 self.retriever.embedding_status(),
-                tuple(self.retriever.repository.game_modules()),
+                tuple(self.retriever.repository.facets.game_modules()),
             )
         except (LibraryError, ValueError, ProviderError) as error:
             self.signals.failed.emit(self.generation, str(error))
@@ -509,7 +509,7 @@ class QtRetrievalPreview(QDockWidget):
     @staticmethod
     def _modules_of(repository: SkillRepository) -> list[str]:
         try:
-            return repository.game_modules()
+            return repository.facets.game_modules()
         except LibraryError:
             return []
 

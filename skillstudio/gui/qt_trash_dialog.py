@@ -45,7 +45,7 @@ class QtTrashDialog(QDialog):
 
     def reload(self) -> None:
         self.list.clear()
-        for entry in self.repository.trash():
+        for entry in self.repository.trash.entries():
             item = QTreeWidgetItem(
                 [entry.name, entry.deleted_at[:16].replace("T", " "), entry.deleted_by, entry.message]
             )
@@ -56,7 +56,7 @@ class QtTrashDialog(QDialog):
     def restore_selected(self) -> None:
         for item in self.list.selectedItems():
             try:
-                self.repository.restore(item.data(0, Qt.ItemDataRole.UserRole))
+                self.repository.trash.restore(item.data(0, Qt.ItemDataRole.UserRole))
             except LibraryError as error:
                 QMessageBox.warning(self, "Cannot restore", str(error))
         self.reload()
@@ -67,5 +67,5 @@ class QtTrashDialog(QDialog):
             self, "Empty trash", f"Delete {count} skill{'s' if count != 1 else ''} and their history for good?"
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self.repository.empty_trash()
+            self.repository.trash.empty()
             self.reload()

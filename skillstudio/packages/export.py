@@ -80,7 +80,7 @@ def load_selection(
                 continue
             skills.append(skill)
             findings.extend(scan_skill(skill))
-    extras = repository.extras_many([skill.id for skill in skills])
+    extras = repository.extras.many([skill.id for skill in skills])
     dismissed: list[Finding] = []
     if findings:
         marks = repository.privacy_marks.marked_many(list(dict.fromkeys(f.skill_id for f in findings)))

@@ -201,13 +201,13 @@ def plan_import(
             plan.warnings.append(f"{plan.identity}: the package is unsigned: who made it cannot be checked")
     ids = [item.skill.id for item in incoming]
     present = {summary.id for summary in repository.summaries(ids)}
-    in_trash = {entry.skill_id for entry in repository.trash()} if len(present) < len(ids) else set()
+    in_trash = {entry.skill_id for entry in repository.trash.entries()} if len(present) < len(ids) else set()
     family = origin_family(origin)
     stale: list[str] = []
     if mode == "replace" and origin.startswith("workshop:"):
         wanted = set(ids)
-        stale = [skill_id for skill_id in repository.ids_with_origin(family + "@") if skill_id not in wanted]
-    existing_extras = repository.extras_many(sorted(present))
+        stale = [skill_id for skill_id in repository.extras.ids_with_origin(family + "@") if skill_id not in wanted]
+    existing_extras = repository.extras.many(sorted(present))
     stored = _stored_skills(repository, sorted(present))
     # partners: what will exist after the import
     after = (present | {i for i in ids if i not in in_trash}) - set(stale)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from skillstudio.model import Confidence, EncounterPattern, Skill, StrategicPattern
-from skillstudio.store import SkillQuery, SkillRepository
+from skillstudio.store import AuditAction, SkillQuery, SkillRepository
 
 STALE_DAYS = 30
 UNUSED_DAYS = 90
@@ -139,8 +139,8 @@ def apply_prune(repository: SkillRepository, candidates: Sequence[PruneCandidate
     """Move the candidates to the trash in one transaction."""
     if not candidates:
         return 0
-    return repository.delete_many(
-        [c.skill_id for c in candidates], message="pruned (D057 skill pruning)", action="skill.prune"
+    return repository.trash.delete_many(
+        [c.skill_id for c in candidates], message="pruned (D057 skill pruning)", action=AuditAction.PRUNE
     )
 
 

@@ -134,7 +134,7 @@ def read_voyager(
             continue
         extras = SkillExtras(
             origin=origin,
-            frontmatter={"voyager_name": name, "versions": sorted(by_number)},
+            frontmatter={"voyager_name": name, "versions": [*sorted(by_number)]},
             files=files,
             warnings=warnings,
         )

@@ -360,7 +360,7 @@ class Retriever:
         """Seed 004's role filter: keep skills whose SKILL.md ``roles`` include the role; a skill that
         declares no roles serves every role."""
         wanted = role.strip().casefold()
-        extras = self.repository.extras_many(list(summaries))
+        extras = self.repository.extras.many(list(summaries))
         kept = {}
         for skill_id, summary in summaries.items():
             roles = skill_roles(extras[skill_id].frontmatter if skill_id in extras else {})

@@ -339,7 +339,7 @@ class Linter:
         """Lint ``skill`` and store the findings with it (the repository is required)."""
         assert self.repository is not None
         findings = self.lint(skill)
-        self.repository.set_risk_findings(skill.id, findings, version=skill.version)
+        self.repository.findings.set(skill.id, findings, version=skill.version)
         return findings
 
     def _apply(self, rule: Rule, skill: Skill, fields: dict[str, str]) -> Iterable[RiskFinding]:

@@ -28,7 +28,7 @@ def served_content(repository: SkillRepository, skill: Skill, *, serve_unapprove
         return None
     if state not in AWAITING_REVIEW:
         return skill
-    approved = repository.last_approved_revision(skill.id)
+    approved = repository.reviews.last_approved_revision(skill.id)
     if approved is None:
         return skill if serve_unapproved else None
     try:

@@ -84,7 +84,7 @@ class PendingChange:
 
 def change_since_approved(repository: SkillRepository, skill_id: str) -> PendingChange:
     current = repository.get(skill_id)
-    revision = repository.last_approved_revision(skill_id)
+    revision = repository.reviews.last_approved_revision(skill_id)
     approved = revision.skill() if revision is not None else None
     number = None if revision is None else revision.number
     diff = (
@@ -98,7 +98,7 @@ def change_since_approved(repository: SkillRepository, skill_id: str) -> Pending
 def decide(repository: SkillRepository, skill_id: str, state: ReviewState, comment: str = "", *, version: int) -> Skill:
     """Record a reviewer's decision on the content ``version`` they saw (a person: the
     repository's actor must be human). ConflictError if the skill changed since."""
-    return repository.review(skill_id, state, comment=comment, version=version)
+    return repository.reviews.review(skill_id, state, comment=comment, version=version)
 
 
 def approve(repository: SkillRepository, skill_id: str, comment: str = "", *, version: int) -> Skill:
@@ -116,8 +116,8 @@ def request_changes(repository: SkillRepository, skill_id: str, comment: str = "
 def findings_for(repository: SkillRepository, skill: Skill, *, relint: bool = False) -> list[RiskFinding]:
     """Stored findings of ``skill``; lints (and stores) when none are stored, when they were
     computed for another content version (someone edited it since), or when asked to."""
-    stored = repository.risk_findings(skill.id)
-    if stored and not relint and repository.risk_findings_version(skill.id) == skill.version:
+    stored = repository.findings.get(skill.id)
+    if stored and not relint and repository.findings.version(skill.id) == skill.version:
         return stored
     return Linter(repository=repository).lint_and_store(skill)
 

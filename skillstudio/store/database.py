@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar, cast
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, SessionTransaction
@@ -223,7 +223,7 @@ class Database:
         version = self.data_version()
         hit = self._cache.get(key)
         if hit is not None and hit[0] == version:
-            return hit[1]
+            return cast(T, hit[1])  # stored by this method under this key, from a compute() of type T
         value = compute()
         self._cache[key] = (version, value)  # a write racing compute() only makes the next call recompute
         return value
@@ -245,7 +245,7 @@ class Database:
                 self._watch = None
         self.engine.dispose()
 
-    def __enter__(self) -> Database:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -323,7 +323,7 @@ def _is_busy(error: BaseException) -> bool:
         return False
     code = getattr(cause, "sqlite_errorcode", None)
     if code is not None:
-        return code & 0xFF == SQLITE_BUSY
+        return bool(code & 0xFF == SQLITE_BUSY)
     return "database is locked" in str(cause)
 
 
@@ -361,7 +361,7 @@ def fts5_triggers_work_untrusted() -> bool:
         probe.close()
 
 
-def _on_begin(connection) -> None:  # type: ignore[no-untyped-def]
+def _on_begin(connection: Connection) -> None:
     options = connection.get_execution_options()
     mode = options.get("begin", "DEFERRED")
     wait_ms = options.get("lock_wait_ms")
@@ -369,6 +369,7 @@ def _on_begin(connection) -> None:  # type: ignore[no-untyped-def]
         connection.exec_driver_sql(f"BEGIN {mode}")
         return
     raw = connection.connection.driver_connection  # one attempt at the lock: wait_ms, not 2 s
+    assert raw is not None  # a connection that is beginning a transaction is open
     raw.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
     try:
         connection.exec_driver_sql(f"BEGIN {mode}")

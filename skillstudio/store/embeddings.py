@@ -14,15 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Row, text
 
-from skillstudio.model import utc_now
 from skillstudio.store.database import Database
-from skillstudio.store.events import AuditAction, change
+from skillstudio.store.events import AuditAction
+from skillstudio.store.orm import SkillEmbeddingRow
 from skillstudio.store.query import id_lists
+from skillstudio.store.skill_rows import load_skill
+from skillstudio.store.types import Actor, EmbeddingInfo, EmbeddingStatus, JsonInput, PendingText, VectorColumns
+from skillstudio.store.unit_of_work import unit_of_work
 
 # The change log is pruned past this many rows; an index further behind reloads in full.
 CHANGE_LOG_KEEP = 20_000
@@ -46,46 +48,6 @@ def label_text(name: object, tags_json: object) -> str:
     return f"{name_text}. {' '.join(tags)}".strip() if tags else name_text
 
 
-@dataclass(frozen=True)
-class EmbeddingInfo:
-    """What is known of one skill's vector."""
-
-    model_id: str
-    dimensions: int | None  # None when the blob is not a whole number of f32 values
-    current: bool  # False when the description changed since the vector was computed
-    embedded_at: str | None  # None for a vector another program wrote
-    label_current: bool = False  # a label vector of the same model exists, for the current name and tags
-
-
-@dataclass(frozen=True)
-class EmbeddingStatus:
-    """How much of the library has a current vector for one model."""
-
-    model_id: str
-    total: int
-    current: int
-    stale: int  # a description vector for this model, but from an older text (or no current label vector)
-    missing: int  # no description vector for this model (none at all, or another model's)
-    other_models: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def lacking(self) -> int:
-        return self.stale + self.missing
-
-
-@dataclass(frozen=True)
-class VectorColumns:
-    """Stored vectors of one model with the fields retrieval filters on, one list per field."""
-
-    skill_ids: list[str]
-    blobs: list[bytes]
-    domains: list[str]
-    game_modules: list[str]
-    confidences: list[str | None]
-    review_states: list[str | None]
-    label_blobs: list[bytes | None]  # the label vector of the same model, if any
-
-
 _VECTOR_SQL = (
     "SELECT e.skill_id, e.embedding, s.domain, s.game_module, s.confidence, m.review_state,"
     " CASE WHEN l.model_id = e.model_id THEN l.embedding END"
@@ -105,25 +67,20 @@ class _Freshness:
     other_model: str | None  # the model of a description vector that is not this one
 
 
-@dataclass(frozen=True)
-class PendingText:
-    """A skill that needs one or both of its vectors computed."""
-
-    skill_id: str
-    description: str
-    label: str = ""
-    needs_description: bool = True
-    needs_label: bool = True
-
-
 class EmbeddingStore:
-    """Reads and batch writes of vectors; one instance per open library."""
+    """``repository.embeddings``: reads and (batch) writes of vectors."""
 
-    def __init__(self, database: Database, actor_id: str = "system", actor_kind: str = "system") -> None:
+    def __init__(self, database: Database, actor: Actor) -> None:
         self.database = database
-        self.actor_id, self.actor_kind = actor_id, actor_kind
+        self.actor = actor
 
     # --- reading -------------------------------------------------------------------------------
+
+    def get(self, skill_id: str) -> tuple[bytes, str] | None:
+        """The skill's description vector (f32 blob) and its model, as D057's table holds them."""
+        with self.database.read() as session:
+            row = session.get(SkillEmbeddingRow, skill_id)
+            return None if row is None else (row.embedding, row.model_id)
 
     def info(self, skill_id: str) -> EmbeddingInfo | None:
         with self.database.read() as session:
@@ -210,7 +167,7 @@ class EmbeddingStore:
     def vector_columns(self, model_id: str, ids: Sequence[str] | None = None) -> VectorColumns:
         """The stored vectors of ``model_id`` (of these skills only, if given) as columns: the fast
         way to load 100k of them."""
-        rows: list[Any] = []
+        rows: list[Row[tuple[object, ...]]] = []
         with self.database.read() as session:
             connection = session.connection()
             # The driver's own cursor: at 100k rows SQLAlchemy's row objects cost more than SQLite.
@@ -261,6 +218,15 @@ class EmbeddingStore:
 
     # --- writing -------------------------------------------------------------------------------
 
+    def put(self, skill_id: str, embedding: bytes, model_id: str) -> None:
+        """Store one description vector (f32 array) for the skill's current description.
+
+        A vector is derived data: it writes an audit entry but no revision (docs/retrieval.md).
+        SkillNotFound (or InvalidStoredSkill) if the skill cannot be read."""
+        with self.database.read() as session:
+            description = load_skill(session, skill_id).description
+        self.put_many(model_id, [(skill_id, embedding, description_hash(description))])
+
     def put_many(
         self,
         model_id: str,
@@ -275,18 +241,16 @@ class EmbeddingStore:
         """
         if not items and not labels:
             return 0
-        now = utc_now()
-        stored: list[str] = []
-        with self.database.write() as session:
-            connection = session.connection()
+        with unit_of_work(self.database, self.actor, AuditAction.EMBED) as work:
+            connection = work.session.connection()
             present = _present(connection, [item[0] for item in items] + [item[0] for item in labels])
             rows = [
-                {"id": skill_id, "blob": blob, "model": model_id, "hash": digest, "at": now}
+                {"id": skill_id, "blob": blob, "model": model_id, "hash": digest, "at": work.now}
                 for skill_id, blob, digest in items
                 if skill_id in present
             ]
             label_rows = [
-                {"id": skill_id, "blob": blob, "model": model_id, "hash": digest, "at": now}
+                {"id": skill_id, "blob": blob, "model": model_id, "hash": digest, "at": work.now}
                 for skill_id, blob, digest in labels
                 if skill_id in present
             ]
@@ -313,24 +277,11 @@ class EmbeddingStore:
                     label_rows,
                 )
             stored = list(dict.fromkeys([str(row["id"]) for row in rows] + [str(row["id"]) for row in label_rows]))
-            if stored:
-                details = {"model_id": model_id, "count": len(stored)}
-                connection.execute(
-                    text(
-                        "INSERT INTO studio_audit_log(at, actor, actor_kind, action, skill_id, revision, details)"
-                        " VALUES (:at, :actor, :kind, 'skill.embed', :skill, NULL, :details)"
-                    ),
-                    {
-                        "at": now,
-                        "actor": self.actor_id,
-                        "kind": self.actor_kind,
-                        "skill": stored[0] if len(stored) == 1 else None,
-                        "details": json.dumps(details, sort_keys=True),
-                    },
-                )
+            if stored:  # one entry for the batch, naming the skill when there is one
+                details: dict[str, JsonInput] = {"model_id": model_id, "count": len(stored)}
+                work.audit(AuditAction.EMBED, stored[0] if len(stored) == 1 else None, None, details)
+                work.touch(stored)
             _prune_change_log(connection)
-        if stored:
-            self.database.changes.emit(change(AuditAction.EMBED, stored, self.actor_id))
         return len(stored)
 
 
@@ -360,6 +311,7 @@ def _prune_change_log(connection: Connection) -> None:
 
 __all__ = [
     "CHANGE_LOG_KEEP",
+    # the result types live in types.py; importable from here as before
     "EmbeddingInfo",
     "EmbeddingStatus",
     "EmbeddingStore",

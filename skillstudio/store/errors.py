@@ -1,7 +1,12 @@
-"""What can go wrong with a library, each error carrying a message a user can act on."""
+"""What can go wrong with a library, each error carrying a message a user can act on.
+
+Every store error is defined here and derives from :class:`LibraryError`, so a front end can
+catch the one base and show ``str(error)``.
+"""
 
 from __future__ import annotations
 
+import socket
 from typing import TYPE_CHECKING
 
 from skillstudio.model import Issue, ValidationError
@@ -104,3 +109,23 @@ class InvalidStoredSkill(LibraryError):
     def reason(self) -> str:
         """Why the row was skipped, in one line, for reports that name the skill beside it."""
         return "not a valid skill: " + "; ".join(str(issue) for issue in self.issues)
+
+
+class ReviewNotAllowed(LibraryError, PermissionError):
+    """Only a person may review (any review state), delete, trash or purge: agents and system
+    actors are refused by the repository itself, whatever front end they come through."""
+
+
+class RunNotFound(LibraryError):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no verification run {run_id!r}")
+        self.run_id = run_id
+
+
+class RunClaimed(LibraryError):
+    """Another runner holds the run (and its claim is not stale)."""
+
+    def __init__(self, run_id: str, pid: int | None, host: str | None, since: str | None) -> None:
+        where = "" if not host or host == socket.gethostname() else f" on {host}"
+        super().__init__(f"run {run_id} is being resumed by process {pid}{where} since {since}")
+        self.run_id, self.pid, self.host, self.since = run_id, pid, host, since

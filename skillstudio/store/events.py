@@ -103,9 +103,7 @@ class LibraryChange:
         return self.initiator is not None and self.initiator is initiator
 
 
-def change(
-    action: AuditAction, skill_ids: Iterable[str], actor: str, *, removed: Iterable[str] = ()
-) -> LibraryChange:
+def change(action: AuditAction, skill_ids: Iterable[str], actor: str, *, removed: Iterable[str] = ()) -> LibraryChange:
     """A change stamped with the initiator of the current context."""
     return LibraryChange(
         action, tuple(dict.fromkeys(skill_ids)), actor, removed=frozenset(removed), initiator=_initiator.get()

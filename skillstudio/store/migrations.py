@@ -632,7 +632,9 @@ def upgrade(database: Database, *, create: bool) -> None:
 
 
 def schema_version(connection: Connection) -> int:
-    return connection.exec_driver_sql("SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations").scalar_one()
+    return int(
+        connection.exec_driver_sql("SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations").scalar_one()
+    )
 
 
 def _table_names(connection: Connection) -> set[str]:

@@ -10,18 +10,15 @@ audit entry (``skill.privacy_mark`` / ``skill.privacy_unmark``).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 
 from sqlalchemy import text
 
-from skillstudio.model import utc_now
-from skillstudio.store.database import Database
 from skillstudio.store.errors import SkillNotFound
-from skillstudio.store.events import AuditAction, change
+from skillstudio.store.events import AuditAction
 from skillstudio.store.query import id_lists
-
-MarkKey = tuple[str, str, str]  # (field, kind, text sha256)
+from skillstudio.store.types import JsonInput, MarkKey
+from skillstudio.store.unit_of_work import StorePart
 
 
 def text_hash(flagged: str) -> str:
@@ -29,36 +26,25 @@ def text_hash(flagged: str) -> str:
     return hashlib.sha256(flagged.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class PrivacyMarks:
-    """Reads and writes of ``studio_privacy_marks``; one instance per repository."""
-
-    def __init__(self, database: Database, actor_id: str = "system", actor_kind: str = "system") -> None:
-        self.database = database
-        self.actor_id, self.actor_kind = actor_id, actor_kind
-
-    def _require_human(self, what: str) -> None:
-        from skillstudio.store.repository import ReviewNotAllowed
-
-        if self.actor_kind != "human":
-            raise ReviewNotAllowed(f"{self.actor_kind} {self.actor_id!r} may not {what}; only a person may")
+class PrivacyMarks(StorePart):
+    """``repository.privacy_marks``: reads and writes of ``studio_privacy_marks``."""
 
     def mark(self, skill_id: str, field: str, kind: str, flagged: str, note: str = "") -> bool:
         """Mark one finding a false positive; False if it was already marked (the note is then
         replaced). Raises SkillNotFound for a skill that is not in the library."""
         self._require_human("mark a privacy finding a false positive")
-        return self._write("skill.privacy_mark", skill_id, field, kind, flagged, note)
+        return self._write(AuditAction.PRIVACY_MARK, skill_id, field, kind, flagged, note)
 
     def unmark(self, skill_id: str, field: str, kind: str, flagged: str, note: str = "") -> bool:
         """Take a false-positive mark back; False if there was none (still audited)."""
         self._require_human("unmark a privacy finding")
-        return self._write("skill.privacy_unmark", skill_id, field, kind, flagged, note)
+        return self._write(AuditAction.PRIVACY_UNMARK, skill_id, field, kind, flagged, note)
 
-    def _write(self, action: str, skill_id: str, field: str, kind: str, flagged: str, note: str) -> bool:
-        now = utc_now()
+    def _write(self, action: AuditAction, skill_id: str, field: str, kind: str, flagged: str, note: str) -> bool:
         digest = text_hash(flagged)
         key = {"id": skill_id, "field": field, "kind": kind, "hash": digest}
-        with self.database.write() as session:
-            connection = session.connection()
+        with self._work(action) as work:
+            connection = work.session.connection()
             if connection.execute(text("SELECT 1 FROM skills WHERE id = :id"), {"id": skill_id}).first() is None:
                 raise SkillNotFound(skill_id)
             existed = (
@@ -71,13 +57,13 @@ class PrivacyMarks:
                 ).first()
                 is not None
             )
-            if action == "skill.privacy_mark":
+            if action is AuditAction.PRIVACY_MARK:
                 connection.execute(
                     text(
                         "INSERT OR REPLACE INTO studio_privacy_marks(skill_id, field, kind, text_sha256, marked_by,"
                         " marked_at, note) VALUES (:id, :field, :kind, :hash, :by, :at, :note)"
                     ),
-                    {**key, "by": self.actor_id, "at": now, "note": note},
+                    {**key, "by": self.actor.id, "at": work.now, "note": note},
                 )
                 changed = not existed
             else:
@@ -89,22 +75,15 @@ class PrivacyMarks:
                     key,
                 )
                 changed = existed
-            details = {"field": field, "kind": kind, "text_sha256": digest, "note": note, "changed": changed}
-            connection.execute(
-                text(
-                    "INSERT INTO studio_audit_log(at, actor, actor_kind, action, skill_id, revision, details)"
-                    " VALUES (:at, :actor, :kind, :action, :skill, NULL, :details)"
-                ),
-                {
-                    "at": now,
-                    "actor": self.actor_id,
-                    "kind": self.actor_kind,
-                    "action": action,
-                    "skill": skill_id,
-                    "details": json.dumps(details, sort_keys=True),
-                },
-            )
-        self.database.changes.emit(change(AuditAction(action), (skill_id,), self.actor_id))
+            details: dict[str, JsonInput] = {
+                "field": field,
+                "kind": kind,
+                "text_sha256": digest,
+                "note": note,
+                "changed": changed,
+            }
+            work.audit(action, skill_id, None, details)
+            work.touch((skill_id,))
         return changed
 
     def marked_many(self, ids: Sequence[str]) -> dict[str, set[MarkKey]]:
@@ -127,4 +106,4 @@ class PrivacyMarks:
         return (field, kind, text_hash(flagged)) in self.marked_many([skill_id]).get(skill_id, set())
 
 
-__all__ = ["MarkKey", "PrivacyMarks", "text_hash"]
+__all__ = ["MarkKey", "PrivacyMarks", "text_hash"]  # MarkKey lives in types.py

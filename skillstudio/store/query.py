@@ -9,10 +9,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from sqlalchemy import Select, and_, case, exists, func, literal_column, or_, select, text
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    SQLColumnExpression,
+    and_,
+    case,
+    exists,
+    func,
+    literal_column,
+    or_,
+    select,
+    text,
+)
 
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
 from skillstudio.store.orm import SkillMetaRow, SkillRow
@@ -56,13 +69,6 @@ class SkillQuery:
     limit: int | None = None
 
 
-@dataclass(frozen=True)
-class QueryResult:
-    ids: list[str]
-    total: int  # matches before offset/limit
-    query: SkillQuery = field(default_factory=SkillQuery)
-
-
 def fts_expression(user_text: str) -> str | None:
     """FTS5 MATCH text for what a user typed: every word as a prefix, all required.
 
@@ -99,14 +105,14 @@ _SORT_COLUMNS = {
 }
 
 
-def build_select(query: SkillQuery) -> Select[tuple[str]]:
+def build_select(query: SkillQuery) -> Select[str]:
     """SELECT skills.id ... for the query's filters and order, without offset/limit."""
     statement = select(SkillRow.id)
     # Our metadata is joined only when the query needs it: at 100k rows the join costs more
     # than every other part of a plain filtered listing.
     if query.created_by or query.review_states or query.sort is SortKey.CREATED_BY:
         statement = statement.outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
-    conditions = []
+    conditions: list[ColumnElement[bool]] = []
     if query.domains:
         conditions.append(SkillRow.domain.in_([d.value for d in query.domains]))
     if query.confidences:
@@ -157,6 +163,7 @@ def build_select(query: SkillQuery) -> Select[tuple[str]]:
     if match is not None:
         # Ranking every match (bm25) is the costly part of a common word; only do it when the
         # order asks for relevance.
+        columns: tuple[str, ...]
         if query.sort is SortKey.RELEVANCE:
             sql, columns = "SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match", ("rowid", "rank")
         else:
@@ -173,7 +180,7 @@ _NAME = _SORT_COLUMNS[SortKey.NAME]
 _NOT_NULL = {SortKey.NAME, SortKey.DOMAIN, SortKey.GAME_MODULE, SortKey.SOURCE, SortKey.CREATED_AT, SortKey.CONFIDENCE}
 
 
-def _ordering(query: SkillQuery, rank):  # type: ignore[no-untyped-def]
+def _ordering(query: SkillQuery, rank: ColumnElement[float] | None) -> list[SQLColumnExpression[Any]]:
     sort = query.sort
     if sort is SortKey.RELEVANCE:
         if rank is not None:
@@ -189,7 +196,17 @@ def _ordering(query: SkillQuery, rank):  # type: ignore[no-untyped-def]
     return [key.is_(None), primary, *tail]
 
 
-def id_lists(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, dict[str, str]]]:
+_CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
+
+
+def chunks(items: Sequence[str], size: int = _CHUNK) -> Iterator[list[str]]:
+    """``items`` in lists short enough for one ``IN (...)`` each."""
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def id_lists(ids: Sequence[str], size: int = _CHUNK) -> Iterator[tuple[str, dict[str, str]]]:
     """``:i0, :i1, ...`` placeholders and their values for each chunk of ``ids``, for text SQL's
     ``IN (...)``: chunks keep each statement under SQLite's variable limit."""
     for start in range(0, len(ids), size):
@@ -197,4 +214,4 @@ def id_lists(ids: Sequence[str], size: int = 500) -> Iterator[tuple[str, dict[st
         yield ", ".join(f":i{n}" for n in range(len(chunk))), {f"i{n}": value for n, value in enumerate(chunk)}
 
 
-__all__ = ["QueryResult", "SkillQuery", "SortKey", "build_select", "fts_expression", "id_lists"]
+__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "fts_expression", "id_lists"]

@@ -17,18 +17,15 @@ import json
 import os
 import socket
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import Select, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
 
 from skillstudio.model import utc_now
 from skillstudio.store.database import Database
-from skillstudio.store.errors import LibraryError
+from skillstudio.store.errors import LibraryError, RunClaimed, RunNotFound
 from skillstudio.store.orm import (
     PlayImportRow,
     RunGameRow,
@@ -36,6 +33,19 @@ from skillstudio.store.orm import (
     SkillIntervalRow,
     VerificationRunRow,
 )
+from skillstudio.store.types import (
+    Claim,
+    Counts,
+    GameRow,
+    JsonInput,
+    PlayClaim,
+    RunInfo,
+    RunSkill,
+    RunSkillEntry,
+    RunSkillResult,
+    SuccessInterval,
+)
+from skillstudio.store.unit_of_work import UnitOfWork
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 
@@ -45,123 +55,9 @@ CLAIM_HEARTBEAT_S = 30.0
 CLAIM_STALE_AFTER_S = 300.0
 
 
-class RunNotFound(LibraryError):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"no verification run {run_id!r}")
-        self.run_id = run_id
-
-
-class RunClaimed(LibraryError):
-    """Another runner holds the run (and its claim is not stale)."""
-
-    def __init__(self, run_id: str, pid: int | None, host: str | None, since: str | None) -> None:
-        where = "" if not host or host == socket.gethostname() else f" on {host}"
-        super().__init__(f"run {run_id} is being resumed by process {pid}{where} since {since}")
-        self.run_id, self.pid, self.host, self.since = run_id, pid, host, since
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A runner's hold on a run: ``token`` is unique per claim (two threads of one process differ)."""
-
-    run_id: str
-    token: str
-    pid: int
-    host: str
-    claimed_at: str
-
-
-@dataclass(frozen=True)
-class GameRow:
-    """One game as stored: the skill's side; ``outcome`` win | loss | draw | error."""
-
-    skill_id: str
-    game: int
-    outcome: str
-    seed: int | None = None
-    duration_s: float | None = None
-    resource_delta: float | None = None
-    army_value_delta: float | None = None
-    map_control: float | None = None
-    error: str | None = None
-    engine_version: str = ""
-
-
-@dataclass(frozen=True)
-class RunSkillEntry:
-    """A skill of a run, as created (``game_module``, ``body_hash``, ``confidence_before``)."""
-
-    skill_id: str
-    game_module: str
-    body_hash: str
-    confidence_before: str
-
-
-@dataclass(frozen=True)
-class RunSkill:
-    skill_id: str
-    position: int
-    game_module: str
-    body_hash: str
-    confidence_before: str
-    confidence_after: str | None
-    wins: int
-    losses: int
-    draws: int
-    errors: int
-    success_rate: float | None
-    wilson_low: float | None
-    wilson_high: float | None
-    applied_at: str | None
-    note: str
-
-    @property
-    def played(self) -> int:
-        return self.wins + self.losses + self.draws + self.errors
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    id: str
-    kind: str
-    status: str
-    opponent: str
-    engine: tuple[str, ...]
-    engine_version: str
-    executor: str
-    seed: int
-    games: int
-    chunk_games: int
-    actor: str
-    options: dict[str, Any]
-    started_at: str
-    finished_at: str | None
-    message: str
-    skills: int = 0
-    games_recorded: int = 0
-
-    @property
-    def games_asked(self) -> int:
-        return self.games * self.skills
-
-
-@dataclass(frozen=True)
-class Counts:
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
-    errors: int = 0
-
-    @property
-    def decided(self) -> int:
-        return self.wins + self.losses + self.draws
-
-    @property
-    def played(self) -> int:
-        return self.decided + self.errors
-
-
 class RunStore:
+    """``repository.runs``: verification runs, their games, and the claims of their runners."""
+
     def __init__(self, database: Database) -> None:
         self.database = database
 
@@ -180,7 +76,7 @@ class RunStore:
         engine: Sequence[str] = (),
         engine_version: str = "",
         kind: str = "verify",
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, JsonInput] | None = None,
     ) -> str:
         run_id = uuid.uuid4().hex[:12]
         with self.database.write() as session:
@@ -266,6 +162,15 @@ class RunStore:
     def finish_run(self, run_id: str, *, cancelled: bool = False, message: str = "") -> None:
         self.set_status(run_id, "cancelled" if cancelled else "finished", message)
 
+    def skip_skill(self, run_id: str, skill_id: str, note: str) -> None:
+        """Mark a skill of a run as done without a result (it vanished, or cannot be played)."""
+        with self.database.write() as session:
+            session.execute(
+                update(RunSkillRow)
+                .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
+                .values(applied_at=utc_now(), note=note)
+            )
+
     # --- claims ----------------------------------------------------------------------------------
 
     def claim(self, run_id: str, *, stale_after: float = CLAIM_STALE_AFTER_S) -> Claim:
@@ -346,7 +251,7 @@ class RunStore:
             ids = list(
                 session.scalars(
                     select(VerificationRunRow.id)
-                    .where(VerificationRunRow.id.like(prefix.replace("%", "") + "%"))
+                    .where(VerificationRunRow.id.startswith(prefix, autoescape=True))
                     .limit(2)
                 )
             )
@@ -364,7 +269,7 @@ class RunStore:
         statement = select(VerificationRunRow).order_by(VerificationRunRow.started_at.desc(), VerificationRunRow.id)
         return self._runs(statement.limit(limit) if limit else statement)
 
-    def _runs(self, statement: Any) -> list[RunInfo]:
+    def _runs(self, statement: Select[VerificationRunRow]) -> list[RunInfo]:
         with self.database.read() as session:
             rows = list(session.scalars(statement))
             ids = [row.id for row in rows]
@@ -528,84 +433,64 @@ class RunStore:
                 found.update(session.scalars(select(PlayImportRow.key).where(PlayImportRow.key.in_(part))))
         return found
 
-    # --- writes inside a skill's quality transaction (SkillRepository.set_quality(within=...)) ----
 
-    @staticmethod
-    def apply_skill_result(
-        session: Session,
-        run_id: str,
-        skill_id: str,
-        *,
-        counts: Counts,
-        confidence_after: str,
-        success_rate: float | None,
-        interval: tuple[float, float],
-        note: str = "",
-    ) -> None:
-        session.execute(
-            update(RunSkillRow)
-            .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
-            .values(
-                wins=counts.wins,
-                losses=counts.losses,
-                draws=counts.draws,
-                errors=counts.errors,
-                success_rate=success_rate,
-                wilson_low=interval[0],
-                wilson_high=interval[1],
-                confidence_after=confidence_after,
-                applied_at=utc_now(),
-                note=note,
-            )
-        )
+# --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
 
-    @staticmethod
-    def skip_skill(database: Database, run_id: str, skill_id: str, note: str) -> None:
-        """Mark a skill of a run as done without a result (it vanished, or cannot be played)."""
-        with database.write() as session:
-            session.execute(
-                update(RunSkillRow)
-                .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
-                .values(applied_at=utc_now(), note=note)
-            )
 
-    @staticmethod
-    def write_interval(
-        session: Session, skill_id: str, successes: int, trials: int, interval: tuple[float, float]
-    ) -> None:
-        statement = sqlite_insert(SkillIntervalRow).values(
-            skill_id=skill_id,
-            successes=successes,
-            trials=trials,
-            wilson_low=interval[0],
-            wilson_high=interval[1],
-            updated_at=utc_now(),
+def write_run_result(work: UnitOfWork, skill_id: str, result: RunSkillResult) -> None:
+    """Mark the skill's row of the run applied, with the session's figures."""
+    counts = result.counts
+    work.session.execute(
+        update(RunSkillRow)
+        .where(RunSkillRow.run_id == result.run_id, RunSkillRow.skill_id == skill_id)
+        .values(
+            wins=counts.wins,
+            losses=counts.losses,
+            draws=counts.draws,
+            errors=counts.errors,
+            success_rate=result.success_rate,
+            wilson_low=result.low,
+            wilson_high=result.high,
+            confidence_after=result.confidence_after,
+            applied_at=utc_now(),
+            note=result.note,
         )
-        session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["skill_id"],
-                set_={
-                    k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")
-                },
-            )
-        )
+    )
 
-    @staticmethod
-    def claim_plays(session: Session, skill_id: str, source: str, plays: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        now = utc_now()
-        session.execute(
-            sqlite_insert(PlayImportRow).on_conflict_do_nothing(),
-            [
-                {
-                    "key": key,
-                    "skill_id": skill_id,
-                    "source": source,
-                    "imported_at": now,
-                    "play": json.dumps(play, sort_keys=True, ensure_ascii=False),
-                }
-                for key, play in plays
-            ],
+
+def write_interval(work: UnitOfWork, skill_id: str, interval: SuccessInterval) -> None:
+    statement = sqlite_insert(SkillIntervalRow).values(
+        skill_id=skill_id,
+        successes=interval.successes,
+        trials=interval.trials,
+        wilson_low=interval.low,
+        wilson_high=interval.high,
+        updated_at=utc_now(),
+    )
+    work.session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["skill_id"],
+            set_={k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")},
         )
+    )
+
+
+def claim_plays(work: UnitOfWork, skill_id: str, claim: PlayClaim) -> None:
+    """Remember each play's key, so a file imported again counts none of them twice."""
+    now = utc_now()
+    work.session.execute(
+        sqlite_insert(PlayImportRow).on_conflict_do_nothing(),
+        [
+            {
+                "key": key,
+                "skill_id": skill_id,
+                "source": claim.source,
+                "imported_at": now,
+                "play": json.dumps(play, sort_keys=True, ensure_ascii=False),
+            }
+            for key, play in claim.plays
+        ],
+    )
 
 
 # --- claims -------------------------------------------------------------------------------------
@@ -652,3 +537,25 @@ def process_alive(pid: int) -> bool:
     except OSError:  # PermissionError: it exists, owned by someone else
         return True
     return True
+
+
+__all__ = [
+    "CLAIM_HEARTBEAT_S",
+    "CLAIM_STALE_AFTER_S",
+    "RUN_STATUSES",
+    # a run's values and errors live in types.py and errors.py; importable from here as before
+    "Claim",
+    "Counts",
+    "GameRow",
+    "RunClaimed",
+    "RunInfo",
+    "RunNotFound",
+    "RunSkill",
+    "RunSkillEntry",
+    "RunStore",
+    "claim_is_stale",
+    "claim_plays",
+    "process_alive",
+    "write_interval",
+    "write_run_result",
+]

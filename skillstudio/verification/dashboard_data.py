@@ -170,7 +170,7 @@ def success_history(
     revalidated = RunStore(repository.database).revalidated_engine(skill_id)
     wins = decided = 0
     points: list[HistoryPoint] = []
-    for record in repository.verifications(skill_id):
+    for record in repository.evidence.verifications(skill_id):
         if not policy.credits(record, skill.domain, current, revalidated) or not record.decided:
             continue
         wins += record.wins
@@ -196,7 +196,7 @@ def win_rate_by_opponent(repository: SkillRepository, skill_ids: Iterable[str]) 
     summed per opponent, most played first."""
     tally: dict[str, list[int]] = {}
     for skill_id in skill_ids:
-        for record in repository.verifications(skill_id):
+        for record in repository.evidence.verifications(skill_id):
             if record.kind is not EvidenceKind.HEADLESS:
                 continue
             counts = tally.setdefault(record.opponent or "(unknown)", [0, 0, 0, 0])
@@ -220,7 +220,7 @@ def content_history(repository: SkillRepository, skill_id: str) -> list[PlayPoin
     plays = completed = rated = 0
     rating_sum = 0.0
     points: list[PlayPoint] = []
-    for record in repository.verifications(skill_id):
+    for record in repository.evidence.verifications(skill_id):
         if record.kind is not EvidenceKind.PLAY or not record.decided:
             continue
         plays += record.decided

@@ -27,7 +27,15 @@ from typing import Any
 from skillstudio.model import Domain, Issue, ValidationError, utc_now
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.model.validation import Checker
-from skillstudio.store import SkillNotFound, SkillRepository, body_hash
+from skillstudio.store import (
+    AuditAction,
+    PlayClaim,
+    QualityOutcome,
+    SkillNotFound,
+    SkillRepository,
+    SuccessInterval,
+    body_hash,
+)
 from skillstudio.store.runs import RunStore
 from skillstudio.verification.policy import DEFAULT_POLICY, VerificationPolicy, audit_action
 from skillstudio.verification.stats import Interval
@@ -215,14 +223,12 @@ def _apply(
         note=f"{len(plays)} plays from {Path(source).name}",
     )
     before = skill.quality.confidence
-    assessment = policy.assess(skill.domain, [*repository.verifications(skill_id), record], body_hash(skill), before)
+    assessment = policy.assess(
+        skill.domain, [*repository.evidence.verifications(skill_id), record], body_hash(skill), before
+    )
     after = assessment.confidence
     action = audit_action(before, after)
     interval = assessment.interval
-
-    def within(session: Any) -> None:
-        RunStore.claim_plays(session, skill_id, source, [(play.key, play.document()) for play in plays])
-        RunStore.write_interval(session, skill_id, assessment.wins, assessment.decided, (interval.low, interval.high))
 
     details = {
         "plays": len(plays),
@@ -236,15 +242,15 @@ def _apply(
         "completion_rate": round(assessment.quality.success_rate, 4),
         "wilson_95": interval.as_list(),
     }
-    repository.set_quality(
-        skill_id,
+    outcome = QualityOutcome(
         assessment.quality,
-        action=action,
-        message=f"plays recorded: {assessment.reason}",
-        details=details,
-        record=record,
-        within=within,
+        AuditAction(action),
+        f"plays recorded: {assessment.reason}",
+        details,
+        interval=SuccessInterval(assessment.wins, assessment.decided, interval.low, interval.high),
+        plays=PlayClaim(source, tuple((play.key, play.document()) for play in plays)),
     )
+    repository.evidence.set_quality(skill_id, outcome, record=record)
     from skillstudio.verification.content import validate_skill
 
     findings = (

@@ -9,7 +9,7 @@ returns, in small transactions, so a killed process loses at most the chunks in 
 
 When all of a skill's games are in, its session becomes a :class:`VerificationRecord`, and the
 policy (:mod:`skillstudio.verification.policy`) recomputes its quality from the evidence that
-counts; ``SkillRepository.set_quality`` stores it with a revision and an audit entry.
+counts; ``SkillRepository.evidence.apply_session`` stores it with a revision and an audit entry.
 """
 
 from __future__ import annotations
@@ -22,11 +22,20 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from skillstudio.model import Confidence, Domain, Quality, Skill, utc_now
+from skillstudio.model import Confidence, Domain, Skill, utc_now
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, InvalidStoredSkill, SkillNotFound, SkillRepository, body_hash
+from skillstudio.store import (
+    Actor,
+    AuditAction,
+    InvalidStoredSkill,
+    JsonInput,
+    QualityOutcome,
+    RunSkillResult,
+    SkillNotFound,
+    SkillRepository,
+    SuccessInterval,
+    body_hash,
+)
 from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError
 from skillstudio.store.runs import (
@@ -240,10 +249,10 @@ def _run_claimed(
         try:
             skill = repository.get(entry.skill_id)
         except SkillNotFound:
-            store.skip_skill(database, run_id, entry.skill_id, "skill deleted before its games were applied")
+            store.skip_skill(run_id, entry.skill_id, "skill deleted before its games were applied")
             continue
         except InvalidStoredSkill as error:  # the row went bad (another writer) since the run began
-            store.skip_skill(database, run_id, entry.skill_id, error.reason)
+            store.skip_skill(run_id, entry.skill_id, error.reason)
             continue
         skills[entry.skill_id] = skill
         pending[entry.skill_id] = entry
@@ -463,7 +472,7 @@ def _apply(
         why = "no games played" + (
             "; the skill's body changed since the run started" if _body_changed(skill, entry) else ""
         )
-        store.skip_skill(repository.database, info.id, entry.skill_id, why)
+        store.skip_skill(info.id, entry.skill_id, why)
         return SkillResult(
             skill.id, skill.name, counts, 0.0, session_interval, before.value, before.value, "", why, False
         )
@@ -483,9 +492,9 @@ def _apply(
     )
     decisions: list[_Decision] = []  # recompute's, inside the transaction; the last one is stored
 
-    def recompute(current: Skill, evidence: list[VerificationRecord]) -> tuple[Quality, str, str, dict[str, Any]]:
-        """Inside set_quality's write transaction: the skill as stored now and all its evidence
-        (this session's record included), so concurrent batches of one skill add up."""
+    def recompute(current: Skill, evidence: list[VerificationRecord]) -> QualityOutcome:
+        """Inside the write transaction: the skill as stored now and all its evidence (this
+        session's record included), so concurrent batches of one skill add up."""
         before = current.quality.confidence
         current_hash = body_hash(current)
         revalidated = None if info.kind == "revalidate" else store.revalidated_engine(current.id)
@@ -505,7 +514,7 @@ def _apply(
             )
         overall = assessment.interval
         note = "" if credited else _why_not_credited(policy, record, current, current_hash)
-        details = {
+        details: dict[str, JsonInput] = {
             "run": info.id,
             "opponent": info.opponent,
             "engine_version": engine_version,
@@ -525,26 +534,24 @@ def _apply(
         }
         message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
         decisions.append(_Decision(before, after, assessment, credited, note))
-        return assessment.quality, audit_action(before, after), message, details
-
-    def within(session: Session) -> None:
-        decided = decisions[-1]
-        assessment, overall = decided.assessment, decided.assessment.interval
-        RunStore.apply_skill_result(
-            session,
-            info.id,
-            skill.id,
-            counts=counts,
-            confidence_after=decided.after.value,
-            success_rate=session_rate if counts.decided else None,
-            interval=(session_interval.low, session_interval.high),
-            note=decided.note or assessment.reason,
+        return QualityOutcome(
+            assessment.quality,
+            AuditAction(audit_action(before, after)),
+            message,
+            details,
+            interval=SuccessInterval(assessment.wins, assessment.decided, overall.low, overall.high),
+            run_result=RunSkillResult(
+                run_id=info.id,
+                counts=counts,
+                confidence_after=after.value,
+                success_rate=session_rate if counts.decided else None,
+                low=session_interval.low,
+                high=session_interval.high,
+                note=note or assessment.reason,
+            ),
         )
-        RunStore.write_interval(session, skill.id, assessment.wins, assessment.decided, (overall.low, overall.high))
 
-    stored = repository.set_quality(
-        skill.id, skill.quality, record=record, within=within, run_id=info.id, recompute=recompute
-    )
+    stored = repository.evidence.apply_session(skill.id, record, run_id=info.id, recompute=recompute)
     if stored is None:  # this run's session for the skill is stored already (another runner, a crash)
         why = f"already applied: run {info.id}'s games for this skill are stored once"
         return SkillResult(
@@ -623,7 +630,7 @@ def revalidation_candidates(repository: SkillRepository, engine_version: str, sk
     for skill in skills:
         if skill.domain is not Domain.AI_STRATEGY or skill.quality.confidence.value != "proven":
             continue
-        headless = [r for r in repository.verifications(skill.id) if r.kind is EvidenceKind.HEADLESS]
+        headless = [r for r in repository.evidence.verifications(skill.id) if r.kind is EvidenceKind.HEADLESS]
         recorded = headless[-1].engine_version if headless else skill.provenance.engine_version
         if not engine_matches(recorded, engine_version):
             out.append(skill)

@@ -31,15 +31,15 @@ def create(tool: AgentSkillTool, name: str = "Scout early") -> dict:  # type: ig
 def test_only_a_person_deletes_trashes_purges_or_reviews(repository: SkillRepository, actor: Actor) -> None:
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
     trashed = repository.create(ai_skill(name="Trashed"))
-    repository.delete(trashed.id)
+    repository.trash.delete(trashed.id)
     other = repository.as_actor(actor)
     refused = [
-        lambda: other.delete(skill.id),
-        lambda: other.delete_many([skill.id]),
-        other.empty_trash,
-        lambda: other.empty_trash([trashed.id]),
+        lambda: other.trash.delete(skill.id),
+        lambda: other.trash.delete_many([skill.id]),
+        other.trash.empty,
+        lambda: other.trash.empty([trashed.id]),
         *(
-            (lambda s=state: other.review(skill.id, s, comment="mine", version=skill.version))
+            (lambda s=state: other.reviews.review(skill.id, s, comment="mine", version=skill.version))
             for state in ReviewState  # every review change, "pending" included
         ),
     ]
@@ -48,9 +48,9 @@ def test_only_a_person_deletes_trashes_purges_or_reviews(repository: SkillReposi
             attempt()
         assert isinstance(error.value, PermissionError) and actor.id in str(error.value)
     assert repository.get(skill.id).review_state is ReviewState.PENDING
-    assert [entry.skill_id for entry in repository.trash()] == [trashed.id]
-    assert repository.review_decisions(skill.id) == []
-    assert not repository.audit(actor=actor.id)
+    assert [entry.skill_id for entry in repository.trash.entries()] == [trashed.id]
+    assert repository.reviews.decisions(skill.id) == []
+    assert not repository.history.audit(actor=actor.id)
 
 
 def test_one_review_path(repository: SkillRepository) -> None:
@@ -59,11 +59,11 @@ def test_one_review_path(repository: SkillRepository) -> None:
 
 def test_an_agent_update_still_goes_back_to_pending(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill(created_by="agent-7"))  # agents update only their own skills
-    repository.review(skill.id, ReviewState.APPROVED, version=skill.version)
+    repository.reviews.review(skill.id, ReviewState.APPROVED, version=skill.version)
     tool = AgentSkillTool(repository, "agent-7", provider=None)
     assert tool.skill_update(skill.id, description="Rockets first.")["status"] == "updated"
     assert repository.get(skill.id).review_state is ReviewState.PENDING
-    assert [(d.state, d.reviewer_kind) for d in repository.review_decisions(skill.id)] == [
+    assert [(d.state, d.reviewer_kind) for d in repository.reviews.decisions(skill.id)] == [
         ("approved", "human"),
         ("pending", "agent"),
     ]
@@ -200,7 +200,7 @@ def test_non_human_actors_cannot_create_decided_skills_or_restore(repository: Sk
         is ReviewState.PENDING
     )
     trashed = repository.create(ai_skill())
-    repository.delete(trashed.id)
+    repository.trash.delete(trashed.id)
     with pytest.raises(ReviewNotAllowed):
-        agent.restore(trashed.id)
-    assert repository.restore(trashed.id) is not None  # a person may
+        agent.trash.restore(trashed.id)
+    assert repository.trash.restore(trashed.id) is not None  # a person may

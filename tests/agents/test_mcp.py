@@ -63,9 +63,9 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
         repository = SkillRepository(database, Actor("reviewer"))
         skill = repository.get(created["id"])
         assert skill.created_by == "agent-7" and skill.review_state is ReviewState.PENDING
-        assert repository.audit(skill_id=skill.id)[0].actor == "agent-7"
-        assert repository.audit(skill_id=skill.id)[0].actor_kind == "agent"
-        repository.review(skill.id, ReviewState.APPROVED, comment="fine", version=skill.version)
+        assert repository.history.audit(skill_id=skill.id)[0].actor == "agent-7"
+        assert repository.history.audit(skill_id=skill.id)[0].actor_kind == "agent"
+        repository.reviews.review(skill.id, ReviewState.APPROVED, comment="fine", version=skill.version)
 
     async def update(session):  # type: ignore[no-untyped-def]
         return result_data(
@@ -114,9 +114,9 @@ def test_delete_cannot_be_reached(library: Path) -> None:
     assert outcomes[:2] == [True, True]
     with Database(library) as database:
         repository = SkillRepository(database)
-        assert repository.exists(created["id"]) and repository.trash() == []
+        assert repository.exists(created["id"]) and repository.trash.entries() == []
         assert repository.get(created["id"]).review_state is ReviewState.PENDING
-        assert not repository.audit(action="skill.delete")
+        assert not repository.history.audit(action="skill.delete")
 
 
 def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:

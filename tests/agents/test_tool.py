@@ -43,7 +43,7 @@ def test_create_is_pending_and_created_by_the_agent(tool: AgentSkillTool, reposi
     out = create(tool, tags=["scouting"])
     skill = repository.get(out["id"])
     assert (skill.created_by, skill.review_state, skill.tags) == ("agent-7", ReviewState.PENDING, ("scouting",))
-    assert repository.audit(skill_id=skill.id)[0].actor == "agent-7"
+    assert repository.history.audit(skill_id=skill.id)[0].actor == "agent-7"
     with pytest.raises(TypeError):
         tool.skill_create("n", "d", "i", created_by="admin")  # type: ignore[call-arg]
 
@@ -101,7 +101,7 @@ def test_update_is_partial_and_goes_back_to_pending(repository: SkillRepository,
     tool = AgentSkillTool(repository, "agent-7", clock=clock, provider=provider)
     out = create(tool, tags=["scouting"])
     assert provider.texts == ["Send a scout first.", "Scout early. scouting"]  # description, then label
-    repository.review(out["id"], ReviewState.APPROVED, comment="ok", version=repository.get(out["id"]).version)
+    repository.reviews.review(out["id"], ReviewState.APPROVED, comment="ok", version=repository.get(out["id"]).version)
     clock.now += 31
     result = tool.skill_update(out["id"], tags=["scouting", "early-game"])
     skill = repository.get(out["id"])
@@ -112,8 +112,8 @@ def test_update_is_partial_and_goes_back_to_pending(repository: SkillRepository,
     clock.now += 31
     tool.skill_update(out["id"], description="Scout the ore field first.")
     assert provider.texts[3:] == ["Scout the ore field first."]
-    assert repository.embedding(out["id"]) == (b"\x00\x00\x80\x3f" * 2, "test-embed")
-    decisions = repository.review_decisions(out["id"])
+    assert repository.embeddings.get(out["id"]) == (b"\x00\x00\x80\x3f" * 2, "test-embed")
+    decisions = repository.reviews.decisions(out["id"])
     assert [d.state for d in decisions] == ["approved", "pending", "pending"]
 
 
@@ -165,7 +165,9 @@ def test_search_never_serves_rejected(tool: AgentSkillTool, repository: SkillRep
     kept = create(tool, name="Scout north")
     clock.now += 31
     gone = create(tool, name="Scout south")
-    repository.review(gone["id"], ReviewState.REJECTED, comment="unsafe", version=repository.get(gone["id"]).version)
+    repository.reviews.review(
+        gone["id"], ReviewState.REJECTED, comment="unsafe", version=repository.get(gone["id"]).version
+    )
     found = tool.skill_search("scout")
     assert [hit["id"] for hit in found] == [kept["id"]]
     assert set(found[0]) >= {"id", "name", "score", "tags", "confidence", "instructions"}
@@ -186,7 +188,7 @@ def test_agents_may_not_approve(repository: SkillRepository) -> None:
     # its own update (update_pending), see tests/agents/test_guard_rails.py.
     for state in (ReviewState.APPROVED, ReviewState.REJECTED, ReviewState.CHANGES_REQUESTED, ReviewState.PENDING):
         with pytest.raises(ReviewNotAllowed):
-            agent.review(skill.id, state, version=skill.version)
+            agent.reviews.review(skill.id, state, version=skill.version)
     assert repository.get(skill.id).review_state is None
 
 

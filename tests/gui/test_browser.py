@@ -146,10 +146,10 @@ def test_bulk_trash_and_undo(qtbot, window: QtMainWindow) -> None:
     window.trash_action.trigger()
     window.model.wait()
     assert window.model.rowCount() == total - 2
-    assert {entry.skill_id for entry in window.repository.trash()} == set(chosen)
+    assert {entry.skill_id for entry in window.repository.trash.entries()} == set(chosen)
     window.undo_action.trigger()
     window.model.wait()
-    assert window.model.rowCount() == total and window.repository.trash() == []
+    assert window.model.rowCount() == total and window.repository.trash.entries() == []
     assert set(window.selected_ids()) <= set(chosen)
     window.redo_action.trigger()
     window.model.wait()
@@ -269,4 +269,4 @@ def test_the_detail_pane_lints_a_skill_nobody_checked_yet(window: QtMainWindow) 
     window.select_skill(skill.id)
     window.model.wait()
     assert "Risk findings" in window.detail.toHtml()
-    assert window.repository.risk_findings(skill.id)  # stored with the skill
+    assert window.repository.findings.get(skill.id)  # stored with the skill

@@ -1,5 +1,6 @@
 """The verification dashboard, driven through its widgets (pytest-qt, offscreen): batches from the
-GUI on a worker thread, cancel, engine errors, the runs list, closing mid-batch, plot export."""
+GUI on a worker thread, cancel, engine errors, the runs list, closing mid-batch, plot export; and,
+on a BrowserState alone (no main window, no table), following the state and forgetting a library."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from skillstudio.gui.browser_state import BrowserState  # noqa: E402
+from skillstudio.gui.dashboard import QtDashboard  # noqa: E402
+from skillstudio.gui.dashboard.qt_dashboard import IDLE_TITLE  # noqa: E402
 from skillstudio.gui.dashboard.qt_verify_dialog import QtVerifyDialog  # noqa: E402
 from skillstudio.gui.dashboard.verify_worker import BatchOptions  # noqa: E402
 from skillstudio.gui.qt_main_window import QtMainWindow  # noqa: E402
 from skillstudio.library import create_library  # noqa: E402
-from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
+from skillstudio.store import Actor, AuditAction, Database, LibraryChange, SkillQuery, SkillRepository  # noqa: E402
 from skillstudio.store.runs import RunStore  # noqa: E402
+from tests.gui.conftest import answer_next_modal  # noqa: E402
 from tests.verification.helpers import make_library, playable_skills  # noqa: E402
 
 WAIT = 20_000
@@ -54,7 +59,13 @@ def select_all(window: QtMainWindow) -> None:
 def wait_for_batch(qtbot, window: QtMainWindow) -> None:
     qtbot.waitUntil(lambda: not window.dashboard.running, timeout=WAIT)
     window.model.wait()
-    window.dashboard.wait()
+    qtbot.waitUntil(lambda: not window.dashboard.loading, timeout=WAIT)
+
+
+def notice(dashboard: QtDashboard) -> QMessageBox:
+    """The report the dashboard shows without blocking (engine errors)."""
+    [box] = [box for box in dashboard.findChildren(QMessageBox) if box.isVisible()]
+    return box
 
 
 def test_a_batch_from_the_verify_action_completes_and_updates_table_plots_and_runs(qtbot, window, monkeypatch) -> None:
@@ -88,7 +99,7 @@ def test_a_batch_from_the_verify_action_completes_and_updates_table_plots_and_ru
     assert any(row.verification_count for row in rows)
     # the progress panel and the plots
     assert dashboard.panel.bar.value() == 18 and "Promoted:" in dashboard.panel.summary.text()
-    assert dashboard.live_plot.x[-1] == 18
+    assert dashboard.live_plot.games[-1] == 18
     assert {name for _, name, _ in dashboard.live_plot.rows()} >= {"all skills", "Playable plan 0"}
     history = dashboard.history_plot.rows()
     assert {row[0] for row in history} == {
@@ -111,11 +122,14 @@ def test_a_batch_from_the_verify_action_completes_and_updates_table_plots_and_ru
 def test_cancel_stops_the_batch_keeps_finished_games_and_the_run_resumes(qtbot, window) -> None:
     dashboard = window.dashboard
     ids = [s.id for s in playable_skills(3)]
-    first = []
-    dashboard.live_plot  # noqa: B018
+
+    def cancel(_update) -> None:  # as soon as the first games are in
+        dashboard.cancel_batch()
+
+    dashboard.batch_progress.connect(cancel)
     with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
-        thread = dashboard.start_batch(ids, BatchOptions(games=200, seed=1, chunk_games=20))
-        thread.progress.connect(lambda progress, _results: first.append(progress) or dashboard.cancel_batch())
+        assert dashboard.start_batch(ids, BatchOptions(games=200, seed=1, chunk_games=20))
+    dashboard.batch_progress.disconnect(cancel)
     outcome = finished.args[0]
     assert outcome.finished.status == "cancelled"
     wait_for_batch(qtbot, window)
@@ -143,20 +157,22 @@ def test_engine_errors_are_shown_readably_and_the_app_stays_usable(qtbot, window
     with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT):
         dashboard.start_batch(ids[:1], BatchOptions(games=4, engine=("/nonexistent/engine",), chunk_games=2))
     wait_for_batch(qtbot, window)
-    box = dashboard.last_message
-    assert box is not None and box.isVisible()  # shown with open(): the event loop keeps running
+    box = notice(dashboard)  # shown with open(): the event loop keeps running
     assert "engine error" in box.text() and "Traceback" not in box.text()
     assert box.detailedText()  # what the engine said, on demand
     box.close()
 
     # a batch that cannot start at all (an unknown opponent): a message, details on demand
+    shown = {}
+    answer = answer_next_modal(
+        lambda box: shown.update(text=box.text(), details=box.detailedText()) or box.close(), timeout_s=WAIT / 1000
+    )
     with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as failed:
         dashboard.start_batch(ids[:1], BatchOptions(games=4, opponent="Nobody Strong"))
     assert failed.args[0] is None
     wait_for_batch(qtbot, window)
-    box = dashboard.last_message
-    assert "Nobody Strong" in box.text() and "Traceback" not in box.text() and "Traceback" in box.detailedText()
-    box.close()
+    answer.check()
+    assert "Nobody Strong" in shown["text"] and "Traceback" not in shown["text"] and "Traceback" in shown["details"]
 
     # still usable: filtering and another batch work
     window.search.setText("plan 1")
@@ -180,7 +196,7 @@ def test_a_crashing_engine_script_is_an_error_message_too(qtbot, window) -> None
     wait_for_batch(qtbot, window)
     outcome = finished.args[0]
     assert outcome.finished.status == "finished" and outcome.errors == 1  # game 2 crashed the engine
-    box = window.dashboard.last_message
+    box = notice(window.dashboard)
     assert "1 of 6 games" in box.text() and "Traceback" not in box.text()
     assert "exited (code 3)" in box.detailedText()
     box.close()
@@ -193,8 +209,8 @@ def test_closing_during_a_batch_asks_then_cancels_and_keeps_games(qtbot, tmp_pat
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or answers.pop(0))
     dashboard = window.dashboard
     seen = []
-    thread = dashboard.start_batch([s.id for s in playable_skills(3)], BatchOptions(games=3000, chunk_games=10))
-    thread.progress.connect(lambda *_: seen.append(1))
+    dashboard.batch_progress.connect(lambda _update: seen.append(1))
+    assert dashboard.start_batch([s.id for s in playable_skills(3)], BatchOptions(games=3000, chunk_games=10))
     qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
     assert not window.close()  # "No": the window stays and the batch goes on
     assert window.isVisible() and dashboard.running
@@ -212,10 +228,9 @@ def test_plot_export_writes_png_and_csv_files(qtbot, tmp_path, monkeypatch) -> N
     create_library(path, sample=True).close()
     window = open_window(qtbot, path, tmp_path)
     try:
-        window.table.selectRow(0)
-        window.dashboard.refresh()
-        window.dashboard.wait()
-        assert window.dashboard.loads >= 1
+        with qtbot.waitSignal(window.dashboard.data_loaded, timeout=WAIT):
+            window.table.selectRow(0)
+        qtbot.waitUntil(lambda: not window.dashboard.loading, timeout=WAIT)
         for plot in window.dashboard.plots():
             png = plot.export_png(tmp_path / f"{plot.export_name}.png")
             csv = plot.export_csv(tmp_path / f"{plot.export_name}.csv")
@@ -232,7 +247,7 @@ def test_verify_menu_shortcuts_collide_with_no_other_action(window) -> None:
     from PySide6.QtGui import QAction
 
     dashboard = window.dashboard
-    ours = {dashboard.verify_action, dashboard.cancel_action, dashboard.runs_action, dashboard.dock.toggleViewAction()}
+    ours = {dashboard.verify_action, dashboard.cancel_action, dashboard.runs_action, dashboard.toggle_action}
     others = {
         a.shortcut().toString() for a in window.findChildren(QAction) if a not in ours and not a.shortcut().isEmpty()
     }
@@ -249,3 +264,127 @@ def test_the_dashboard_benchmark_runs(tmp_path) -> None:
     assert bench_dashboard.main(["--skills", "2", "--games", "5", "--chunks", "5", "--out", str(tmp_path)]) == 0
     [run] = json.loads((tmp_path / "dashboard.json").read_text())["runs"]
     assert run["status"] == "finished" and run["games"] == 10 and run["ticks"] > 0
+
+
+# --- the dashboard on a BrowserState alone --------------------------------------------------------
+
+
+@pytest.fixture
+def state(tmp_path: Path):
+    repository = SkillRepository(Database(make_library(tmp_path / "lib.db", 3)), Actor("mira"))
+    state = BrowserState(repository)
+    yield state
+    state.close()
+    repository.database.close()
+
+
+@pytest.fixture
+def dashboard(qtbot, state: BrowserState) -> QtDashboard:
+    dashboard = QtDashboard(state)  # no main window, no table: everything comes from the state
+    qtbot.addWidget(dashboard)
+    qtbot.waitUntil(lambda: not dashboard.loading, timeout=WAIT)
+    return dashboard
+
+
+def test_the_dashboard_follows_the_states_selection_and_query(qtbot, state, dashboard) -> None:
+    ids = [s.id for s in playable_skills(3)]
+    assert dashboard.snapshot is not None and dashboard.snapshot.skills == ()
+    assert "3 filtered skills, 0 selected" in dashboard.following.text()
+
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_selection(ids[1:], current=ids[1])
+    assert [series.skill_id for series in dashboard.snapshot.skills] == ids[1:]
+    assert "3 filtered skills, 2 selected" in dashboard.following.text()
+    assert dashboard.verify_ids() == (ids[1:], 0)
+
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_selection([])
+        state.set_query(SkillQuery(text="plan 1"))
+    assert sum(group.total for group in dashboard.snapshot.tiers) == 1
+    assert "1 filtered skills, 0 selected" in dashboard.following.text()
+    assert dashboard.verify_ids() == ([ids[1]], 0)  # nothing selected: every filtered AI skill
+
+
+def test_a_new_selection_repaints_the_skills_plots_and_leaves_the_filtered_ones(
+    qtbot, monkeypatch, state, dashboard
+) -> None:
+    repainted = []
+    for plot in dashboard.plots()[:5]:  # the five that follow the browser (the sixth is the batch's)
+        monkeypatch.setattr(plot, "update_data", lambda *_args, plot=plot: repainted.append(plot))
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_selection([playable_skills(1)[0].id])
+    assert repainted == [dashboard.history_plot, dashboard.content_plot]  # no evidence yet: no opponents
+    repainted.clear()
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_query(SkillQuery(text="plan 1"))
+    assert repainted == [dashboard.tier_plot, dashboard.histogram_plot]
+
+
+def test_plots_reload_for_changes_to_what_they_show_only(qtbot, state, dashboard) -> None:
+    [skill_id] = [playable_skills(1)[0].id]
+    state.library_changed.emit(LibraryChange(AuditAction.REVIEW, (skill_id,), "someone"))
+    assert not dashboard.loading  # a review decision changes nothing plotted
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.library_changed.emit(LibraryChange(AuditAction.VERIFY, (skill_id,), "someone"))
+        assert dashboard.loading
+
+
+def test_opening_another_library_forgets_the_cancelled_run_and_the_live_plot(qtbot, tmp_path, state, dashboard) -> None:
+    ids = [s.id for s in playable_skills(3)]
+    first = state.require_repository()
+
+    def cancel(_update) -> None:
+        dashboard.cancel_batch()
+
+    dashboard.batch_progress.connect(cancel)
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
+        assert dashboard.start_batch(ids, BatchOptions(games=200, seed=1, chunk_games=20))
+    dashboard.batch_progress.disconnect(cancel)
+    qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
+    assert finished.args[0].finished.status == "cancelled"
+    assert "Resume finishes it" in dashboard.panel.title.text() and dashboard.live_plot.rows()
+    assert dashboard.last_outcome is not None
+
+    other = SkillRepository(Database(make_library(tmp_path / "other.db", 1)), first.actor)
+    try:
+        with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+            state.set_repository(other)
+        assert dashboard.panel.title.text() == IDLE_TITLE and not dashboard.panel.summary.text()
+        assert dashboard.live_plot.rows() == [] and dashboard.live_plot.games == []
+        assert dashboard.last_outcome is None
+        assert sum(group.total for group in dashboard.snapshot.tiers) == 1  # the plots show the new library
+    finally:
+        state.set_repository(first)
+        other.database.close()
+
+
+def test_opening_another_library_during_a_batch_cancels_it_there_and_shows_nothing_of_it(
+    qtbot, tmp_path, state, dashboard
+) -> None:
+    first = state.require_repository()
+    seen = []
+    dashboard.batch_progress.connect(lambda _update: seen.append(1))
+    assert dashboard.start_batch([s.id for s in playable_skills(3)], BatchOptions(games=3000, chunk_games=10))
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+
+    other = SkillRepository(Database(make_library(tmp_path / "other.db", 1)), first.actor)
+    try:
+        state.set_repository(other)  # returns once the batch has stopped: its library may close now
+        assert not dashboard.running and dashboard.verify_action.isEnabled()
+        [run] = RunStore(first.database).runs()
+        assert run.status == "cancelled" and 0 < run.games_recorded < 9000  # its games are kept
+        assert dashboard.panel.title.text() == IDLE_TITLE and dashboard.live_plot.rows() == []
+        assert RunStore(other.database).runs() == []
+    finally:
+        state.set_repository(first)
+        other.database.close()
+
+
+def test_a_batchs_changes_name_the_dashboard_as_their_initiator(qtbot, state, dashboard) -> None:
+    changes: list[LibraryChange] = []
+    state.library_changed.connect(changes.append)
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT):
+        assert dashboard.start_batch([s.id for s in playable_skills(2)], BatchOptions(games=3))
+    qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
+    assert {change.action for change in changes} <= {AuditAction.VERIFY, AuditAction.PROMOTE, AuditAction.DEMOTE}
+    assert len(changes) == 2 and all(change.started_by(dashboard) for change in changes)

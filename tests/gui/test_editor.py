@@ -3,88 +3,47 @@
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import pytest
 
 pytest.importorskip("PySide6")
 pytestmark = pytest.mark.gui
 
-from PySide6.QtCore import Qt, QTimer  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QTextCursor  # noqa: E402
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit, QMessageBox, QWidget  # noqa: E402
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QLineEdit, QMessageBox  # noqa: E402
 
+from skillstudio.curation.form import FormState  # noqa: E402
+from skillstudio.gui.browser_state import BrowserState  # noqa: E402
 from skillstudio.gui.editor import QtSkillEditor  # noqa: E402
 from skillstudio.gui.editor.body_encounter import EncounterPatternEditor  # noqa: E402
 from skillstudio.gui.editor.body_example import VerifiedExampleEditor  # noqa: E402
 from skillstudio.gui.editor.body_instructions import InstructionsEditor  # noqa: E402
 from skillstudio.gui.editor.body_strategic import StrategicPatternEditor  # noqa: E402
 from skillstudio.gui.editor.conflict import QtConflictDialog  # noqa: E402
-from skillstudio.model import BodyKind, Domain, Source, SourceKind  # noqa: E402
-from skillstudio.store import Database, SkillRepository  # noqa: E402
+from skillstudio.model import BodyKind, Confidence, Domain, Quality, Source, SourceKind  # noqa: E402
+from skillstudio.packages.importer import Incoming, apply_plan, plan_import  # noqa: E402
+from skillstudio.packages.prune import apply_prune, plan_prune  # noqa: E402
+from skillstudio.store import Actor, Database, SkillExtras, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill, example_skill, instructions_skill  # noqa: E402
+from tests.gui.conftest import answer_next_modal  # noqa: E402
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
 
 
-# --- answering modal dialogs from inside their exec() loop ----------------------------------------
-
-
-@dataclass
-class ModalAnswer:
-    handled: list[str] = field(default_factory=list)  # class names of the dialogs answered
-    errors: list[BaseException] = field(default_factory=list)
-
-    def check(self) -> None:
-        if self.errors:
-            raise self.errors[0]
-        assert self.handled, "no modal dialog appeared"
-
-
-def answer_next_modal(action: Callable[[QWidget], None], *, timeout_s: float = 3.0) -> ModalAnswer:
-    """Run ``action(dialog)`` on the next modal dialog, from inside its ``exec()`` loop.
-
-    Call it *before* the code that opens the dialog. A dialog the action leaves open, or an
-    action that raises, is closed, so a test can fail but never hang; ``check()`` re-raises.
-    """
-    answer = ModalAnswer()
-    deadline = time.monotonic() + timeout_s
-
-    def poll() -> None:
-        modal = QApplication.activeModalWidget()
-        if modal is not None and modal.isVisible():
-            try:
-                action(modal)
-                answer.handled.append(type(modal).__name__)
-            except BaseException as error:
-                answer.errors.append(error)
-                modal.close()
-            QTimer.singleShot(300, lambda: _close_if_open(modal, answer))
-            return
-        if time.monotonic() < deadline:
-            QTimer.singleShot(10, poll)
-
-    QTimer.singleShot(0, poll)
-    return answer
-
-
-def _close_if_open(modal: QWidget, answer: ModalAnswer) -> None:
-    try:
-        if modal.isVisible():
-            answer.errors.append(AssertionError(f"{type(modal).__name__} was left open"))
-            modal.close()
-    except RuntimeError:  # already deleted
-        pass
+@pytest.fixture
+def browser_state(qtbot, repository: SkillRepository):
+    state = BrowserState(repository)
+    yield state
+    state.close()
 
 
 @pytest.fixture
-def open_editor(qtbot, repository: SkillRepository):
+def open_editor(qtbot, browser_state: BrowserState, repository: SkillRepository):
     def make(skill=None, *, store: bool = True) -> QtSkillEditor:
         stored = repository.create(skill) if (skill is not None and store) else skill
-        editor = QtSkillEditor(repository, stored)
+        editor = QtSkillEditor(browser_state, stored)
         qtbot.addWidget(editor, before_close_func=_discard_on_teardown)
         editor.show()
         qtbot.waitExposed(editor)
@@ -119,6 +78,13 @@ def edit_cell(qtbot, table, row: int, column: int, text: str) -> None:
     qtbot.waitUntil(lambda: table.state() != QAbstractItemView.State.EditingState, timeout=10_000)
 
 
+def _import(repository: SkillRepository, skills, version: str, mode="merge") -> None:
+    """Skills imported from a Workshop package, as File › Import does."""
+    origin = f"workshop:someone/pack@{version}"
+    incoming = [Incoming(f"skills/{s.id}.json", s, SkillExtras(origin=origin)) for s in skills]
+    apply_plan(repository, plan_import(repository, incoming, origin=origin, source="pack", mode=mode, signer=None))
+
+
 def problems(editor: QtSkillEditor) -> list[str]:
     return [editor.problems.item(i).text() for i in range(editor.problems.count())]
 
@@ -146,7 +112,7 @@ def test_saving_an_llm_discovered_skill_creates_a_refinement_and_leaves_the_orig
     assert refinement.name == "Rocket screen, tighter" and refinement.created_by == "tester"
     assert repository.get(original.id) == original  # untouched
     assert repository.refinements_of(original.id) == [new_id]
-    assert repository.revisions(new_id)[0].message == "shorter reasoning"
+    assert repository.history.revisions(new_id)[0].message == "shorter reasoning"
     # The editor now edits the refinement: a second save updates it in place.
     assert editor.skill.id == new_id and not editor.is_dirty()
     assert "refinement of" in editor.banner.text()
@@ -169,7 +135,7 @@ def test_editing_a_hand_authored_skill_updates_it_in_place(qtbot, open_editor, r
     stored = repository.get(before.id)
     assert stored.description.endswith("Clearer.") and stored.version == before.version + 1
     assert stored.provenance.source.kind is SourceKind.HAND_AUTHORED
-    assert [r.action for r in repository.revisions(before.id)] == ["create", "update"]
+    assert [r.action for r in repository.history.revisions(before.id)] == ["create", "update"]
     assert repository.count() == 1 and not editor.is_dirty()
 
 
@@ -245,9 +211,9 @@ def test_an_invalid_priority_blocks_saving_until_fixed(qtbot, open_editor, repos
     assert body.targets.table.item(0, 1).toolTip() == "14 is outside 1..10"
     # Ctrl+S is refused with the message; nothing is written.
     qtbot.keyClick(editor, Qt.Key.Key_S, CTRL)
-    assert "Not saved" in editor.status_text() and len(repository.revisions(editor.skill.id)) == 1
+    assert "Not saved" in editor.status.text() and len(repository.history.revisions(editor.skill.id)) == 1
     # Clicking the problem goes to the cell.
-    editor.tabs.setCurrentWidget(editor.general_page.parentWidget().parentWidget())
+    editor.tabs.setCurrentIndex(0)
     body.tabs.setCurrentIndex(0)
     item = editor.problems.item(0)
     qtbot.mouseClick(
@@ -288,7 +254,7 @@ def test_a_bad_scene_value_names_its_parameter(qtbot, open_editor) -> None:
     edit_cell(qtbot, body.values.table, 0, 1, "{center: [51, 24], radius: 3}")
     editor.flush()
     assert problems(editor) == []
-    assert editor.document()["body"]["EncounterPattern"]["scene_composition"][1]["values"]["pickup_zone"] == {
+    assert editor.session.document()["body"]["EncounterPattern"]["scene_composition"][1]["values"]["pickup_zone"] == {
         "center": [51, 24],
         "radius": 3,
     }
@@ -344,7 +310,7 @@ def test_a_concurrent_change_shows_a_conflict_and_overwrites_nothing(
     answer.check()
     assert ("name: Theirs", "name: Mine") in seen["rows"]
     assert repository.get(skill_id).name == "Theirs" and repository.count() == 1
-    assert editor.name_edit.text() == "Mine" and "Not saved" in editor.status_text()
+    assert editor.name_edit.text() == "Mine" and "Not saved" in editor.status.text()
 
     answer = answer_next_modal(lambda dialog: dialog.reload_button.click())
     assert not editor.save()
@@ -589,7 +555,7 @@ def test_a_store_error_is_shown_as_a_sentence(qtbot, open_editor, repository: Sk
     partner = repository.create(content_skill(name="Soon gone"))
     editor = open_editor(content_skill(name="Keeper"))
     editor.composable.add_id(partner.id)
-    repository.delete(partner.id)  # the partner goes to the trash before we save
+    repository.trash.delete(partner.id)  # the partner goes to the trash before we save
     texts = []
     answer = answer_next_modal(
         lambda box: (texts.append(box.text()), box.button(QMessageBox.StandardButton.Ok).click())
@@ -597,4 +563,128 @@ def test_a_store_error_is_shown_as_a_sentence(qtbot, open_editor, repository: Sk
     assert not editor.save()
     answer.check()
     assert "no skill with id" in texts[0] and "Traceback" not in texts[0]
-    assert "Not saved" in editor.status_text()
+    assert "Not saved" in editor.status.text()
+
+
+# --- following the library (BrowserState.library_changed) --------------------------------------------
+
+
+def _stale_skill():
+    old = "2020-01-01T00:00:00.000Z"
+    return ai_skill(created_at=old, quality=Quality(1, 0.1, None, Confidence.TENTATIVE, old))
+
+
+def test_a_skill_pruned_while_open_cannot_be_saved(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(_stale_skill())
+    skill_id = editor.skill.id
+    retype(qtbot, editor.name_edit, "Mine")
+    assert apply_prune(repository.as_actor(Actor("mira")), plan_prune(repository)) == 1
+    qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
+    assert "pruned (moved to the trash) by mira" in editor.notice.text()
+    assert not editor.save()
+    assert "Not saved: this skill was pruned" in editor.status.text()
+    assert repository.count() == 0 and [entry.skill_id for entry in repository.trash.entries()] == [skill_id]
+    assert editor.name_edit.text() == "Mine" and editor.is_dirty()  # the edit is kept
+
+
+def test_a_skill_an_import_moved_to_the_trash_cannot_be_saved(qtbot, open_editor, repository: SkillRepository) -> None:
+    kept, dropped = ai_skill(name="Kept"), ai_skill(name="Dropped")
+    _import(repository, [kept, dropped], "1.0.0")
+    editor = open_editor(repository.get(dropped.id), store=False)
+    other = open_editor(repository.get(kept.id), store=False)
+    _import(repository, [kept], "2.0.0", mode="replace")  # version 2 of the package no longer has it
+    qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
+    assert "moved to the trash by an import" in editor.notice.text()
+    retype(qtbot, editor.name_edit, "Mine")
+    assert not editor.save() and "Not saved" in editor.status.text()
+    assert not other.notice.isVisible()
+
+
+def test_a_restored_skill_can_be_saved_again(qtbot, open_editor, repository: SkillRepository) -> None:
+    editor = open_editor(content_skill(name="Before"))
+    repository.trash.delete(editor.skill.id)
+    qtbot.waitUntil(editor.notice.isVisible, timeout=10_000)
+    repository.trash.restore(editor.skill.id)
+    qtbot.waitUntil(lambda: not editor.notice.isVisible(), timeout=10_000)
+    retype(qtbot, editor.name_edit, "After")
+    assert editor.save() and repository.get(editor.skill.id).name == "After"
+
+
+def test_a_save_goes_out_as_the_user_named_now(
+    qtbot, open_editor, browser_state: BrowserState, repository: SkillRepository
+) -> None:
+    editor = open_editor(ai_skill(name="Theirs"))
+    new = open_editor(None)
+    browser_state.set_repository(repository.as_actor(Actor("mira")))  # Edit › Your Name
+    retype(qtbot, editor.name_edit, "Refined by mira")
+    assert editor.save()
+    refinement = repository.get(editor.skill.id)
+    assert refinement.created_by == "mira" and repository.history.revisions(refinement.id)[-1].author == "mira"
+    assert "mira" in [label.text() for label in new.provenance_page.findChildren(QLabel)]  # "Created by"
+
+
+def test_opening_another_library_closes_a_clean_editor_and_detaches_a_dirty_one(
+    qtbot, open_editor, browser_state: BrowserState, repository: SkillRepository, tmp_path
+) -> None:
+    clean = open_editor(content_skill(name="Clean"))
+    dirty = open_editor(content_skill(name="Dirty"))
+    retype(qtbot, dirty.name_edit, "Edited")
+    with Database(tmp_path / "other.db", create=True) as other:
+        browser_state.set_repository(SkillRepository(other, Actor("tester")))
+        assert not clean.isVisible()
+        assert dirty.isVisible() and "library is closed" in dirty.notice.text()
+        assert not dirty.save() and "Not saved" in dirty.status.text()
+        assert SkillRepository(other).count() == 0
+    assert repository.get(dirty.skill.id).name == "Dirty"
+
+
+def test_the_editor_installs_nothing_on_the_application(qtbot, open_editor, monkeypatch) -> None:
+    installed = []
+    original = QApplication.installEventFilter
+    monkeypatch.setattr(QApplication, "installEventFilter", lambda app, f: (installed.append(f), original(app, f))[1])
+    editor = open_editor(content_skill(name="Bridge ambush"))
+    editor.hide()
+    editor.show()  # the old editor re-installed an application-wide filter on every show
+    qtbot.waitExposed(editor)
+    editor.name_edit.setFocus()
+    editor.name_edit.end(False)
+    qtbot.keyClicks(editor.name_edit, "!")
+    qtbot.keyClick(editor.name_edit, Qt.Key.Key_Z, CTRL)  # still the editor's undo, not the field's
+    assert editor.name_edit.text() == "Bridge ambush" and installed == []
+
+
+def test_undo_keys_reach_the_editor_from_a_field_made_after_opening(qtbot, open_editor) -> None:
+    editor = open_editor(None)
+    editor.domain_combo.set_value(Domain.CONTENT_GENERATION)
+    editor.kind_combo.setCurrentIndex(editor.kind_combo.findData(BodyKind.INSTRUCTIONS.value))
+    editor.tabs.setCurrentWidget(editor.body_page)
+    body = editor.body_editor()
+    assert isinstance(body, InstructionsEditor)  # made now, long after the editor opened
+    body.markdown.setFocus()
+    qtbot.keyClicks(body.markdown, "# Waves")
+    qtbot.keyClick(body.markdown, Qt.Key.Key_Z, CTRL)  # its own undo is off: only the editor's can undo
+    assert body.markdown.text() == ""
+    assert editor.current_kind() is BodyKind.INSTRUCTIONS
+
+
+# --- the pages show the session's form exactly -------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [ai_skill, content_skill, example_skill, instructions_skill])
+def test_an_opened_skill_is_not_dirty(open_editor, make) -> None:
+    editor = open_editor(make())
+    assert editor.form() == FormState.of(editor.skill) and not editor.is_dirty()
+
+
+def test_every_sample_skill_reads_back_from_the_pages_unchanged(qtbot, library_copy) -> None:
+    # The pages show the core's form and read it back; any loss would open skills as edited.
+    with Database(library_copy) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        state = BrowserState(repository)
+        for skill_id in repository.query().ids:
+            editor = QtSkillEditor(state, skill_id)
+            try:
+                assert editor.form() == editor.session.saved_form, skill_id
+            finally:
+                editor.deleteLater()
+        state.close()

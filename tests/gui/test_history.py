@@ -92,12 +92,12 @@ def test_revert_asks_then_makes_a_new_revision(qtbot, open_history, edited, repo
     answer = answer_next_modal(lambda box: box.button(QMessageBox.StandardButton.Cancel).click())
     qtbot.mouseClick(dialog.revert_button, Qt.MouseButton.LeftButton)
     answer.check()
-    assert len(repository.revisions(edited.id)) == 3
+    assert len(repository.history.revisions(edited.id)) == 3
     answer = answer_next_modal(lambda box: box.button(QMessageBox.StandardButton.Yes).click())
     with qtbot.waitSignal(dialog.reverted):
         qtbot.mouseClick(dialog.revert_button, Qt.MouseButton.LeftButton)
     answer.check()
-    revisions = repository.revisions(edited.id)
+    revisions = repository.history.revisions(edited.id)
     assert [r.number for r in revisions] == [1, 2, 3, 4]
     assert revisions[-1].message == "revert to revision 1"
     assert repository.get(edited.id).name == "Ambush A"
@@ -117,10 +117,10 @@ def test_compare_with_the_original_of_a_refinement(open_history, repository: Ski
     assert any(old and "The original moved on." in old for old, _new in changed)
     assert "as it is now" in dialog.diff.title.text()
 
-    repository.delete(original.id)  # in the trash: compared as last stored
+    repository.trash.delete(original.id)  # in the trash: compared as last stored
     dialog.original_button.click()
     assert "in the trash" in dialog.diff.title.text()
-    repository.empty_trash()  # gone for good
+    repository.trash.empty()  # gone for good
     dialog.original_button.click()
     assert dialog.diff.stack.currentWidget() is dialog.diff.message
     assert "no longer in this library" in dialog.diff.message.text()
@@ -132,7 +132,7 @@ def test_a_skill_that_is_not_a_refinement_has_no_original(open_history, edited) 
 
 
 def test_history_of_a_trashed_skill_cannot_revert(open_history, edited, repository: SkillRepository) -> None:
-    repository.delete(edited.id)
+    repository.trash.delete(edited.id)
     dialog = open_history(edited.id)
     assert dialog.revision_numbers() == [1, 2, 3, 4]
     dialog.select_revisions([2])

@@ -1,20 +1,32 @@
-"""File › Import / Export Selection / Prune: preview dialogs over skillstudio.packages."""
+"""File › Import / Export Selection / Prune: preview dialogs over skillstudio.packages.
+
+Reading runs in the background and the writes run as operations, so the tests wait on public
+state: the dialog's ``reader.loading`` and the browser state's ``busy``.
+"""
 
 from __future__ import annotations
 
+import gc
+import threading
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QCoreApplication, QEvent, QTimer
+from PySide6.QtWidgets import QDialog
 
+from skillstudio.gui import qt_packages
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.qt_packages import QtExportDialog, QtImportDialog, QtPruneDialog
+from skillstudio.gui.workers import FullCollectionsHeld, readable
 from skillstudio.packages.icpkg import read_package
-from skillstudio.store import Actor, Database, SkillRepository
+from skillstudio.store import Actor, ChangeKind, Database, SkillRepository
 from tests.factories import ai_skill, content_skill, instructions_skill
 from tests.packages.helpers import entries_of, library_state, rezip, valid_package
+
+pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
@@ -25,12 +37,45 @@ def repo(tmp_path: Path):
     database.close()
 
 
-def test_export_dialog_previews_privacy_findings_and_redacts(qtbot, repo: SkillRepository, tmp_path: Path) -> None:
+@pytest.fixture
+def state(repo: SkillRepository):
+    state = BrowserState(repo)
+    yield state
+    state.close()
+
+
+@pytest.fixture
+def errors(monkeypatch) -> list[tuple[str, str]]:
+    """The error dialogs the package dialogs would show, as (title, readable message)."""
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(qt_packages, "show_error", lambda _parent, title, error: shown.append((title, readable(error))))
+    return shown
+
+
+def read(qtbot, dialog) -> None:
+    qtbot.waitUntil(lambda: not dialog.reader.loading, timeout=20_000)
+
+
+def preview(qtbot, dialog: QtImportDialog) -> bool:
+    """Preview and wait for it; True if there is something to import (as the dialog says)."""
+    dialog.preview()
+    read(qtbot, dialog)
+    return dialog.import_button.isEnabled()
+
+
+def finish(qtbot, state: BrowserState) -> None:
+    qtbot.waitUntil(lambda: not state.busy, timeout=20_000)
+
+
+def test_export_dialog_previews_privacy_findings_and_redacts(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path
+) -> None:
     leaky = ai_skill(description="Beat player: Kessler every time")
     clean = content_skill()
     repo.create_many([leaky, clean])
-    dialog = QtExportDialog(repo, [leaky.id, clean.id])
+    dialog = QtExportDialog(state, [leaky.id, clean.id])
     qtbot.addWidget(dialog)
+    read(qtbot, dialog)
     assert "2 skills" in dialog.summary.text() and "1 findings" in dialog.summary.text()
     assert dialog.findings.topLevelItemCount() == 1 and dialog.findings.topLevelItem(0).text(0) == "player_name"
     assert not dialog.export_button.isEnabled()  # refused until the findings are removed
@@ -40,79 +85,226 @@ def test_export_dialog_previews_privacy_findings_and_redacts(qtbot, repo: SkillR
     dialog.output_edit.setText(str(tmp_path / "out.icpkg"))
     assert dialog.progress.value() == dialog.progress.maximum()
     assert dialog.export()
+    finish(qtbot, state)
+    assert dialog.result() == QDialog.DialogCode.Accepted
     package = read_package(tmp_path / "out.icpkg")
     assert package.meta.name == "gui-library" and len(package.skills) == 2
     assert all("Kessler" not in s.skill.description for s in package.skills)
 
 
-def test_export_dialog_reports_bad_metadata(qtbot, repo: SkillRepository, tmp_path: Path, monkeypatch) -> None:
+def test_export_dialog_reports_bad_metadata(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path, errors
+) -> None:
     repo.create(content_skill())
-    warnings = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warnings.append(args[2]))
-    dialog = QtExportDialog(repo, [s for s in repo.query().ids])
+    dialog = QtExportDialog(state, list(repo.query().ids))
     qtbot.addWidget(dialog)
+    read(qtbot, dialog)
     dialog.version_edit.setText("one")
     dialog.output_edit.setText(str(tmp_path / "x.icpkg"))
     assert not dialog.export()
-    assert "package.version" in warnings[0] and not (tmp_path / "x.icpkg").exists()
+    assert "package.version" in errors[0][1] and not (tmp_path / "x.icpkg").exists()
 
 
-def test_import_dialog_previews_then_imports(qtbot, repo: SkillRepository, tmp_path: Path) -> None:
+def test_export_failure_is_reported_and_the_dialog_stays(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path, errors
+) -> None:
+    repo.create(content_skill())
+    dialog = QtExportDialog(state, repo.query().ids)
+    qtbot.addWidget(dialog)
+    read(qtbot, dialog)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    dialog.output_edit.setText(str(blocker / "out.icpkg"))  # its folder cannot be made
+    assert dialog.export()
+    finish(qtbot, state)
+    assert errors and errors[0][0] == "Not exported"
+    assert dialog.result() != QDialog.DialogCode.Accepted and dialog.export_button.isEnabled()
+
+
+def test_import_dialog_previews_then_imports(qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path) -> None:
     path = tmp_path / "p.icpkg"
     path.write_bytes(valid_package())
-    dialog = QtImportDialog(repo, path=path)
+    dialog = QtImportDialog(state, path=path)
     qtbot.addWidget(dialog)
-    assert dialog.preview()
-    assert "4 added" in dialog.summary.text() and dialog.steps.topLevelItemCount() == 4
+    assert preview(qtbot, dialog)
+    assert "4 added" in dialog.summary.text() and dialog.steps.model().rowCount() == 4
     assert repo.count() == 0  # a preview writes nothing
     assert dialog.progress.value() == dialog.progress.maximum()
     dialog.apply()
+    finish(qtbot, state)
     assert repo.count() == 4
-    again = QtImportDialog(repo, path=path)
+    again = QtImportDialog(state, path=path)
     qtbot.addWidget(again)
-    assert not again.preview() and "4 skipped" in again.summary.text() and not again.import_button.isEnabled()
+    assert not preview(qtbot, again) and "4 skipped" in again.summary.text() and not again.import_button.isEnabled()
 
 
-def test_import_dialog_shows_why_a_package_is_refused(qtbot, repo: SkillRepository, tmp_path: Path) -> None:
+def test_import_runs_off_the_gui_thread_and_announces_membership(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path, monkeypatch
+) -> None:
+    path = tmp_path / "p.icpkg"
+    path.write_bytes(valid_package())
+    threads: dict[str, int] = {}
+    gate = threading.Event()
+    real_read, real_apply = qt_packages.read_source, qt_packages.apply_plan
+
+    def reading(*args, **kwargs):
+        threads["read"] = threading.get_ident()
+        return real_read(*args, **kwargs)
+
+    def applying(repository, plan):
+        threads["apply"] = threading.get_ident()
+        assert gate.wait(10)
+        return real_apply(repository, plan)
+
+    monkeypatch.setattr(qt_packages, "read_source", reading)
+    monkeypatch.setattr(qt_packages, "apply_plan", applying)
+    changes = []
+    state.library_changed.connect(changes.append)
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # other tests' dialogs let go
+    thresholds, holders = gc.get_threshold(), FullCollectionsHeld.holders()
+    dialog = QtImportDialog(state, path=path)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert preview(qtbot, dialog)
+    assert FullCollectionsHeld.holders() == holders + 1 and gc.get_threshold()[2] > thresholds[0] * 1000
+    dialog.apply()
+    qtbot.waitUntil(lambda: "apply" in threads, timeout=10_000)
+    # The write waits in the background; the dialog still answers, shows it works, and stays.
+    ticked = []
+    QTimer.singleShot(20, lambda: ticked.append(True))
+    qtbot.waitUntil(lambda: bool(ticked), timeout=2_000)
+    assert state.busy and dialog.progress.maximum() == 0 and not dialog.import_button.isEnabled()
+    dialog.reject()
+    assert dialog.isVisible()  # one transaction: closing cannot stop it halfway
+    gate.set()
+    finish(qtbot, state)
+    main = threading.get_ident()
+    assert threads["read"] != main and threads["apply"] != main
+    imports = [change for change in changes if change.touches(ChangeKind.MEMBERSHIP)]
+    assert len(imports) == 1 and imports[0].started_by(dialog) and len(imports[0].skill_ids) == 4
+    assert dialog.result() == QDialog.DialogCode.Accepted and repo.count() == 4
+    # the collector's full passes, held off while the dialog read and held the package, resume
+    qtbot.waitUntil(lambda: FullCollectionsHeld.holders() == holders, timeout=5_000)
+    assert dialog.plan is None and (holders > 0 or gc.get_threshold() == thresholds)
+
+
+def test_import_dialog_shows_why_a_package_is_refused(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path
+) -> None:
+    repo.create(content_skill())  # a library with something in it to keep
     entries = entries_of(valid_package())
     entries["../escape.json"] = b"{}"
     path = tmp_path / "bad.icpkg"
     path.write_bytes(rezip(entries))
-    before = library_state(repo)
-    dialog = QtImportDialog(repo, path=path)
+    files = sorted(tmp_path.glob("gui.db*"))
+    before, before_bytes = library_state(repo), {f.name: f.read_bytes() for f in files}
+    dialog = QtImportDialog(state, path=path)
     qtbot.addWidget(dialog)
-    assert not dialog.preview()
+    assert not preview(qtbot, dialog)
     assert "Refused" in dialog.summary.text() and "../escape.json" in dialog.messages.toPlainText()
     assert not dialog.import_button.isEnabled() and library_state(repo) == before
+    dialog.apply()  # nothing planned: nothing runs
+    assert not state.busy
+    assert sorted(tmp_path.glob("gui.db*")) == files
+    assert {f.name: f.read_bytes() for f in files} == before_bytes  # byte for byte
 
 
-def test_import_dialog_reads_skill_md_folders_with_warnings(qtbot, repo: SkillRepository, tmp_path: Path) -> None:
+def test_import_dialog_reads_skill_md_folders_with_warnings(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path
+) -> None:
     folder = tmp_path / "tree" / "my-skill"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text("---\nname: my-skill\ndescription: d\nversion: 2\n---\nDo it.")
-    dialog = QtImportDialog(repo, path=tmp_path / "tree")
+    dialog = QtImportDialog(state, path=tmp_path / "tree")
     qtbot.addWidget(dialog)
-    assert dialog.preview()
+    assert preview(qtbot, dialog)
     assert "not a key of the SKILL.md spec" in dialog.messages.toPlainText()
     dialog.strict_box.setChecked(True)
-    assert not dialog.preview() and "version" in dialog.messages.toPlainText()
+    assert not preview(qtbot, dialog) and "version" in dialog.messages.toPlainText()
 
 
-def test_prune_dialog_previews_and_trashes(qtbot, repo: SkillRepository) -> None:
+def test_a_newer_preview_supersedes_and_stops_the_older_read(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path, monkeypatch
+) -> None:
+    from skillstudio.packages.icpkg import PackageMeta, export_package
+
+    big = tmp_path / "big.icpkg"
+    big.write_bytes(export_package([content_skill() for _ in range(600)], PackageMeta("big-library", "kessler")))
+    small = tmp_path / "p.icpkg"
+    small.write_bytes(valid_package())
+    started, released = threading.Event(), threading.Event()
+    went_on: list[tuple[str, int]] = []  # the reports after which a read carried on
+    real_read = qt_packages.read_source
+
+    def reading(path, *, progress, **kwargs):
+        def report(done, total):
+            progress(done, total)  # raises once the read is superseded
+            went_on.append((Path(path).name, done))
+            if done == 0:
+                started.set()
+                assert released.wait(10)
+
+        return real_read(path, progress=report, **kwargs)
+
+    monkeypatch.setattr(qt_packages, "read_source", reading)
+    dialog = QtImportDialog(state, path=big)
+    qtbot.addWidget(dialog)
+    dialog.preview()
+    assert started.wait(10)  # the big read is under way, held after its first report
+    dialog.path_edit.setText(str(small))
+    dialog.preview()
+    released.set()
+    read(qtbot, dialog)
+    assert "4 added" in dialog.summary.text() and dialog.steps.model().rowCount() == 4
+    assert [done for name, done in went_on if name == "big.icpkg"] == [0]  # stopped at its next report
+
+
+def test_prune_dialog_previews_and_trashes(qtbot, state: BrowserState, repo: SkillRepository) -> None:
     old = ai_skill(created_at="2020-01-01T00:00:00.000Z")
     keep = instructions_skill(created_at="2099-01-01T00:00:00.000Z", use_count=2)
     repo.create_many([old, keep])
-    dialog = QtPruneDialog(repo)
+    dialog = QtPruneDialog(state)
     qtbot.addWidget(dialog)
+    read(qtbot, dialog)
     assert dialog.list.topLevelItemCount() == 1 and dialog.list.topLevelItem(0).text(1) == old.name
+    assert dialog.size_box.value() == 2  # starts at the library's size
     dialog.prune()
-    assert [e.skill_id for e in repo.trash()] == [old.id]
+    finish(qtbot, state)
+    assert [e.skill_id for e in repo.trash.entries()] == [old.id]
+
+
+def test_prune_runs_as_an_operation_and_announces_what_left(
+    qtbot, state: BrowserState, repo: SkillRepository, monkeypatch
+) -> None:
+    old = ai_skill(created_at="2020-01-01T00:00:00.000Z")
+    older = content_skill(created_at="2019-01-01T00:00:00.000Z")
+    keep = instructions_skill(created_at="2099-01-01T00:00:00.000Z", use_count=2)
+    repo.create_many([old, older, keep])
+    threads = []
+    real_apply = qt_packages.apply_prune
+    monkeypatch.setattr(
+        qt_packages, "apply_prune", lambda r, c: (threads.append(threading.get_ident()), real_apply(r, c))[1]
+    )
+    changes, busy, said = [], [], []
+    state.library_changed.connect(changes.append)
+    state.busy_changed.connect(busy.append)
+    state.message.connect(lambda text, _ms: said.append(text))
+    dialog = QtPruneDialog(state)
+    qtbot.addWidget(dialog)
+    read(qtbot, dialog)
+    assert dialog.list.topLevelItemCount() == 2
+    dialog.prune()
+    finish(qtbot, state)
+    assert threads and threads[0] != threading.get_ident() and busy == [True, False]
+    pruned = [change for change in changes if change.removes(old.id)]
+    assert len(pruned) == 1 and pruned[0].removes(older.id) and not pruned[0].removes(keep.id)
+    assert pruned[0].started_by(dialog) and pruned[0].touches(ChangeKind.MEMBERSHIP)
+    assert dialog.result() == QDialog.DialogCode.Accepted and "Moved 2 skills to the trash" in said[-1]
 
 
 def test_main_window_opens_the_dialogs(qtbot, repo: SkillRepository, tmp_path: Path, monkeypatch) -> None:
     from PySide6.QtCore import QSettings
 
-    from skillstudio.gui import qt_packages
     from skillstudio.gui.qt_main_window import QtMainWindow
 
     repo.create_many([ai_skill(), content_skill()])
@@ -126,6 +318,7 @@ def test_main_window_opens_the_dialogs(qtbot, repo: SkillRepository, tmp_path: P
     window.export_action.trigger()
     window.prune_action.trigger()
     assert [n for n, _ in opened] == ["QtImportDialog", "QtExportDialog", "QtPruneDialog"]
+    assert all(isinstance(args[0], BrowserState) for _, args in opened)
     assert len(opened[1][1][1]) == 2  # nothing selected: every skill shown is exported
     window.close()
 
@@ -135,17 +328,19 @@ class _Shown:
         return 0
 
 
-def test_import_dialog_reports_progress_on_large_packages(qtbot, repo: SkillRepository, tmp_path: Path) -> None:
+def test_import_dialog_reports_progress_on_large_packages(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path
+) -> None:
     from skillstudio.packages.icpkg import PackageMeta, export_package
 
     skills = [content_skill() for _ in range(600)]
     path = tmp_path / "big.icpkg"
     path.write_bytes(export_package(skills, PackageMeta("big-library", "kessler")))
-    dialog = QtImportDialog(repo, path=path)
+    dialog = QtImportDialog(state, path=path)
     qtbot.addWidget(dialog)
     seen = []
     original = dialog._reading
     dialog._reading = lambda done, total: (seen.append((done, total)), original(done, total))  # type: ignore[method-assign]
-    assert dialog.preview()
+    assert preview(qtbot, dialog)
     assert seen[:3] == [(0, 600), (250, 600), (500, 600)]
     assert "600 added" in dialog.summary.text()

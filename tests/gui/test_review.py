@@ -14,9 +14,11 @@ from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from skillstudio.agents import AgentSkillTool  # noqa: E402
+from skillstudio.gui.browser_state import BrowserState  # noqa: E402
 from skillstudio.gui.review import QtAuditLog, QtReviewQueue  # noqa: E402
+from skillstudio.gui.review.qt_audit_log import ACTION_LABELS  # noqa: E402
 from skillstudio.model import ReviewState  # noqa: E402
-from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
+from skillstudio.store import Actor, AuditAction, ChangeKind, Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill  # noqa: E402
 
 
@@ -24,6 +26,19 @@ from tests.factories import ai_skill, content_skill  # noqa: E402
 def repository(tmp_path: Path):  # type: ignore[no-untyped-def]
     with Database(tmp_path / "review.db", create=True) as database:
         yield SkillRepository(database, Actor("rhea"))
+
+
+@pytest.fixture
+def state(repository: SkillRepository):  # type: ignore[no-untyped-def]
+    state = BrowserState(repository)
+    yield state
+    state.close()
+
+
+def settled(qtbot, view) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the queue (or log) has read what it shows: reads run in the background."""
+    loading = (lambda: view.loading) if isinstance(view, QtReviewQueue) else (lambda: view.loader.loading)
+    qtbot.waitUntil(lambda: not loading(), timeout=10_000)
 
 
 @pytest.fixture
@@ -42,40 +57,47 @@ def pending(repository: SkillRepository) -> list[str]:
     return [c, b.id, a.id]
 
 
-def test_queue_newest_first_with_findings_and_filters(qtbot, repository: SkillRepository, pending: list[str]) -> None:
-    queue = QtReviewQueue(repository)
+def test_queue_newest_first_with_findings_and_filters(qtbot, state: BrowserState, pending: list[str]) -> None:
+    queue = QtReviewQueue(state)
     qtbot.addWidget(queue)
     queue.show()
+    settled(qtbot, queue)
     assert queue.pending_ids() == pending and queue.current_id() == pending[0]
     assert "prompt-injection" in queue.details.toHtml() and "agent-1" in queue.details.toHtml()
     assert queue.list.topLevelItem(0).text(3) == "1 (high)"
     assert queue.diff.changed_count() > 0  # never approved: the whole skill is new
     queue.creator_filter.setCurrentIndex(queue.creator_filter.findData("agent-2"))
+    settled(qtbot, queue)
     assert queue.pending_ids() == [pending[1]]
     queue.creator_filter.setCurrentIndex(0)
     queue.source_filter.setCurrentIndex(queue.source_filter.findData("hand_authored"))
+    settled(qtbot, queue)
     assert queue.pending_ids() == [pending[2]]
 
 
 def test_approve_reject_request_changes_and_next_follows(
-    qtbot, repository: SkillRepository, pending: list[str]
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]
 ) -> None:
-    queue = QtReviewQueue(repository)
+    queue = QtReviewQueue(state)
     qtbot.addWidget(queue)
     queue.show()
     qtbot.waitExposed(queue)
+    settled(qtbot, queue)
     queue.comment.setPlainText("prompt injection")
     qtbot.mouseClick(queue.reject_button, Qt.MouseButton.LeftButton)
-    assert queue.current_id() == pending[1]  # the next item follows
+    qtbot.waitUntil(lambda: queue.current_id() == pending[1], timeout=10_000)  # the next item follows
+    settled(qtbot, queue)
     assert queue.comment.toPlainText() == ""
     queue.comment.setPlainText("name the map")
     qtbot.mouseClick(queue.changes_button, Qt.MouseButton.LeftButton)
-    assert queue.current_id() == pending[2]
+    qtbot.waitUntil(lambda: queue.current_id() == pending[2], timeout=10_000)
+    settled(qtbot, queue)
     qtbot.mouseClick(queue.approve_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: queue.pending_ids() == [], timeout=10_000)
     assert queue.pending_ids() == [] and not queue.approve_button.isEnabled()
     states = [repository.get(skill_id).review_state for skill_id in pending]
     assert states == [ReviewState.REJECTED, ReviewState.CHANGES_REQUESTED, ReviewState.APPROVED]
-    decisions = [repository.review_decisions(skill_id)[-1] for skill_id in pending]
+    decisions = [repository.reviews.decisions(skill_id)[-1] for skill_id in pending]
     assert [(d.reviewer, d.comment) for d in decisions] == [
         ("rhea", "prompt injection"),
         ("rhea", "name the map"),
@@ -83,52 +105,66 @@ def test_approve_reject_request_changes_and_next_follows(
     ]
 
 
-def test_keyboard_shortcuts(qtbot, repository: SkillRepository, pending: list[str]) -> None:
-    queue = QtReviewQueue(repository)
+def test_keyboard_shortcuts(qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]) -> None:
+    queue = QtReviewQueue(state)
     qtbot.addWidget(queue)
     queue.show()
     qtbot.waitExposed(queue)
+    settled(qtbot, queue)
     queue.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is queue, timeout=10_000)
     queue.list.setFocus()
     qtbot.keyClick(queue.list, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: repository.get(pending[0]).review_state is ReviewState.REJECTED, timeout=5000)
-    assert queue.current_id() == pending[1]
+    qtbot.waitUntil(lambda: queue.current_id() == pending[1], timeout=5000)
+    settled(qtbot, queue)
     qtbot.keyClick(queue.list, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: repository.get(pending[1]).review_state is ReviewState.CHANGES_REQUESTED, timeout=5000)
+    qtbot.waitUntil(lambda: queue.current_id() == pending[2], timeout=5000)
+    settled(qtbot, queue)
     queue.comment.setFocus()  # typing the comment, then deciding from the keyboard
     qtbot.keyClicks(queue.comment, "checked")
     qtbot.keyClick(queue.comment, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: repository.get(pending[2]).review_state is ReviewState.APPROVED, timeout=5000)
-    assert repository.review_decisions(pending[2])[-1].comment == "checked"
+    assert repository.reviews.decisions(pending[2])[-1].comment == "checked"
 
 
-def test_diff_since_last_approval(qtbot, repository: SkillRepository) -> None:
+def test_diff_since_last_approval(qtbot, repository: SkillRepository, state: BrowserState) -> None:
     tool = AgentSkillTool(repository, "agent-1", rate_window=0)
     made = tool.skill_create("Scout", "Scout first.", "Send a scout.")["id"]
-    repository.review(made, ReviewState.APPROVED, version=repository.get(made).version)
+    repository.reviews.review(made, ReviewState.APPROVED, version=repository.get(made).version)
     tool.skill_update(made, description="Scout the ore field first.")
-    queue = QtReviewQueue(repository)
+    queue = QtReviewQueue(state)
     qtbot.addWidget(queue)
+    settled(qtbot, queue)
     assert queue.pending_ids() == [made]
     assert "-description: Scout first." in queue.diff.unified_text()
     assert "+description: Scout the ore field first." in queue.diff.unified_text()
 
 
-def test_audit_log_filters_diff_and_csv(qtbot, repository: SkillRepository, pending: list[str], tmp_path: Path) -> None:
-    repository.review(pending[0], ReviewState.REJECTED, comment="no", version=repository.get(pending[0]).version)
-    log = QtAuditLog(repository)
+def test_audit_log_filters_diff_and_csv(
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str], tmp_path: Path
+) -> None:
+    repository.reviews.review(
+        pending[0], ReviewState.REJECTED, comment="no", version=repository.get(pending[0]).version
+    )
+    log = QtAuditLog(state)
     qtbot.addWidget(log)
-    assert len(log.entries) == len(repository.audit())
+    settled(qtbot, log)
+    assert len(log.entries) == len(repository.history.audit())
     log.actor_filter.setCurrentIndex(log.actor_filter.findData("agent-1"))
+    settled(qtbot, log)
     assert {e.actor for e in log.entries} == {"agent-1"}
     log.actor_filter.setCurrentIndex(0)
-    log.action_filter.setCurrentIndex(log.action_filter.findData("skill.review"))
+    log.action_filter.setCurrentIndex(log.action_filter.findData(AuditAction.REVIEW))
+    settled(qtbot, log)
     assert [e.skill_id for e in log.entries] == [pending[0]]
     log.use_since.setChecked(True)
     log.since.setDateTime(log.since.dateTime().addYears(5))
+    settled(qtbot, log)
     assert log.entries == []
     log.use_since.setChecked(False)
+    settled(qtbot, log)
     log.list.setCurrentItem(log.list.topLevelItem(0))
     dialog = log.show_diff()
     assert dialog is not None and dialog.skill_id == pending[0]
@@ -155,6 +191,7 @@ def test_main_window_review_menu_and_detail_pane(qtbot, tmp_path: Path) -> None:
     window.model.wait()
     try:
         queue = window.show_review_queue()
+        settled(qtbot, queue)
         assert made in queue.pending_ids() and len(queue.pending_ids()) > 1
         queue.close()
         window.show_audit_log().close()
@@ -164,3 +201,98 @@ def test_main_window_review_menu_and_detail_pane(qtbot, tmp_path: Path) -> None:
     finally:
         window.close()
         repository.database.close()
+
+
+def test_a_decision_waits_for_a_busy_library_without_freezing_the_queue(
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]
+) -> None:
+    import sqlite3
+
+    from PySide6.QtCore import QTimer
+
+    queue = QtReviewQueue(state)
+    qtbot.addWidget(queue)
+    queue.show()
+    settled(qtbot, queue)
+    changes = []
+    state.library_changed.connect(changes.append)
+    other = sqlite3.connect(repository.database.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
+    try:
+        assert queue.decide(ReviewState.APPROVED)
+        ticks = []
+        timer = QTimer(interval=10)
+        timer.timeout.connect(lambda: ticks.append(True))
+        timer.start()
+        qtbot.waitUntil(lambda: len(ticks) >= 20, timeout=5_000)  # the event loop runs meanwhile
+        timer.stop()
+        assert state.busy and not queue.approve_button.isEnabled()
+        assert not queue.decide(ReviewState.REJECTED)  # one decision at a time
+        assert repository.get(pending[0]).review_state is ReviewState.PENDING
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    qtbot.waitUntil(lambda: queue.current_id() == pending[1], timeout=10_000)
+    assert repository.get(pending[0]).review_state is ReviewState.APPROVED
+    reviews = [change for change in changes if change.touches(ChangeKind.REVIEW)]
+    assert len(reviews) == 1 and reviews[0].started_by(queue) and reviews[0].skill_ids == (pending[0],)
+
+
+def test_the_queue_follows_changes_made_elsewhere(
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]
+) -> None:
+    from tests.factories import content_skill as make
+
+    queue = QtReviewQueue(state)
+    qtbot.addWidget(queue)
+    queue.show()
+    settled(qtbot, queue)
+    queue.select(pending[1])
+    settled(qtbot, queue)
+    newcomer = repository.create(
+        make(name="D", review_state=ReviewState.PENDING, created_at="2026-02-01T00:00:00.000Z")
+    )
+    qtbot.waitUntil(lambda: newcomer.id in queue.pending_ids(), timeout=10_000)  # nobody told it
+    assert queue.current_id() == pending[1]  # the reviewer's place is kept
+    repository.reviews.review(pending[2], ReviewState.APPROVED, version=repository.get(pending[2]).version)
+    qtbot.waitUntil(lambda: pending[2] not in queue.pending_ids(), timeout=10_000)
+    repository.trash.delete(pending[1])
+    qtbot.waitUntil(lambda: pending[1] not in queue.pending_ids(), timeout=10_000)
+    settled(qtbot, queue)
+    assert queue.current_id() in queue.pending_ids()
+
+
+def test_the_queue_shows_another_library_when_one_is_opened(
+    qtbot, tmp_path: Path, state: BrowserState, pending: list[str]
+) -> None:
+    queue = QtReviewQueue(state)
+    qtbot.addWidget(queue)
+    queue.show()
+    settled(qtbot, queue)
+    with Database(tmp_path / "other.db", create=True) as database:
+        other = SkillRepository(database, Actor("rhea"))
+        only = other.create(content_skill(name="Other", review_state=ReviewState.PENDING))
+        state.set_repository(other)
+        settled(qtbot, queue)
+        assert queue.pending_ids() == [only.id] and queue.current_id() == only.id
+        assert "Other" in queue.details.toHtml()
+
+
+def test_audit_log_offers_every_action_by_its_label_and_follows_the_library(
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]
+) -> None:
+    log = QtAuditLog(state)
+    qtbot.addWidget(log)
+    log.show()
+    settled(qtbot, log)
+    offered = [log.action_filter.itemData(index) for index in range(1, log.action_filter.count())]
+    assert offered == [action.value for action in AuditAction]  # every action, from the enum
+    labels = [log.action_filter.itemText(index) for index in range(1, log.action_filter.count())]
+    assert labels == [ACTION_LABELS[action] for action in AuditAction]
+    assert set(ACTION_LABELS) == set(AuditAction)
+    assert log.list.topLevelItem(0).text(3) in ACTION_LABELS.values()
+    newcomer = AgentSkillTool(repository, "agent-9").skill_create("Late", "Arrives later.", "Wait.")["id"]
+    qtbot.waitUntil(lambda: len(log.entries) == len(repository.history.audit()), timeout=10_000)  # nobody told it
+    rows = [log.list.topLevelItem(index) for index in range(log.list.topLevelItemCount())]
+    assert [(row.text(1), row.text(3)) for row in rows if row.toolTip(4) == newcomer][-1] == ("agent-9", "Create")
+    assert log.actor_filter.findData("agent-9") > 0

@@ -47,10 +47,10 @@ def test_claimed_quality_is_kept_as_a_claim_not_as_evidence(capsys, library: Pat
     assert quality["success_rate"] == 0.0
     with Database(library) as database:
         repository = SkillRepository(database)
-        claim = repository.extras(skill_id).frontmatter["claimed_quality"]
+        claim = repository.extras.get(skill_id).frontmatter["claimed_quality"]
         assert claim["by"] == "kessler/ra1-naval@1.2.0"
         assert (claim["confidence"], claim["verification_count"], claim["success_rate"]) == ("proven", 100_000, 1.0)
-        assert repository.verifications(skill_id) == []
+        assert repository.evidence.verifications(skill_id) == []
 
     # importing it again changes nothing
     assert cli(["import", "--db", str(library), str(tmp_path / "p.icpkg")]) == 0

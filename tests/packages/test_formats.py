@@ -42,7 +42,7 @@ def test_json_library_round_trip(repository: SkillRepository, tmp_path: Path) ->
     plan = apply_plan(repository, plan_import(repository, incoming, origin=origin, source=path.name))
     assert plan.count("add") == 2
     skills = [repository.get(item.skill.id) for item in plan.added]
-    text = export_json_library(skills, repository.extras_many([s.id for s in skills]))
+    text = export_json_library(skills, repository.extras.many([s.id for s in skills]))
     assert json.loads(text) == SEED_003
     again, _ = read_json_library(path)
     assert plan_import(repository, again, origin=origin, source=path.name).changes == 0
@@ -89,13 +89,13 @@ def test_voyager_library_with_version_pile_ups(repository: SkillRepository, tmp_
     assert "folded craftTable, craftTableV2 into craftTableV3" in table.warnings[0]
     apply_plan(repository, plan_import(repository, incoming, origin=origin, source="voyager"))
     # The pile-up is one skill whose history holds V1 and V2 before V3, so diffs show its growth.
-    history = repository.revisions(table.skill.id)
+    history = repository.history.revisions(table.skill.id)
     assert [revision.number for revision in history] == [1, 2, 3]
     assert ["v1" in r.skill().body.instructions for r in history] == [True, False, False]
     assert "v2" in history[1].skill().body.instructions and "v3" in history[2].skill().body.instructions
     assert repository.get(table.skill.id).body == table.skill.body
     mine = next(item for item in incoming if item.skill.name == "mineWoodLog")
-    assert len(repository.revisions(mine.skill.id)) == 1
+    assert len(repository.history.revisions(mine.skill.id)) == 1
     again, _ = read_voyager(root)
     assert plan_import(repository, again, origin=origin, source="voyager").changes == 0
 

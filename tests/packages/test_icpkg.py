@@ -64,7 +64,7 @@ def test_round_trip_keeps_every_skill_exactly_but_provenance(repository: SkillRe
         # quality figures are the package's claim (kept in the extras), not this library's evidence
         expected = skill_to_document(replace(original, provenance=stored.provenance, quality=Quality()), local=False)
         assert skill_to_document(stored, local=False) == expected
-        extras = repository.extras(original.id)
+        extras = repository.extras.get(original.id)
         assert extras.origin == "workshop:kessler/ra1-naval@1.2.0"
         if original.quality != Quality():
             claim = extras.frontmatter["claimed_quality"]
@@ -107,8 +107,8 @@ def test_replace_overwrites_conflicts_and_trashes_what_the_package_dropped(repos
     plan = import_bytes(repository, export_package(newer, replace(META, version="2.0.0")), mode="replace")
     assert plan.count("update") == 1 and plan.count("trash") == 1
     assert repository.get(mine.id).description == "Theirs."
-    assert skills[0].id in {entry.skill_id for entry in repository.trash()}
-    actions = {entry.action for entry in repository.audit()}
+    assert skills[0].id in {entry.skill_id for entry in repository.trash.entries()}
+    actions = {entry.action for entry in repository.history.audit()}
     assert "skill.import" in actions
 
 
@@ -124,7 +124,7 @@ def test_a_failing_write_leaves_the_library_as_it_was(
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("skillstudio.store.repository._extras_row", boom)
+    monkeypatch.setattr("skillstudio.store.extras._extras_row", boom)
     with pytest.raises(RuntimeError):
         apply_plan(repository, plan)
     assert library_state(repository) == before
@@ -239,7 +239,7 @@ def test_skill_md_files_travel_in_packages(repository: SkillRepository, tmp_path
     with Database(tmp_path / "other.db", create=True) as database:
         other = SkillRepository(database, Actor("other"))
         import_bytes(other, (tmp_path / "p.icpkg").read_bytes())
-        extras = other.extras(incoming[0].skill.id)
+        extras = other.extras.get(incoming[0].skill.id)
         assert extras.files == {"scripts/run.py": {"text": "print(1)\n"}} and extras.frontmatter == {"license": "MIT"}
         assert extras.origin == "workshop:kessler/ra1-naval@1.2.0"
 

@@ -62,7 +62,7 @@ def test_marked_finding_no_longer_refuses_a_package_and_is_not_redacted(capsys, 
         repository = SkillRepository(database)
         preview = load_selection(repository, [skill_id])
         assert preview.findings == [] and [f.text for f in preview.dismissed] == ["password=mypassword)"]
-        entries = repository.audit(action="skill.privacy_mark", skill_id=skill_id)
+        entries = repository.history.audit(action="skill.privacy_mark", skill_id=skill_id)
         assert len(entries) == 1 and entries[0].details["note"] == "example code"
         assert entries[0].details["kind"] == "api_key" and entries[0].actor_kind == "human"
 
@@ -101,7 +101,7 @@ def test_only_a_person_may_mark(pdf_library) -> None:
             agent.privacy_marks.unmark(skill_id, finding.path, finding.kind, finding.text)
         assert agent.privacy_marks.marked_many([skill_id]) == {}
         assert load_selection(agent, [skill_id]).findings == [finding]
-        assert agent.audit(action="skill.privacy_mark") == []
+        assert agent.history.audit(action="skill.privacy_mark") == []
 
 
 def test_redaction_keeps_dismissed_findings() -> None:

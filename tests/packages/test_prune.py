@@ -108,6 +108,6 @@ def test_pruning_moves_to_the_trash(repository: SkillRepository) -> None:
     candidates = plan_prune(repository, now=NOW)
     assert [c.skill_id for c in candidates] == [old.id]
     assert apply_prune(repository, candidates) == 1
-    assert [entry.skill_id for entry in repository.trash()] == [old.id]
-    assert repository.restore(old.id) is not None
-    assert "skill.prune" in {entry.action for entry in repository.audit()}
+    assert [entry.skill_id for entry in repository.trash.entries()] == [old.id]
+    assert repository.trash.restore(old.id) is not None
+    assert "skill.prune" in {entry.action for entry in repository.history.audit()}

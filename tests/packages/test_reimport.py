@@ -68,7 +68,9 @@ def test_reimport_keeps_approvals_and_a_change_sends_only_that_skill_back_to_pen
     data = export_package(skills, META)
     import_bytes(repository, data)
     for skill in skills:
-        repository.review(skill.id, ReviewState.APPROVED, comment="ok", version=repository.get(skill.id).version)
+        repository.reviews.review(
+            skill.id, ReviewState.APPROVED, comment="ok", version=repository.get(skill.id).version
+        )
     import_bytes(repository, data)
     import_bytes(repository, data, "replace")
     assert all(repository.get(s.id).review_state is ReviewState.APPROVED for s in skills)
@@ -78,4 +80,4 @@ def test_reimport_keeps_approvals_and_a_change_sends_only_that_skill_back_to_pen
     states = {s.id: repository.get(s.id).review_state for s in skills}
     assert states[skills[1].id] is ReviewState.PENDING
     assert all(state is ReviewState.APPROVED for skill_id, state in states.items() if skill_id != skills[1].id)
-    assert repository.review_decisions(skills[1].id)[-1].state == "pending"
+    assert repository.reviews.decisions(skills[1].id)[-1].state == "pending"

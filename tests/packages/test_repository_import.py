@@ -37,15 +37,15 @@ def test_import_skills_writes_everything_in_one_transaction(repository: SkillRep
     assert repository.get(new.id) == replace(new, version=repository.get(new.id).version)
     assert repository.get(old.id).description == "changed"
     assert repository.get(old.id).quality.success_rate == 0.99  # an import brings its quality
-    assert repository.extras(new.id) == extras and repository.extras(old.id) == extras
-    assert [e.skill_id for e in repository.trash()] == [gone.id]
-    assert repository.revisions(old.id)[-1].action == "import"
-    assert {e.action for e in repository.audit()} >= {"skill.import"}
-    assert repository.ids_with_origin("workshop:p/n@") == sorted([new.id, old.id])
-    repository.empty_trash()
-    repository.delete(new.id)
-    repository.empty_trash()
-    assert repository.extras(new.id) is None
+    assert repository.extras.get(new.id) == extras and repository.extras.get(old.id) == extras
+    assert [e.skill_id for e in repository.trash.entries()] == [gone.id]
+    assert repository.history.revisions(old.id)[-1].action == "import"
+    assert {e.action for e in repository.history.audit()} >= {"skill.import"}
+    assert repository.extras.ids_with_origin("workshop:p/n@") == sorted([new.id, old.id])
+    repository.trash.empty()
+    repository.trash.delete(new.id)
+    repository.trash.empty()
+    assert repository.extras.get(new.id) is None
 
 
 def test_import_skills_refuses_stale_versions_and_changes_nothing(repository: SkillRepository) -> None:

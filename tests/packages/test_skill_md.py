@@ -61,7 +61,7 @@ def test_a_spec_valid_skill_imports_with_files_and_frontmatter(repository: Skill
     assert isinstance(skill.body, Instructions)
     assert skill.name == "pdf-tools" and skill.description == "Fill and merge PDF forms."
     assert skill.body.instructions.startswith("# Do it") and skill.body.tools == ("Read", "Bash")
-    extras = repository.extras(skill.id)
+    extras = repository.extras.get(skill.id)
     assert extras.frontmatter == {
         "license": "Apache-2.0",
         "compatibility": "needs python3",
@@ -75,7 +75,7 @@ def test_lenient_mode_takes_real_world_files_with_warnings(repository: SkillRepo
     messy(tree)
     plan = import_tree(repository, tree)
     assert plan.count("add") == 6
-    by_name = {item.skill.name: repository.extras(item.skill.id) for item in plan.added}
+    by_name = {item.skill.name: repository.extras.get(item.skill.id) for item in plan.added}
     assert any("1500 characters" in w for w in by_name["long-one"].warnings)
     assert any("differs from its folder" in w for w in by_name["other-name"].warnings)
     assert any("comma-separated" in w for w in by_name["commas"].warnings)
@@ -127,7 +127,7 @@ def test_round_trip_through_export(repository: SkillRepository, tree: Path, tmp_
     first = import_tree(repository, tree)
     skills = [repository.get(item.skill.id) for item in first.added]
     out = tmp_path / "exported"
-    warnings = export_skill_tree(skills, out, repository.extras_many([s.id for s in skills]))
+    warnings = export_skill_tree(skills, out, repository.extras.many([s.id for s in skills]))
     assert warnings == []
     assert validate_tree(out) == []  # spec-valid
     assert (out / "pdf-tools" / "scripts" / "fill.py").read_text() == "print('fill')\n"
@@ -141,7 +141,7 @@ def test_round_trip_through_export(repository: SkillRepository, tree: Path, tmp_
         original.description,
         original.body,
     )
-    assert incoming[0].extras.frontmatter == repository.extras(original.id).frontmatter
+    assert incoming[0].extras.frontmatter == repository.extras.get(original.id).frontmatter
     # and importing it back changes nothing
     assert plan_import(repository, incoming, origin="skill-md:skills", source="x").changes == 0
 
@@ -209,10 +209,10 @@ def test_import_keeps_every_file_and_export_writes_them_back_byte_for_byte(
     (folder / "templates" / ".cache.tmp").write_text("editor litter")
     plan = import_tree(repository, root, strict=True)  # extra files are no spec violation
     skill = repository.get(plan.added[0].skill.id)
-    extras = repository.extras(skill.id)
+    extras = repository.extras.get(skill.id)
     assert sorted(extras.files) == sorted(REAL_SKILL_FILES) and extras.warnings == ()
     out = tmp_path / "exported"
-    assert export_skill_tree([skill], out, repository.extras_many([skill.id])) == []
+    assert export_skill_tree([skill], out, repository.extras.many([skill.id])) == []
     assert files_under(out / "pdf") == REAL_SKILL_FILES
     # and the exported folder is the same skill again, files included
     incoming, _origin, _found = read_skill_tree(out, strict=True)

@@ -116,7 +116,7 @@ def test_trashed_skill_is_never_returned(sample: SkillRepository) -> None:
     yak = id_named(sample, YAK)
     for mode in ALL_MODES:
         assert yak in retriever.retrieve(YAK_QUERY, mode=mode, k=100).ids, mode
-    sample.delete(yak, message="gone")
+    sample.trash.delete(yak, message="gone")
     for mode in ALL_MODES:
         result = retriever.retrieve(YAK_QUERY, mode=mode, k=100)
         assert result.used is mode
@@ -132,12 +132,12 @@ def test_review_rejected_skill_is_never_returned(sample: SkillRepository) -> Non
     retriever = Retriever(sample, LocalEmbeddings())
     yak = id_named(sample, YAK)
     retriever.retrieve(YAK_QUERY, k=100)  # the index is loaded before the decision
-    sample.review(yak, ReviewState.REJECTED, comment="unsafe plan", version=sample.get(yak).version)
+    sample.reviews.review(yak, ReviewState.REJECTED, comment="unsafe plan", version=sample.get(yak).version)
     for provider in (LocalEmbeddings(), None):
         for mode in ALL_MODES:
             for candidate in (retriever, Retriever(sample, provider)):
                 assert yak not in candidate.retrieve(YAK_QUERY, mode=mode, k=100).ids, (mode, provider)
-    sample.review(yak, ReviewState.APPROVED, comment="fixed after all", version=sample.get(yak).version)
+    sample.reviews.review(yak, ReviewState.APPROVED, comment="fixed after all", version=sample.get(yak).version)
     for mode in ALL_MODES:
         assert yak in retriever.retrieve(YAK_QUERY, mode=mode, k=100).ids, mode
 

@@ -246,12 +246,12 @@ def test_index_follows_every_writer_without_reloading(repository: SkillRepositor
     assert top() == ids["b"]
 
     # trashed: gone at once
-    repository.delete(ids["b"])
+    repository.trash.delete(ids["b"])
     assert ids["b"] not in retriever.retrieve("air", mode=Mode.SEMANTIC, k=10).ids
     assert top() == ids["a"]
 
     # rejected by review: gone at once
-    repository.review(ids["a"], ReviewState.REJECTED, comment="no", version=repository.get(ids["a"]).version)
+    repository.reviews.review(ids["a"], ReviewState.REJECTED, comment="no", version=repository.get(ids["a"]).version)
     assert ids["a"] not in retriever.retrieve("air", mode=Mode.SEMANTIC, k=10).ids
 
     # another process writes a vector into the same file
@@ -274,7 +274,7 @@ def test_index_follows_every_writer_without_reloading(repository: SkillRepositor
     assert index.similarities(np.array([1, 0, 0, 0], np.float32), game_module="td").ids == [ids["d"]]
 
     # restored from the trash, with its vector
-    repository.restore(ids["b"])
+    repository.trash.restore(ids["b"])
     assert top(game_module="ra1") == ids["b"]
 
     assert len(count_full_loads) == 1  # all of the above by replaying the change log
@@ -294,7 +294,7 @@ def test_index_reloads_when_the_change_log_was_pruned(
     assert len(count_full_loads) == 1
     cursor = index._cursor
 
-    repository.delete(ids["a"])
+    repository.trash.delete(ids["a"])
     with engine(repository) as connection:
         connection.execute(
             "INSERT INTO skill_embeddings(skill_id, embedding, model_id) VALUES (?, ?, ?)",
@@ -369,7 +369,7 @@ def test_an_engine_written_vector_without_meta_is_trusted(repository: SkillRepos
     provider = AxisProvider()
     run(repository, provider)
     assert "air" not in provider.texts()  # the engine's vector was not recomputed...
-    assert repository.embedding(ids["a"]) == (engine_blob, MODEL)  # ...nor overwritten
+    assert repository.embeddings.get(ids["a"]) == (engine_blob, MODEL)  # ...nor overwritten
     info = repository.embeddings.info(ids["a"])
     assert info is not None and info.current and info.embedded_at is None
     status = repository.embeddings.status(MODEL)
@@ -391,7 +391,7 @@ def test_put_many_skips_skills_deleted_meanwhile(repository: SkillRepository) ->
     class DeletingProvider(AxisProvider):
         def embed(self, texts: Sequence[str]) -> np.ndarray:
             if not self.calls:
-                other_writer.delete(victim, message="deleted while embedding")
+                other_writer.trash.delete(victim, message="deleted while embedding")
             return super().embed(texts)
 
     progress = run(repository, DeletingProvider())
@@ -464,20 +464,20 @@ def test_embedding_is_resumable_and_never_duplicates(repository: SkillRepository
 
 def test_storing_vectors_writes_no_revision_and_one_audit_entry_per_batch(repository: SkillRepository) -> None:
     ids = make_skills(repository, {k: f"{k} air" for k in "abcdefg"})
-    revisions = {skill_id: len(repository.revisions(skill_id)) for skill_id in ids.values()}
+    revisions = {skill_id: len(repository.history.revisions(skill_id)) for skill_id in ids.values()}
     versions = {skill_id: repository.get(skill_id).version for skill_id in ids.values()}
     run(repository, AxisProvider(), batch=3)
-    entries = repository.audit(action="skill.embed")
+    entries = repository.history.audit(action="skill.embed")
     assert len(entries) == 3
     assert sorted(entry.details["count"] for entry in entries) == [1, 3, 3]
     assert all(entry.details["model_id"] == MODEL and entry.revision is None for entry in entries)
-    assert {skill_id: len(repository.revisions(skill_id)) for skill_id in ids.values()} == revisions
+    assert {skill_id: len(repository.history.revisions(skill_id)) for skill_id in ids.values()} == revisions
     assert {skill_id: repository.get(skill_id).version for skill_id in ids.values()} == versions
     # a single vector through the repository: one entry, naming the skill, still no revision
-    repository.set_embedding(ids["a"], axis(1, 0, 0, 0), MODEL)
-    entries = repository.audit(action="skill.embed")
+    repository.embeddings.put(ids["a"], axis(1, 0, 0, 0), MODEL)
+    entries = repository.history.audit(action="skill.embed")
     assert len(entries) == 4 and entries[0].skill_id == ids["a"]
-    assert len(repository.revisions(ids["a"])) == revisions[ids["a"]]
+    assert len(repository.history.revisions(ids["a"])) == revisions[ids["a"]]
     info = repository.embeddings.info(ids["a"])
     assert info is not None and info.current
     assert description_hash("a air") == description_hash(repository.get(ids["a"]).description)

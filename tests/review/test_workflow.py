@@ -19,7 +19,7 @@ from skillstudio.library import create_library
 from skillstudio.model import Confidence, Quality, ReviewState, SourceKind
 from skillstudio.packages.export import load_selection
 from skillstudio.review import approve, change_since_approved, pending_queue, reject, request_changes
-from skillstudio.store import Actor, ConflictError, Database, ImportItem, SkillRepository
+from skillstudio.store import Actor, AuditAction, ConflictError, Database, ImportItem, QualityOutcome, SkillRepository
 from skillstudio.store.migrations import LATEST_VERSION
 from tests.factories import ai_skill, content_skill, example_skill
 
@@ -38,13 +38,15 @@ def test_decisions_are_recorded_with_reviewer_time_and_comment(repository: Skill
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
     request_changes(repository, skill.id, "say which map", version=skill.version)
     approve(repository, skill.id, "good now", version=skill.version)
-    decisions = repository.review_decisions(skill.id)
+    decisions = repository.reviews.decisions(skill.id)
     assert [(d.state, d.reviewer, d.comment) for d in decisions] == [
         ("changes_requested", "tester", "say which map"),
         ("approved", "tester", "good now"),
     ]
-    assert decisions[-1].at.endswith("Z") and decisions[-1].revision == repository.revisions(skill.id)[-1].number
-    entry = repository.audit(action="skill.review")[0]
+    assert (
+        decisions[-1].at.endswith("Z") and decisions[-1].revision == repository.history.revisions(skill.id)[-1].number
+    )
+    entry = repository.history.audit(action="skill.review")[0]
     assert (
         entry.details == {"state": "approved", "comment": "good now", "version": skill.version}
         and entry.actor_kind == "human"
@@ -78,14 +80,16 @@ def test_change_since_last_approval(repository: SkillRepository) -> None:
 def test_audit_records_every_kind_of_action(repository: SkillRepository, tmp_path: Path) -> None:
     skill = repository.create(ai_skill())
     edited = repository.update(replace(skill, tags=("x",)))
-    repository.review(skill.id, ReviewState.APPROVED, comment="ok", version=edited.version)
-    repository.set_quality(skill.id, Quality(10, 0.8, None, Confidence.ESTABLISHED), action="skill.promote")
+    repository.reviews.review(skill.id, ReviewState.APPROVED, comment="ok", version=edited.version)
+    repository.evidence.set_quality(
+        skill.id, QualityOutcome(Quality(10, 0.8, None, Confidence.ESTABLISHED), AuditAction.PROMOTE)
+    )
     repository.import_skills([ImportItem(example_skill())])
-    repository.delete(skill.id)
-    repository.restore(skill.id)
+    repository.trash.delete(skill.id)
+    repository.trash.restore(skill.id)
     agent = AgentSkillTool(repository, "agent-7")
     made = agent.skill_create("Agent skill", "d", "i")
-    actions = {e.action for e in repository.audit()}
+    actions = {e.action for e in repository.history.audit()}
     assert actions >= {
         "skill.create",
         "skill.update",
@@ -95,10 +99,13 @@ def test_audit_records_every_kind_of_action(repository: SkillRepository, tmp_pat
         "skill.delete",
         "skill.restore",
     }
-    assert {e.actor for e in repository.audit(skill_id=made["id"])} == {"agent-7"}
-    assert repository.audit(actor="agent-7")[0].actor_kind == "agent"
-    rows = list(csv.reader(io.StringIO(audit_csv(repository.audit()))))
-    assert rows[0][:5] == ["id", "at", "actor", "actor_kind", "action"] and len(rows) == len(repository.audit()) + 1
+    assert {e.actor for e in repository.history.audit(skill_id=made["id"])} == {"agent-7"}
+    assert repository.history.audit(actor="agent-7")[0].actor_kind == "agent"
+    rows = list(csv.reader(io.StringIO(audit_csv(repository.history.audit()))))
+    assert (
+        rows[0][:5] == ["id", "at", "actor", "actor_kind", "action"]
+        and len(rows) == len(repository.history.audit()) + 1
+    )
 
 
 def test_rejected_skills_are_kept_but_never_exported(repository: SkillRepository) -> None:
@@ -152,12 +159,12 @@ def test_an_approval_never_lands_on_content_the_reviewer_did_not_see(repository:
         approve(repository, skill.id, "looks fine", version=seen.version)
     assert f"you read version {seen.version}" in str(conflict.value)
     assert f"now holds version {changed.version}" in str(conflict.value)
-    assert repository.get(skill.id).review_state is ReviewState.PENDING and repository.review_decisions(skill.id) == []
+    assert repository.get(skill.id).review_state is ReviewState.PENDING and repository.reviews.decisions(skill.id) == []
     with pytest.raises(TypeError):
-        repository.review(skill.id, ReviewState.APPROVED, comment="no version")  # type: ignore[call-arg]
+        repository.reviews.review(skill.id, ReviewState.APPROVED, comment="no version")  # type: ignore[call-arg]
     approved = approve(repository, skill.id, "seen it now", version=changed.version)
     assert approved.review_state is ReviewState.APPROVED
-    assert repository.audit(action="skill.review")[0].details["version"] == changed.version
+    assert repository.history.audit(action="skill.review")[0].details["version"] == changed.version
 
 
 def test_cli_decides_on_the_version_it_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ import pytest
 from skillstudio.library import create_library
 from skillstudio.model import Confidence, Domain
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, body_hash
+from skillstudio.store import Actor, Database, QualityOutcome, SkillQuery, SkillRepository, body_hash
 from skillstudio.verification import dashboard_data as dd
 from skillstudio.verification.runner import collect, verify
 from skillstudio.verification.stats import wilson
@@ -28,7 +28,7 @@ def sample(tmp_path: Path):
 def test_tier_distribution_counts_every_filtered_skill_once(sample: SkillRepository) -> None:
     groups = dd.tier_distribution(sample)
     assert sum(g.total for g in groups) == sample.count()
-    stats = sample.stats()
+    stats = sample.facets.stats()
     for tier in dd.TIERS:
         assert sum(g.counts[tier] for g in groups) == stats.by_confidence.get(tier, 0)
     td = dd.tier_distribution(sample, SkillQuery(game_modules=("td",), domains=(Domain.AI_STRATEGY,)))
@@ -83,7 +83,7 @@ def test_content_history_tracks_completion_and_mean_rating(sample: SkillReposito
     ]
     earlier = dd.content_history(sample, skill.id)
     for record in records:
-        sample.set_quality(skill.id, sample.get(skill.id).quality, record=record)
+        sample.evidence.set_quality(skill.id, QualityOutcome(sample.get(skill.id).quality), record=record)
     points = dd.content_history(sample, skill.id)
     assert points[: len(earlier)] == earlier and len(points) == len(earlier) + 2
     plays = (earlier[-1].plays if earlier else 0) + 4 + 2

@@ -72,4 +72,4 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, capsys) 
         for skill in playable_skills(count):
             assert repository.get(skill.id).quality.verification_count == reference_quality[skill.id].verification_count
             assert repository.get(skill.id).quality.confidence == reference_quality[skill.id].confidence
-            assert len(repository.verifications(skill.id)) == 1  # applied once, never twice
+            assert len(repository.evidence.verifications(skill.id)) == 1  # applied once, never twice

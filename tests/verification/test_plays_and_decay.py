@@ -9,7 +9,7 @@ import pytest
 
 from skillstudio.model import Confidence, Quality, ValidationError
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, Database, SkillRepository, body_hash
+from skillstudio.store import Actor, Database, QualityOutcome, SkillRepository, body_hash
 from skillstudio.store.runs import RunStore
 from skillstudio.verification import VerificationPolicy
 from skillstudio.verification.plays import record_plays
@@ -38,7 +38,7 @@ def test_record_is_idempotent_and_applies_the_content_rules(repository: SkillRep
     assert "candidate" in result.reason
     again = record_plays(first, repository)
     assert (again.results, again.already_imported) == ((), 2)
-    assert len(repository.verifications(skill.id)) == 1
+    assert len(repository.evidence.verifications(skill.id)) == 1
     # the same two lines again plus two new plays (identical lines are distinct plays by position)
     second = write_plays(
         tmp_path / "more.jsonl",
@@ -56,9 +56,9 @@ def test_record_is_idempotent_and_applies_the_content_rules(repository: SkillRep
     assert stored.quality.confidence is Confidence.ESTABLISHED and result.action == "skill.promote"
     assert stored.quality.success_rate == pytest.approx(0.75)
     assert record_plays(second, repository).results == ()
-    record = repository.verifications(skill.id)[-1]
+    record = repository.evidence.verifications(skill.id)[-1]
     assert record.kind is EvidenceKind.PLAY and record.body_hash == body_hash(stored)
-    assert repository.audit(skill_id=skill.id)[0].action == "skill.promote"
+    assert repository.history.audit(skill_id=skill.id)[0].action == "skill.promote"
     assert RunStore(repository.database).interval(skill.id)[:2] == (3, 4)
 
 
@@ -95,7 +95,7 @@ def test_invalid_files_are_refused_whole(repository: SkillRepository, tmp_path: 
         "line 7",
     ):
         assert where in text
-    assert repository.verifications(skill.id) == []
+    assert repository.evidence.verifications(skill.id) == []
 
 
 @pytest.fixture
@@ -123,7 +123,9 @@ def proven_library(tmp_path: Path):
             engine_version="1.0.0+ra1.1.x",
             body_hash=body_hash(skills[2]),
         )
-        repository.set_quality(skills[2].id, repository.get(skills[2].id).quality, record=current)
+        repository.evidence.set_quality(
+            skills[2].id, QualityOutcome(repository.get(skills[2].id).quality), record=current
+        )
         yield database
 
 
@@ -147,8 +149,8 @@ def test_decay(proven_library: Database, proven_rate: float, after: str) -> None
         skill = repository.get(result.skill_id)
         assert skill.quality.confidence.value == after
         assert skill.quality.verification_count == 12  # only the new engine's games count
-        assert len(repository.verifications(skill.id)) == 2  # nothing deleted
-        assert repository.audit(skill_id=skill.id)[0].action == (
+        assert len(repository.evidence.verifications(skill.id)) == 2  # nothing deleted
+        assert repository.history.audit(skill_id=skill.id)[0].action == (
             "skill.demote" if after == "tentative" else "skill.verify"
         )
     # afterwards, a verify no longer credits the old engine's 42 games either

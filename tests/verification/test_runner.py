@@ -10,7 +10,15 @@ import pytest
 
 from skillstudio.model import Confidence, Quality
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, Database, SkillRepository, body_hash
+from skillstudio.store import (
+    Actor,
+    AuditAction,
+    Database,
+    QualityOutcome,
+    SkillRepository,
+    SuccessInterval,
+    body_hash,
+)
 from skillstudio.store.runs import RunStore
 from skillstudio.verification.runner import (
     Progress,
@@ -62,11 +70,11 @@ def test_events_persistence_and_quality(library: Database) -> None:
         assert skill.quality.verification_count == result.counts.decided
         assert skill.quality.success_rate == pytest.approx(result.counts.wins / result.counts.decided)
         assert skill.quality.confidence.value == result.after
-        [record] = repository.verifications(skill.id)
+        [record] = repository.evidence.verifications(skill.id)
         assert record.body_hash == body_hash(skill) and record.opponent == HARD
-        audit = repository.audit(skill_id=skill.id)
+        audit = repository.history.audit(skill_id=skill.id)
         assert audit[0].action == result.action and audit[0].details["wilson_95"] == result.interval.as_list()
-        assert repository.revisions(skill.id)[-1].action == result.action.removeprefix("skill.")
+        assert repository.history.revisions(skill.id)[-1].action == result.action.removeprefix("skill.")
         successes, trials, low, high = store.interval(skill.id)
         assert (successes, trials) == (result.counts.wins, result.counts.decided)
         assert [round(low, 4), round(high, 4)] == result.interval.as_list()
@@ -104,7 +112,7 @@ def test_cancel_then_resume_completes_with_the_same_games(tmp_path: Path) -> Non
         assert outcomes(database, run_id) == reference
         # each skill was applied exactly once
         repository = SkillRepository(database)
-        assert all(len(repository.verifications(s.id)) == 1 for s in playable_skills(3))
+        assert all(len(repository.evidence.verifications(s.id)) == 1 for s in playable_skills(3))
         assert collect(run_verification(database, run_id)).message == "already finished"
 
 
@@ -127,7 +135,9 @@ def test_a_changed_body_gets_no_credit(library: Database) -> None:
     old = VerificationRecord(
         "2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 30, 0, opponent=HARD, body_hash="f" * 64
     )
-    repository.set_quality(skill.id, Quality(30, 1.0, None, Confidence.PROVEN, old.recorded_at), record=old)
+    repository.evidence.set_quality(
+        skill.id, QualityOutcome(Quality(30, 1.0, None, Confidence.PROVEN, old.recorded_at)), record=old
+    )
     [first] = collect(verify(library, [repository.get(skill.id)], opponent=HARD, games=6, seed=2)).results
     assert first.credited and first.verification_count == 6  # the 30 games of another body give nothing
     assert repository.get(skill.id).quality.verification_count == 6
@@ -141,7 +151,7 @@ def test_a_changed_body_gets_no_credit(library: Database) -> None:
     repository.update(replace(repository.get(skill.id), body=skill.body))
     [third] = collect(run_verification(library, run_id)).results
     assert not third.credited and "body changed" in third.reason and third.counts.played == 0
-    assert len(repository.verifications(skill.id)) == 3
+    assert len(repository.evidence.verifications(skill.id)) == 3
 
 
 def test_other_opponent_is_recorded_without_credit(library: Database) -> None:
@@ -150,7 +160,7 @@ def test_other_opponent_is_recorded_without_credit(library: Database) -> None:
     assert not result.credited and "reference opponent" in result.reason
     repository = SkillRepository(library)
     assert repository.get(skill.id).quality.verification_count == 0
-    assert repository.verifications(skill.id)[0].opponent == "IC Default Easy"
+    assert repository.evidence.verifications(skill.id)[0].opponent == "IC Default Easy"
 
 
 def test_unknown_opponent_and_bad_arguments(library: Database) -> None:
@@ -160,24 +170,28 @@ def test_unknown_opponent_and_bad_arguments(library: Database) -> None:
         start_run(library, skills_of(library), opponent=HARD, games=0)
 
 
-def test_set_quality_is_one_transaction(library: Database) -> None:
+def test_set_quality_is_one_transaction(library: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     repository = SkillRepository(library, Actor("tester"))
     skill = skills_of(library)[0]
 
-    def boom(_session) -> None:
+    def boom(*_args: object) -> None:
         raise RuntimeError("disk full")
 
+    # The interval is written after the evidence and the quality columns: a failure there
+    # must take them back too.
+    monkeypatch.setattr("skillstudio.store.evidence.write_interval", boom)
+    outcome = QualityOutcome(
+        Quality(9, 0.9, None, Confidence.ESTABLISHED, None),
+        AuditAction.PROMOTE,
+        interval=SuccessInterval(9, 10, 0.6, 0.98),
+    )
     with pytest.raises(RuntimeError):
-        repository.set_quality(
-            skill.id,
-            Quality(9, 0.9, None, Confidence.ESTABLISHED, None),
-            action="skill.promote",
-            record=VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 9, 1),
-            within=boom,
+        repository.evidence.set_quality(
+            skill.id, outcome, record=VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 9, 1)
         )
     assert repository.get(skill.id).quality == skill.quality
-    assert repository.verifications(skill.id) == []
-    assert [a.action for a in repository.audit(skill_id=skill.id)] == ["skill.create"]
+    assert repository.evidence.verifications(skill.id) == []
+    assert [a.action for a in repository.history.audit(skill_id=skill.id)] == ["skill.create"]
 
 
 def test_skill_results_are_events(library: Database) -> None:
@@ -192,7 +206,9 @@ def test_a_verify_batch_demotes_only_when_the_policy_says_so(library: Database, 
     repository = SkillRepository(library, Actor("tester"))
     skill = skills_of(library)[0]
     # Proven on paper, with no credited evidence behind it: new games cannot support Proven.
-    repository.set_quality(skill.id, Quality(40, 0.9, None, Confidence.PROVEN), action="skill.verify", message="setup")
+    repository.evidence.set_quality(
+        skill.id, QualityOutcome(Quality(40, 0.9, None, Confidence.PROVEN), AuditAction.VERIFY, "setup")
+    )
     policy = VerificationPolicy(demote_on_verify=demote_on_verify)
     collect(verify(library, [repository.get(skill.id)], opponent=HARD, games=6, seed=1, policy=policy))
     after = repository.get(skill.id).confidence

@@ -1,6 +1,6 @@
-"""The verification dashboard (issue 6): plots of verification evidence and batches run on a
-worker thread. ``attach_dashboard(window)`` adds it to the main window as a dock."""
+"""The verification dashboard (issue 6): plots of verification evidence and batches run off the
+GUI thread. ``QtDashboard(state)`` is a dock the main window places under the browser."""
 
-from skillstudio.gui.dashboard.qt_dashboard import QtDashboard, attach_dashboard
+from skillstudio.gui.dashboard.qt_dashboard import QtDashboard
 
-__all__ = ["QtDashboard", "attach_dashboard"]
+__all__ = ["QtDashboard"]

@@ -1,21 +1,33 @@
-"""The verification dashboard: plots that follow the browser, and batches run on a worker thread.
+"""The verification dashboard: plots that follow the browser, and batches run off the GUI thread.
 
-``QtDashboard(window)`` lives in a dock beside the browser. It reads the browser's filter
-(``window.current_query()``) and selection (``window.selected_ids()``); its data is computed by
-:mod:`skillstudio.verification.dashboard_data` on a worker thread and plotted in place. A batch
-runs on a :class:`~skillstudio.gui.dashboard.verify_worker.VerifyThread`; the batch panel shows
-its progress (throttled), and when it ends the browser, the detail pane and the plots reload
-from the library.
+``QtDashboard(state)`` is a dock the main window places under the browser. It follows the
+:class:`~skillstudio.gui.browser_state.BrowserState`, and reaches into no other widget:
+
+- the query and the selection say what to plot. The data is computed by
+  :mod:`skillstudio.verification.dashboard_data` through one ``LatestOnly`` loader and applied
+  one plot per event-loop turn;
+- ``library_changed``: changes to what the plots show (quality, runs, membership, content)
+  reload them; a running batch's own changes, one per skill applied, at most every
+  ``REFRESH_DURING_BATCH_MS``;
+- ``library_opened``: a batch on the previous library is cancelled and waited for, then
+  everything about that library is forgotten (the last batch's summary, the live plot).
+
+A batch is the core runner driven by :func:`~skillstudio.gui.dashboard.verify_worker.batch_events`
+in the dashboard's own ``Tasks``: not the browser's write queue, since a batch runs for minutes
+and the browser's edits must not wait behind it. Its writes name the dashboard as initiator.
+The main window adds :attr:`QtDashboard.menu` to its menu bar and asks :meth:`QtDashboard.can_close`
+before it closes (during a batch, the dashboard asks the user).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -23,6 +35,7 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -30,66 +43,36 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.dashboard.qt_plots import (
     QtContentPlot,
     QtHistogramPlot,
     QtLiveRatePlot,
     QtOpponentPlot,
+    QtPlotPanel,
     QtSuccessHistoryPlot,
     QtTierPlot,
 )
 from skillstudio.gui.dashboard.qt_runs_dialog import QtRunsDialog
 from skillstudio.gui.dashboard.qt_verify_dialog import QtVerifyDialog
-from skillstudio.gui.dashboard.verify_worker import BatchOptions, BatchOutcome, VerifyThread
+from skillstudio.gui.dashboard.verify_worker import BatchOptions, BatchOutcome, BatchUpdate, batch_events
+from skillstudio.gui.workers import LatestOnly, Tasks, readable, show_error
 from skillstudio.model import Domain
-from skillstudio.store import LibraryError, SkillQuery, SkillRepository
+from skillstudio.store import AuditAction, ChangeKind, LibraryChange, SkillRepository, initiated_by
 from skillstudio.store.runs import RunStore
 from skillstudio.verification.dashboard_data import Snapshot, snapshot
-from skillstudio.verification.runner import Progress, RunStarted, SkillResult
+from skillstudio.verification.runner import Progress, RunStarted
+
+log = logging.getLogger(__name__)
 
 REFRESH_DEBOUNCE_MS = 250
-ROWS_DURING_BATCH_MS = 2000  # how often the browser's rows of applied skills repaint during a batch
-_BATCH_ACTIONS = frozenset({"skill.verify", "skill.promote", "skill.demote"})
-_TIER_RANK = {"tentative": 0, "established": 1, "proven": 2}
-
-
-# --- loading the plots' data off the GUI thread ---------------------------------------------------
-
-
-class _LoadSignals(QObject):
-    loaded = Signal(int, object)  # generation, Snapshot
-    failed = Signal(int, str)
-
-
-class _LoadTask(QRunnable):
-    def __init__(
-        self,
-        repository: SkillRepository,
-        query: SkillQuery,
-        selected: list[str],
-        generation: int,
-        signals: _LoadSignals,
-    ) -> None:
-        super().__init__()
-        self.repository, self.query, self.selected, self.generation, self.signals = (
-            repository,
-            query,
-            selected,
-            generation,
-            signals,
-        )
-
-    def run(self) -> None:
-        try:
-            data = snapshot(self.repository, self.query, self.selected)
-        except (LibraryError, ValueError) as error:
-            self.signals.failed.emit(self.generation, str(error))
-            return
-        except Exception as error:  # noqa: BLE001 - a closed library while loading: show nothing new
-            self.signals.failed.emit(self.generation, f"{type(error).__name__}: {error}")
-            return
-        self.signals.loaded.emit(self.generation, data)
+REFRESH_DURING_BATCH_MS = 2000  # how often the plots reload while a batch applies skill after skill
+BATCH_STOP_TIMEOUT_MS = 120_000  # a chunk in flight finishes before the runner sees Cancel
+SELECTED_FOR_PLOTS = 50  # the snapshot draws the first few; a huge selection need not be copied
+PLOTTED = ChangeKind.QUALITY | ChangeKind.RUNS | ChangeKind.MEMBERSHIP | ChangeKind.CONTENT
+IDLE_TITLE = "<b>No batch running.</b> Select skills and use Verify › Verify Selection… (Ctrl+Shift+B)."
 
 
 # --- the batch panel ------------------------------------------------------------------------------
@@ -109,9 +92,7 @@ class QtBatchPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(
-            "<b>No batch running.</b> Select skills and use Verify › Verify Selection… (Ctrl+Shift+B).", self
-        )
+        self.title = QLabel(IDLE_TITLE, self)
         self.bar = QProgressBar(self)
         self.bar.setFormat("%v / %m games")
         self.bar.setRange(0, 1)
@@ -149,6 +130,21 @@ class QtBatchPanel(QWidget):
         self._tick = QTimer(self, interval=1000)
         self._tick.timeout.connect(self._show_figures)
 
+    def reset(self) -> None:
+        """Back to "no batch" (another library: the last batch's summary is about the previous one)."""
+        self._tick.stop()
+        self.title.setText(IDLE_TITLE)
+        self.figures.setText("")
+        self.summary.setText("")
+        self.summary.setToolTip("")
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.setText("Cancel")
+        self.started_at = 0.0
+        self.done = self.done_at_start = self.total = 0
+        self.counts = (0, 0, 0, 0)
+
     def begin(self, text: str) -> None:
         self.title.setText(f"<b>{text}</b>")
         self.summary.setText("")
@@ -184,10 +180,10 @@ class QtBatchPanel(QWidget):
         played = self.done - self.done_at_start
         rate = played / elapsed if elapsed > 0 else 0.0
         remaining = (self.total - self.done) / rate if rate > 0 else None
-        w, l, d, e = self.counts
+        wins, losses, draws, errors = self.counts
         self.figures.setText(
             f"elapsed {_clock(elapsed)} · remaining {'~' + _clock(remaining) if remaining is not None else '…'} · "
-            f"{rate:,.0f} games/s · W {w:,}  L {l:,}  D {d:,}  E {e:,}"
+            f"{rate:,.0f} games/s · W {wins:,}  L {losses:,}  D {draws:,}  E {errors:,}"
         )
 
     def end(self, title: str, summary: str) -> None:
@@ -204,74 +200,109 @@ class QtBatchPanel(QWidget):
 
 @dataclass
 class _Batch:
-    thread: VerifyThread
+    cancel: threading.Event  # the runner's own cancel token: it stops between chunks
     run_id: str | None = None
 
 
 # --- the dashboard --------------------------------------------------------------------------------
 
 
-class QtDashboard(QWidget):
+class QtDashboard(QDockWidget):
     """Plots following the browser's filter and selection, the batch panel, Verify and Runs."""
 
+    batch_progress = Signal(object)  # BatchUpdate, throttled in the worker
     batch_finished = Signal(object)  # BatchOutcome, or None when the batch failed
-    data_loaded = Signal()
+    data_loaded = Signal()  # the plots show the answer to the latest refresh
 
-    def __init__(self, window: Any) -> None:  # a QtMainWindow
-        super().__init__(window)
-        self.window_ = window
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
+        super().__init__("Verification dashboard", parent)
+        self.setObjectName("dashboard_dock")
+        self.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
+        self.state = state
         self.batch: _Batch | None = None
         self.last_outcome: BatchOutcome | None = None
-        self.last_message: QMessageBox | None = None
         self.snapshot: Snapshot | None = None
-        self.loads = 0  # snapshots applied (tests)
+        self._options = BatchOptions()  # the Verify dialog starts from the last batch's options
+        self._selected_count = 0
+        self._notice: QMessageBox | None = None  # the last batch's engine-error report, if open
 
-        self.verify_button = QPushButton("Verify Selection…", self)
+        body = QWidget(self)
+        self.verify_button = QPushButton("Verify Selection…", body)
         self.verify_button.clicked.connect(self.verify_selection)
-        self.runs_button = QPushButton("Runs…", self)
+        self.runs_button = QPushButton("Runs…", body)
         self.runs_button.clicked.connect(self.show_runs)
-        self.following = QLabel("", self)
+        self.following = QLabel("", body)
         self.following.setStyleSheet("color: #555;")
         top = QHBoxLayout()
         top.addWidget(self.following, 1)
         top.addWidget(self.verify_button)
         top.addWidget(self.runs_button)
 
-        self.panel = QtBatchPanel(self)
+        self.panel = QtBatchPanel(body)
         self.panel.cancel_requested.connect(self.cancel_batch)
-        self.history_plot = QtSuccessHistoryPlot(self)
-        self.opponent_plot = QtOpponentPlot(self)
-        self.content_plot = QtContentPlot(self)
-        self.tier_plot = QtTierPlot(self)
-        self.histogram_plot = QtHistogramPlot(self)
-        self.live_plot = QtLiveRatePlot(self)
+        self.history_plot = QtSuccessHistoryPlot(body)
+        self.opponent_plot = QtOpponentPlot(body)
+        self.content_plot = QtContentPlot(body)
+        self.tier_plot = QtTierPlot(body)
+        self.histogram_plot = QtHistogramPlot(body)
+        self.live_plot = QtLiveRatePlot(body)
         grid = QGridLayout()
         grid.setSpacing(6)
         for index, plot in enumerate(self.plots()):
             grid.addWidget(plot, index // 3, index % 3)
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(body)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.panel)
         layout.addLayout(grid, 1)
+        # Scrollable, so the plots' minimum sizes never squeeze the browser on a small screen.
+        scroller = QScrollArea(self)
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidget(body)
+        self.setWidget(scroller)
 
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._generation = 0
-        self._signals = _LoadSignals(self)
-        self._signals.loaded.connect(self._apply_snapshot)
-        self._signals.failed.connect(self._load_failed)
+        self._loader = LatestOnly(self, self._apply_snapshot, self._load_failed)
+        self._batches = Tasks(self, threads=1)
         self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_DEBOUNCE_MS)
         self._refresh_timer.timeout.connect(self.refresh)
-        self._pending_updates: list = []  # type: ignore[type-arg]
+        self._batch_refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_DURING_BATCH_MS)
+        self._batch_refresh_timer.timeout.connect(self.refresh)
+        self._pending_updates: list[Callable[[], None]] = []
         self._step_timer = QTimer(self, singleShot=True, interval=0)
         self._step_timer.timeout.connect(self._next_update)
-        self._connections: list[tuple[Any, Any]] = []
-        self._changed_rows: set[str] = set()
-        self._rows_timer = QTimer(self, singleShot=True, interval=ROWS_DURING_BATCH_MS)
-        self._rows_timer.timeout.connect(self._repaint_changed_rows)
+        self._build_actions()
 
-    def plots(self) -> list:  # type: ignore[type-arg]
+        # Bound methods, not lambdas: Qt disconnects them if the dashboard goes before the state.
+        state.query_changed.connect(self._on_browsing_changed)
+        state.selection_changed.connect(self._on_browsing_changed)
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
+        if state.repository is not None:
+            self.schedule_refresh()
+
+    def _build_actions(self) -> None:
+        self.verify_action = QAction("&Verify Selection…", self)
+        self.verify_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
+        self.verify_action.setStatusTip(
+            "Play the selected AI skills (or all filtered) headless and apply the promotion policy"
+        )
+        self.verify_action.triggered.connect(lambda _checked=False: self.verify_selection())
+        self.cancel_action = QAction("&Cancel Batch", self)
+        self.cancel_action.triggered.connect(lambda _checked=False: self.cancel_batch())
+        self.runs_action = QAction("&Runs…", self)
+        self.runs_action.setStatusTip("Past verification runs; resume one that did not finish")
+        self.runs_action.triggered.connect(lambda _checked=False: self.show_runs())
+        self.toggle_action = self.toggleViewAction()
+        self.toggle_action.setText("&Dashboard")
+        self.toggle_action.setShortcut(QKeySequence("Ctrl+D"))
+        self.menu = QMenu("Ve&rify", self)  # the main window adds it to its menu bar
+        self.menu.addActions([self.verify_action, self.cancel_action, self.runs_action])
+        self.menu.addSeparator()
+        self.menu.addAction(self.toggle_action)
+        self._update_actions()
+
+    def plots(self) -> list[QtPlotPanel]:
         return [
             self.history_plot,
             self.opponent_plot,
@@ -283,96 +314,95 @@ class QtDashboard(QWidget):
 
     # --- following the browser ---------------------------------------------------------------------
 
-    def install(self, repository: SkillRepository) -> None:
-        """The window shows another library (or the first one): stop a batch on the old one,
-        follow the new model and selection."""
-        del repository  # always read as window.repository, which ask_user_name may replace
-        if self.batch is not None:
-            self.cancel_batch(wait=True)
-        for signal, slot in self._connections:
-            try:
-                signal.disconnect(slot)
-            except (RuntimeError, TypeError):
-                pass
-        window = self.window_
-        self._connections = [
-            (window.model.query_finished, self.schedule_refresh),
-            (window.table.selectionModel().selectionChanged, self._on_selection_changed),
-        ]
-        for signal, slot in self._connections:
-            signal.connect(slot)
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        """Another library: finish with the previous one (it is about to close), forget it, show this one."""
+        self.cancel_batch(wait=True)  # its games so far are kept; Resume finishes it in that library
+        self._stop_loading()
+        self.last_outcome = None
+        self.snapshot = None
+        self.following.setText("")
+        self.panel.reset()
+        self.live_plot.reset([], {})
+        if self._notice is not None and isValid(self._notice):  # closing deletes it
+            self._notice.close()
+        self._notice = None
         self.schedule_refresh()
 
-    def _on_selection_changed(self, *_args: Any) -> None:
+    def _on_browsing_changed(self, _query_or_selection: object) -> None:
+        self.schedule_refresh()
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        if not change.touches(PLOTTED):
+            return
+        if self.batch is not None and change.started_by(self):
+            # One change per skill the batch applies: reload every few seconds, not per skill.
+            if not self._batch_refresh_timer.isActive():
+                self._batch_refresh_timer.start()
+            return
         self.schedule_refresh()
 
     def schedule_refresh(self) -> None:
         self._refresh_timer.start()
 
+    @property
+    def loading(self) -> bool:
+        """Whether the plots are about to change: a reload is due, running, or being applied."""
+        return self._refresh_timer.isActive() or self._loader.loading or self._step_timer.isActive()
+
     def refresh(self) -> None:
-        """Reload the plots' data for the current filter and selection, off the GUI thread."""
+        """Reload the plots' data for the browser's query and selection, off the GUI thread."""
         self._refresh_timer.stop()
-        window = self.window_
-        if window.repository is None:
+        self._batch_refresh_timer.stop()
+        repository = self.state.repository
+        if repository is None:
             return
-        selected = window.selected_ids()
-        self._generation += 1
-        self._pool.clear()
-        self._pool.start(
-            _LoadTask(window.repository, window.current_query(), selected[:50], self._generation, self._signals)
-        )
-        shown = window.model.total
-        self.following.setText(f"Following the browser: {shown:,} filtered skills, {len(selected):,} selected")
+        selected = self.state.selection
+        self._selected_count = len(selected)
+        self._loader.request(snapshot, repository, self.state.query, list(selected[:SELECTED_FOR_PLOTS]))
 
-    def wait(self, timeout_ms: int = 30_000) -> bool:
-        """Block until the data being loaded is plotted (tests, screenshots)."""
-        from PySide6.QtCore import QCoreApplication
-
-        if self._refresh_timer.isActive():  # a refresh is due: start it now
-            self.refresh()
-        ok = self._pool.waitForDone(timeout_ms)
-        QCoreApplication.sendPostedEvents()
-        self._step_timer.stop()
-        while self._pending_updates:
-            self._next_update()
-        return ok
-
-    def _apply_snapshot(self, generation: int, data: Snapshot) -> None:
-        if generation != self._generation:
-            return
-        self.snapshot = data
-        # One plot per turn of the event loop, so each repaints on its own: updating all five at
-        # once would paint them in one go, a stall of five plots' worth.
-        self._pending_updates = [
-            lambda: self.history_plot.update_data(data.skills, data.thresholds),
-            lambda: self.opponent_plot.update_data(data.opponents),
-            lambda: self.content_plot.update_data(data.skills),
-            lambda: self.tier_plot.update_data(data.tiers),
-            lambda: self.histogram_plot.update_data(data.histogram),
+    def _apply_snapshot(self, data: Snapshot) -> None:
+        before, self.snapshot = self.snapshot, data
+        shown = sum(group.total for group in data.tiers)  # every filtered skill has one tier
+        self.following.setText(f"Following the browser: {shown:,} filtered skills, {self._selected_count:,} selected")
+        # Only the plots whose data changed repaint (a new selection leaves the tiers as they are;
+        # a batch's reloads mostly change one or two), and one plot per turn of the event loop,
+        # so each repaints on its own: all five at once would be a stall of five plots' worth.
+        skills_changed = before is None or (data.skills, data.thresholds) != (before.skills, before.thresholds)
+        updates: list[tuple[bool, Callable[[], None]]] = [
+            (skills_changed, lambda: self.history_plot.update_data(data.skills, data.thresholds)),
+            (
+                before is None or data.opponents != before.opponents,
+                lambda: self.opponent_plot.update_data(data.opponents),
+            ),
+            (skills_changed, lambda: self.content_plot.update_data(data.skills)),
+            (before is None or data.tiers != before.tiers, lambda: self.tier_plot.update_data(data.tiers)),
+            (
+                before is None or data.histogram != before.histogram,
+                lambda: self.histogram_plot.update_data(data.histogram),
+            ),
         ]
+        self._pending_updates = [update for changed, update in updates if changed]
         self._step_timer.start()
 
     def _next_update(self) -> None:
-        if not self._pending_updates:
-            return
-        self._pending_updates.pop(0)()
+        if self._pending_updates:
+            self._pending_updates.pop(0)()
         if self._pending_updates:
             self._step_timer.start()
         else:
-            self.loads += 1
             self.data_loaded.emit()
 
-    def _load_failed(self, generation: int, message: str) -> None:
-        if generation == self._generation:
-            self.window_.statusBar().showMessage(f"Dashboard: {message}", 10_000)
+    def _load_failed(self, error: BaseException) -> None:
+        self.state.say(f"Dashboard: {readable(error)}", 10_000)
 
-    def shutdown(self) -> None:
-        self._generation += 1
+    def _stop_loading(self) -> None:
+        """Drop the plots' pending work, and let a read in flight end before its library closes."""
         self._refresh_timer.stop()
+        self._batch_refresh_timer.stop()
         self._step_timer.stop()
         self._pending_updates = []
-        self._pool.clear()
-        self._pool.waitForDone()
+        self._loader.discard()
+        self._loader.wait()
 
     # --- batches -----------------------------------------------------------------------------------
 
@@ -383,102 +413,110 @@ class QtDashboard(QWidget):
     def verify_ids(self) -> tuple[list[str], int]:
         """The AI skills Verify would play (the selection, else every filtered skill), and how many
         content skills were left out."""
-        window = self.window_
-        repository = window.repository
-        selected = window.selected_ids()
+        repository = self.state.require_repository()
+        selected = list(self.state.selection)
         if selected:
             summaries = repository.summaries(selected)
             ai = [s.id for s in summaries if s.domain == Domain.AI_STRATEGY.value]
             return ai, len(summaries) - len(ai)
-        query = window.current_query()
+        query = self.state.query
         everything = repository.query(query).total
         domains = query.domains or tuple(Domain)
         if Domain.AI_STRATEGY not in domains:
             return [], everything
-        from dataclasses import replace
-
         ai = repository.query(replace(query, domains=(Domain.AI_STRATEGY,))).ids
         return list(ai), everything - len(ai)
 
     def verify_selection(self) -> None:
         if self.running:
-            self.window_.statusBar().showMessage("A batch is running; cancel it or wait for it to end.", 5000)
+            self.state.say("A batch is running; cancel it or wait for it to end.", 5000)
+            return
+        if self.state.repository is None:
             return
         ids, skipped = self.verify_ids()
-        dialog = QtVerifyDialog(len(ids), skipped, self, self._last_options())
+        dialog = QtVerifyDialog(len(ids), skipped, self, self._options)
         if dialog.exec() == QtVerifyDialog.DialogCode.Accepted:
             self.start_batch(ids, dialog.options())
 
-    def _last_options(self) -> BatchOptions:
-        return getattr(self, "_options", BatchOptions())
-
-    def start_batch(self, skill_ids: Sequence[str], options: BatchOptions) -> VerifyThread | None:
-        """Verify these skills on a worker thread; returns the thread (tests wait on it)."""
+    def start_batch(self, skill_ids: Sequence[str], options: BatchOptions) -> bool:
+        """Verify these skills off the GUI thread; whether a batch started."""
         if self.running or not skill_ids:
-            return None
+            return False
         self._options = options
-        repository = self.window_.repository
+        repository = self.state.require_repository()
         names = {s.id: s.name for s in repository.summaries(list(skill_ids)[: QtLiveRatePlot.MAX_LIVE])}
         self.live_plot.reset(list(skill_ids), names)
-        thread = VerifyThread(repository.database, repository.actor, skill_ids=skill_ids, options=options, parent=self)
         noun = "skill" if len(skill_ids) == 1 else "skills"
         self._start(
-            thread, f"Verifying {len(skill_ids):,} {noun} × {options.games:,} games against {options.opponent}…"
+            f"Verifying {len(skill_ids):,} {noun} × {options.games:,} games against {options.opponent}…",
+            repository,
+            skill_ids=list(skill_ids),
+            options=options,
         )
-        return thread
+        return True
 
-    def resume_run(self, run_id: str, executor: str | None = None) -> VerifyThread | None:
+    def resume_run(self, run_id: str, executor: str | None = None) -> bool:
         if self.running:
-            return None
-        repository = self.window_.repository
+            return False
+        repository = self.state.require_repository()
         skill_ids = [s.skill_id for s in RunStore(repository.database).skills(run_id)]
         names = {s.id: s.name for s in repository.summaries(skill_ids[: QtLiveRatePlot.MAX_LIVE])}
         self.live_plot.reset(skill_ids, names)
-        thread = VerifyThread(repository.database, repository.actor, run_id=run_id, executor=executor, parent=self)
-        self._start(thread, f"Resuming run {run_id}…")
-        return thread
-
-    def _start(self, thread: VerifyThread, text: str) -> None:
-        self.batch = _Batch(thread)
-        thread.run_started.connect(self._on_run_started)
-        thread.progress.connect(self._on_progress)
-        thread.outcome.connect(self._on_outcome)
-        thread.failed.connect(self._on_failed)
-        thread.finished.connect(self._on_thread_finished)
-        self.panel.begin(text)
-        self._update_actions()
-        thread.start()
-
-    def cancel_batch(self, *, wait: bool = False) -> None:
-        """Ask the runner to stop between chunks; the games already played stay recorded."""
-        if self.batch is None:
-            return
-        self.batch.thread.cancel()
-        self.panel.cancelling()
-        if wait:
-            self.batch.thread.wait(120_000)
-            from PySide6.QtCore import QCoreApplication
-
-            QCoreApplication.sendPostedEvents(self)  # its last signals, so the panel says how it ended
-            self._on_thread_finished()
-
-    def takes_change(self, change: Any) -> bool:
-        """While a batch runs, its skills' quality changes (one per skill applied) would each
-        re-query the browser; the dashboard takes them instead and repaints those rows every
-        ``ROWS_DURING_BATCH_MS`` (no re-query). When the batch ends everything reloads."""
-        if self.batch is None or change.action not in _BATCH_ACTIONS:
-            return False
-        self._changed_rows.update(change.skill_ids)
-        if not self._rows_timer.isActive():
-            self._rows_timer.start()
+        self._start(f"Resuming run {run_id}…", repository, run_id=run_id, executor=executor)
         return True
 
-    def _repaint_changed_rows(self) -> None:
-        ids, self._changed_rows = self._changed_rows, set()
-        window = self.window_
-        window.model.refresh(ids)
-        if window.detail.skill_id in ids:
-            window.detail.refresh()
+    def _start(
+        self,
+        text: str,
+        repository: SkillRepository,
+        *,
+        skill_ids: Sequence[str] = (),
+        options: BatchOptions | None = None,
+        run_id: str | None = None,
+        executor: str | None = None,
+    ) -> None:
+        cancel = threading.Event()
+        self.batch = _Batch(cancel)
+        database, actor = repository.database, repository.actor
+
+        def work() -> Generator[RunStarted | BatchUpdate, None, BatchOutcome]:
+            with initiated_by(self):  # the changes it commits say the dashboard asked for them
+                return (
+                    yield from batch_events(
+                        database,
+                        actor,
+                        cancel,
+                        skill_ids=skill_ids,
+                        options=options,
+                        run_id=run_id,
+                        executor=executor,
+                    )
+                )
+
+        self.panel.begin(text)
+        self._update_actions()
+        self._batches.run(
+            work, done=self._on_outcome, failed=self._on_failed, progress=self._on_event, finished=self._on_batch_ended
+        )
+
+    def cancel_batch(self, *, wait: bool = False) -> None:
+        """Ask the runner to stop between chunks; the games already played stay recorded.
+
+        ``wait``: block until it has stopped and its results are shown (the library is about
+        to close under it)."""
+        if self.batch is None:
+            return
+        self.batch.cancel.set()
+        self.panel.cancelling()
+        if wait and not self._batches.wait(BATCH_STOP_TIMEOUT_MS):
+            log.warning("the verification batch did not stop within %d s", BATCH_STOP_TIMEOUT_MS // 1000)
+
+    def _on_event(self, event: RunStarted | BatchUpdate) -> None:
+        if isinstance(event, RunStarted):
+            self._on_run_started(event)
+        else:
+            self._on_progress(event)
+            self.batch_progress.emit(event)
 
     def _on_run_started(self, event: RunStarted) -> None:
         if self.batch is not None:
@@ -486,23 +524,20 @@ class QtDashboard(QWidget):
         self.panel.started(event)
         self.live_plot.set_total(event.games_total)
 
-    def _on_progress(self, progress: Progress | None, results: list[SkillResult]) -> None:
-        if progress is not None:
-            self.panel.progress(progress)
-            self.live_plot.add_progress(progress)
-        if results:
-            changed = [r for r in results if r.action in ("skill.promote", "skill.demote")]
-            if changed:
-                self.window_.statusBar().showMessage(
-                    "; ".join(f"{r.name}: {r.before} → {r.after}" for r in changed[-3:]), 5000
-                )
+    def _on_progress(self, update: BatchUpdate) -> None:
+        if update.progress is not None:
+            self.panel.progress(update.progress)
+            self.live_plot.add_progress(update.progress)
+        changed = [r for r in update.results if r.action in (AuditAction.PROMOTE, AuditAction.DEMOTE)]
+        if changed:
+            self.state.say("; ".join(f"{r.name}: {r.before} → {r.after}" for r in changed[-3:]), 5000)
 
     def _on_outcome(self, outcome: BatchOutcome) -> None:
         self.last_outcome = outcome
         self.live_plot.flush()
         finished = outcome.finished
-        promoted = [r for r in finished.results if r.action == "skill.promote"]
-        demoted = [r for r in finished.results if r.action == "skill.demote"]
+        promoted = [r for r in finished.results if r.action == AuditAction.PROMOTE]
+        demoted = [r for r in finished.results if r.action == AuditAction.DEMOTE]
         first = f"{finished.games_done:,} of {finished.games_total:,} games recorded; {len(finished.results):,} skills applied"
         if outcome.errors:
             first += f"; {outcome.errors:,} error games (they count for nothing)"
@@ -518,8 +553,7 @@ class QtDashboard(QWidget):
         }.get(finished.status, f"Run {finished.run_id}: {finished.status}")
         self.panel.end(title, "\n".join(lines))
         if outcome.errors:
-            self._message(
-                QMessageBox.Icon.Warning,
+            self._notify(
                 "Engine errors",
                 f"{outcome.errors:,} of {finished.games_done:,} games of run {finished.run_id} ended in an engine error. "
                 "Error games are recorded but count neither as wins nor as losses.",
@@ -527,44 +561,36 @@ class QtDashboard(QWidget):
             )
         self.batch_finished.emit(outcome)
 
-    def _on_failed(self, message: str, details: str) -> None:
+    def _on_failed(self, error: BaseException) -> None:
         run = self.batch.run_id if self.batch else None
-        self.panel.end("The batch could not run" if run is None else f"Run {run} failed", message)
-        self._message(QMessageBox.Icon.Warning, "Verification failed", message, details)
+        self.panel.end("The batch could not run" if run is None else f"Run {run} failed", readable(error))
         self.last_outcome = None
         self.batch_finished.emit(None)
+        show_error(self, "Verification failed", error)
 
-    def _on_thread_finished(self) -> None:
-        if self.batch is None:
-            return
-        self.batch.thread.deleteLater()
+    def _on_batch_ended(self) -> None:
         self.batch = None
-        self._rows_timer.stop()
-        self._changed_rows.clear()
         self._update_actions()
-        window = self.window_
-        try:
-            window.reload_all()  # rows (which may now match other filters), filter choices, the detail pane
-        except Exception:  # noqa: BLE001 - closing: the library may be gone
-            return
-        self.schedule_refresh()
+        self.schedule_refresh()  # everything the batch changed, at once
 
-    def _message(self, icon: QMessageBox.Icon, title: str, text: str, details: str) -> None:
-        """A readable message, details on demand; window-modal but not blocking the event loop."""
-        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window_)
+    def _notify(self, title: str, text: str, details: str) -> None:
+        """A report with details on demand; window-modal, but the event loop (and the app) go on."""
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok, self)
         box.setDetailedText(details)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
-        self.last_message = box
+        self._notice = box
 
     def _update_actions(self) -> None:
         self.verify_button.setEnabled(not self.running)
-        if hasattr(self, "verify_action"):
-            self.verify_action.setEnabled(not self.running)
-            self.cancel_action.setEnabled(self.running)
+        self.verify_action.setEnabled(not self.running)
+        self.cancel_action.setEnabled(self.running)
 
-    def show_runs(self) -> QtRunsDialog:
-        dialog = QtRunsDialog(self.window_.repository, self.window_, busy=self.running)
+    def show_runs(self) -> QtRunsDialog | None:
+        repository = self.state.repository
+        if repository is None:
+            return None
+        dialog = QtRunsDialog(repository, self, busy=self.running)
         dialog.resume_requested.connect(self.resume_run)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
@@ -574,58 +600,19 @@ class QtDashboard(QWidget):
 
     def can_close(self) -> bool:
         """Closing during a batch asks, then cancels it (finished games are kept) and waits."""
-        if self.batch is None:
-            self.shutdown()
-            return True
-        panel = self.panel
-        answer = QMessageBox.question(
-            self.window_,
-            "A verification batch is running",
-            f"{panel.done:,} of {panel.total:,} games are played. Cancel the batch and close?\n\n"
-            "The games already played are kept; Verify › Runs… › Resume finishes the run later.",
-        )
-        if answer != QMessageBox.StandardButton.Yes:
-            return False
-        self.cancel_batch(wait=True)
-        self.shutdown()
+        if self.batch is not None:
+            panel = self.panel
+            answer = QMessageBox.question(
+                self,
+                "A verification batch is running",
+                f"{panel.done:,} of {panel.total:,} games are played. Cancel the batch and close?\n\n"
+                "The games already played are kept; Verify › Runs… › Resume finishes the run later.",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return False
+            self.cancel_batch(wait=True)
+        self._stop_loading()
         return True
 
 
-def attach_dashboard(window: Any) -> QtDashboard:
-    """Add the dashboard dock and the Verify menu to a QtMainWindow."""
-    dashboard = QtDashboard(window)
-    dock = QDockWidget("Verification dashboard", window)
-    dock.setObjectName("dashboard_dock")
-    # Scrollable, so the plots' minimum sizes never squeeze the browser on a small screen.
-    scroller = QScrollArea(dock)
-    scroller.setWidgetResizable(True)
-    scroller.setFrameShape(QFrame.Shape.NoFrame)
-    scroller.setWidget(dashboard)
-    dock.setWidget(scroller)
-    dock.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.RightDockWidgetArea)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    # The browser is the main view: the dock starts at about a third of the window's height.
-    window.resizeDocks([dock], [max(240, window.height() // 3)], Qt.Orientation.Vertical)
-    dashboard.dock = dock
-    menu = window.menuBar().addMenu("Ve&rify")
-    dashboard.verify_action = QAction("&Verify Selection…", window)
-    dashboard.verify_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
-    dashboard.verify_action.setStatusTip(
-        "Play the selected AI skills (or all filtered) headless and apply the promotion policy"
-    )
-    dashboard.verify_action.triggered.connect(lambda _checked=False: dashboard.verify_selection())
-    dashboard.cancel_action = QAction("&Cancel Batch", window)
-    dashboard.cancel_action.triggered.connect(lambda _checked=False: dashboard.cancel_batch())
-    dashboard.runs_action = QAction("&Runs…", window)
-    dashboard.runs_action.setStatusTip("Past verification runs; resume one that did not finish")
-    dashboard.runs_action.triggered.connect(lambda _checked=False: dashboard.show_runs())
-    toggle = dock.toggleViewAction()
-    toggle.setText("&Dashboard")
-    toggle.setShortcut(QKeySequence("Ctrl+D"))
-    menu.addActions([dashboard.verify_action, dashboard.cancel_action, dashboard.runs_action])
-    menu.addSeparator()
-    menu.addAction(toggle)
-    window.table.addAction(dashboard.verify_action)
-    dashboard._update_actions()
-    dashboard.install(window.repository)
-    return dashboard
+__all__ = ["QtBatchPanel", "QtDashboard"]

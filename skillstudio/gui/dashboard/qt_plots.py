@@ -91,17 +91,17 @@ class QtPlotPanel(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.plot, 1)
         layout.addLayout(bottom)
-        self._hover_points: list[tuple[float, float, str]] = []  # (x, y in view coordinates, text)
-        self._rows: list[Sequence[Any]] = []
+        self._hover_points: Sequence[tuple[float, float, str]] = []  # (x, y in view coordinates, text)
+        self._rows: Sequence[Sequence[Any]] = []
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
     # --- what subclasses provide --------------------------------------------------------------------
 
-    def set_hover_points(self, points: list[tuple[float, float, str]]) -> None:
+    def set_hover_points(self, points: Sequence[tuple[float, float, str]]) -> None:
         self._hover_points = points
         self.readout.setText(HINT if points else "")
 
-    def set_rows(self, rows: list[Sequence[Any]]) -> None:
+    def set_rows(self, rows: Sequence[Sequence[Any]]) -> None:
         self._rows = rows
 
     def rows(self) -> list[Sequence[Any]]:
@@ -238,8 +238,10 @@ class QtSuccessHistoryPlot(QtPlotPanel):
                         (
                             p.session,
                             p.rate * 100,
-                            f"{_short(series.name, 40)} · session {p.session} ({p.recorded_at[:10]}): "
-                            f"{p.wins}/{p.decided} = {_pct(p.rate)}, Wilson 95% [{_pct(p.low)}, {_pct(p.high)}]",
+                            (
+                                f"{_short(series.name, 40)} · session {p.session} ({p.recorded_at[:10]}): "
+                                f"{p.wins}/{p.decided} = {_pct(p.rate)}, Wilson 95% [{_pct(p.low)}, {_pct(p.high)}]"
+                            ),
                         )
                     )
                     rows.append(
@@ -291,7 +293,8 @@ class QtTierPlot(QtPlotPanel):
     def update_data(self, groups: Sequence[TierGroup]) -> None:
         x = np.arange(len(groups), dtype=float)
         base = np.zeros(len(groups))
-        hover, rows = [], []
+        hover: list[tuple[float, float, str]] = []
+        rows: list[Sequence[Any]] = []
         for tier in TIERS:
             heights = np.array([g.counts.get(tier, 0) for g in groups], dtype=float)
             self.bars[tier].setOpts(x=x, height=heights, y0=base.copy(), width=0.6)
@@ -301,13 +304,16 @@ class QtTierPlot(QtPlotPanel):
                         (
                             index,
                             base[index] + heights[index] / 2,
-                            f"{_DOMAIN_SHORT.get(group.domain, group.domain)} · {group.game_module}: {int(heights[index])} {tier}"
-                            f" of {group.total} skills ({heights[index] / group.total:.0%})",
+                            (
+                                f"{_DOMAIN_SHORT.get(group.domain, group.domain)} · {group.game_module}: {int(heights[index])} {tier}"
+                                f" of {group.total} skills ({heights[index] / group.total:.0%})"
+                            ),
                         )
                     )
             base = base + heights
-        for group in groups:
-            rows.append((group.domain, group.game_module, *(group.counts.get(t, 0) for t in TIERS), group.total))
+        rows.extend(
+            (group.domain, group.game_module, *(group.counts.get(t, 0) for t in TIERS), group.total) for group in groups
+        )
         _category_axis(self, [f"{_DOMAIN_SHORT.get(g.domain, g.domain)} · {g.game_module}" for g in groups])
         if groups:
             self.item.setXRange(-0.6, len(groups) - 0.4, padding=0)
@@ -343,10 +349,12 @@ class QtHistogramPlot(QtPlotPanel):
                 (
                     c,
                     h / 2 if h else 0,
-                    f"{edges[i]:.0f}–{edges[i + 1]:.0f}%{']' if i == last else ')'}: {int(h)} skills "
-                    f"({histogram.verified} verified, {histogram.unverified} without decided games)",
+                    (
+                        f"{edges[i]:.0f}–{edges[i + 1]:.0f}%{']' if i == last else ')'}: {int(h)} skills "
+                        f"({histogram.verified} verified, {histogram.unverified} without decided games)"
+                    ),
                 )
-                for i, (c, h) in enumerate(zip(centres, heights))
+                for i, (c, h) in enumerate(zip(centres, heights, strict=False))
             ]
         )
         self.set_rows(
@@ -401,8 +409,10 @@ class QtOpponentPlot(QtPlotPanel):
                 (
                     o.rate * 100,
                     i,
-                    f"{o.opponent}: {o.wins} W / {o.losses} L / {o.draws} D ({o.errors} errors) = {_pct(o.rate)}, "
-                    f"Wilson 95% [{_pct(o.low)}, {_pct(o.high)}]",
+                    (
+                        f"{o.opponent}: {o.wins} W / {o.losses} L / {o.draws} D ({o.errors} errors) = {_pct(o.rate)}, "
+                        f"Wilson 95% [{_pct(o.low)}, {_pct(o.high)}]"
+                    ),
                 )
                 for i, o in enumerate(opponents)
             ]
@@ -551,7 +561,7 @@ class QtLiveRatePlot(QtPlotPanel):
     def reset(self, skill_ids: Sequence[str], names: dict[str, str]) -> None:
         self.skill_ids = list(skill_ids)[: self.MAX_LIVE]
         self.names = names
-        self.x: list[float] = []
+        self.games: list[float] = []
         self.ys: dict[str, list[float]] = {skill_id: [] for skill_id in self.skill_ids}
         self.overall_y: list[float] = []
         self._last: dict[str, tuple[int, int]] = {}
@@ -571,7 +581,7 @@ class QtLiveRatePlot(QtPlotPanel):
     def add_progress(self, progress: Any) -> None:  # a runner Progress event
         wins = sum(c.wins for c in progress.per_skill.values())
         decided = sum(c.decided for c in progress.per_skill.values())
-        self.x.append(float(progress.games_done))
+        self.games.append(float(progress.games_done))
         self.overall_y.append(wins / decided * 100 if decided else math.nan)
         self._last = {"all skills": (wins, decided)}
         for skill_id in self.skill_ids:
@@ -580,10 +590,10 @@ class QtLiveRatePlot(QtPlotPanel):
             self.ys[skill_id].append(rate)
             if counts is not None:
                 self._last[self.names.get(skill_id, skill_id)] = (counts.wins, counts.decided)
-        if len(self.x) > self.MAX_POINTS:  # keep every other point of the older half
-            half = len(self.x) // 2
+        if len(self.games) > self.MAX_POINTS:  # keep every other point of the older half
+            half = len(self.games) // 2
             thin = lambda values: values[:half:2] + values[half:]  # noqa: E731
-            self.x, self.overall_y = thin(self.x), thin(self.overall_y)
+            self.games, self.overall_y = thin(self.games), thin(self.overall_y)
             self.ys = {k: thin(v) for k, v in self.ys.items()}
         if not self._redraw_timer.isActive():
             self._redraw_timer.start()
@@ -597,7 +607,7 @@ class QtLiveRatePlot(QtPlotPanel):
         self._redraw()
 
     def _redraw(self) -> None:
-        x = np.array(self.x)
+        x = np.array(self.games)
         self.overall.setData(x, np.array(self.overall_y), connect="finite", skipFiniteCheck=True)
         for index, skill_id in enumerate(self.skill_ids):
             self.curves[index].setData(x, np.array(self.ys[skill_id]), connect="finite", skipFiniteCheck=True)
@@ -621,7 +631,7 @@ class QtLiveRatePlot(QtPlotPanel):
         """Every point of every curve, as plotted (rates 0..1; empty before a series' first decided game)."""
         out: list[Sequence[Any]] = []
         series = [("all skills", self.overall_y)] + [(self.names.get(i, i), self.ys[i]) for i in self.skill_ids]
-        for index, games in enumerate(self.x):
+        for index, games in enumerate(self.games):
             for name, values in series:
                 value = values[index]
                 out.append((int(games), name, None if math.isnan(value) else round(value / 100, 6)))

@@ -1,10 +1,9 @@
-"""What every body editor offers the skill editor.
+"""What every body editor offers the skill editor's body page.
 
-A body editor shows one kind of body. Its *state* is plain data (dicts, lists, strings) that
-captures exactly what the widgets show, invalid input included; the skill editor keeps states
-on its undo stack and turns them into a document with :meth:`BodyEditor.body_from_state` when
-it validates or saves. For most bodies the state is already the serde body; the encounter
-editor keeps scene values as the text the user typed (which may not parse yet).
+A body editor shows one kind of body. Its *form* (:mod:`skillstudio.curation.form`) is typed
+data that captures exactly what the widgets show, invalid input included; the editing session
+keeps forms, validates them and turns them into a document. :meth:`BodyEditor.form` reads the
+widgets, :meth:`BodyEditor.show_form` fills them without reporting an edit.
 """
 
 from __future__ import annotations
@@ -14,56 +13,39 @@ from typing import Any, ClassVar
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QWidget
 
+from skillstudio.curation.form import BodyForm
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.editor.widgets import Located, Marker, PathMap
-from skillstudio.model import BodyKind, Issue, SkillBody, body_to_serde
-from skillstudio.store import SkillRepository
+from skillstudio.model import BodyKind, Issue
 
 
 class BodyEditor(QWidget):
-    """Base class: ``changed(key, mergeable)`` fires on every user edit (never while loading)."""
+    """Base class: ``changed(key, mergeable)`` fires on every user edit (never while showing)."""
 
     changed = Signal(str, bool)
     kind: ClassVar[BodyKind]
     title: ClassVar[str]
 
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.paths = PathMap()
         self._marker = Marker()
         self._loading = False
 
-    # --- state ----------------------------------------------------------------------------------
+    # --- the form -------------------------------------------------------------------------------
 
-    @classmethod
-    def default_body(cls) -> SkillBody:
+    def form(self) -> BodyForm:
         raise NotImplementedError
 
-    @classmethod
-    def state_from_body(cls, inner: dict[str, Any]) -> dict[str, Any]:
-        """The editor state showing a canonical serde body (the inside of ``{Variant: ...}``)."""
-        return inner
-
-    @classmethod
-    def body_from_state(cls, state: dict[str, Any], issues: list[Issue]) -> dict[str, Any]:
-        """The body document for a state; problems only the form can see go to ``issues``."""
-        return state
-
-    @classmethod
-    def default_state(cls) -> dict[str, Any]:
-        return cls.state_from_body(body_to_serde(cls.default_body())[cls.kind.serde])
-
-    def state(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def set_state(self, state: dict[str, Any]) -> None:
+    def show_form(self, form: Any) -> None:
         self._loading = True
         try:
-            self._show(state)
+            self._show(form)
         finally:
             self._loading = False
 
-    def _show(self, state: dict[str, Any]) -> None:
+    def _show(self, form: Any) -> None:
         raise NotImplementedError
 
     # --- edits ----------------------------------------------------------------------------------

@@ -2,18 +2,15 @@
 
 Scene parameter values are free JSON (a scalar, a list or a map), typed here as YAML flow text
 (``north_bridge``, ``300``, ``[reduced_vision]``, ``{center: [42, 31], radius: 4}``). The editor
-state keeps that text as typed, so a value that does not parse yet survives undo and redo;
+form keeps that text as typed, so a value that does not parse yet survives undo and redo;
 the problem is reported at the parameter's path.
 """
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from typing import Any
 
-import yaml
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
@@ -32,6 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.curation.form import EncounterForm, HintsForm, SceneForm
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.editor.body_base import BodyEditor
 from skillstudio.gui.editor.widgets import (
     INVALID_BACKGROUND,
@@ -41,7 +40,7 @@ from skillstudio.gui.editor.widgets import (
     TextArea,
     TokenLineEdit,
 )
-from skillstudio.model import BodyKind, EncounterPattern, Issue
+from skillstudio.model import BodyKind, Issue
 from skillstudio.model.vocabulary import DIFFICULTIES, scene_template, template_ids
 
 SCENES = "body.scene_composition"
@@ -51,38 +50,6 @@ FACTIONS = ("allies", "soviet", "gdi", "nod")
 _SCENE_PATH = re.compile(r"^body\.scene_composition\[(\d+)\](?:\.(.*))?$")
 
 
-# --- scene values as YAML flow text --------------------------------------------------------------
-
-
-class _ValueLoader(yaml.SafeLoader):
-    """Safe YAML without the timestamp rule: ``2026-01-01`` stays text, as JSON has no dates."""
-
-
-_ValueLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def value_text(value: Any) -> str:
-    """A JSON value as one line of YAML flow text."""
-    text = yaml.safe_dump(value, default_flow_style=True, width=1_000_000, allow_unicode=True, sort_keys=False)
-    text = text.removesuffix("\n...\n")
-    text = text.rstrip("\n")
-    if "\n" in text:  # multi-line text: JSON's escapes keep it on one line (and JSON is YAML)
-        text = json.dumps(value, ensure_ascii=False)
-    return text
-
-
-def parse_value(text: str) -> Any:
-    """The JSON value a line of YAML flow text means; raises ValueError with the reason."""
-    try:
-        return yaml.load(text, Loader=_ValueLoader)
-    except yaml.YAMLError as error:
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise ValueError(f"is not valid YAML ({problem})") from None
-
-
 # --- the editor -----------------------------------------------------------------------------------
 
 
@@ -90,8 +57,8 @@ class EncounterPatternEditor(BodyEditor):
     kind = BodyKind.ENCOUNTER_PATTERN
     title = "Encounter pattern"
 
-    def __init__(self, repository, parent: QWidget | None = None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(repository, parent)
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
         self._scenes: list[dict[str, Any]] = []
         self._current = -1
         self._issues: list[Issue] = []
@@ -101,10 +68,6 @@ class EncounterPatternEditor(BodyEditor):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
-
-    @classmethod
-    def default_body(cls) -> EncounterPattern:
-        return EncounterPattern(scene_composition=())
 
     # --- pages ----------------------------------------------------------------------------------
 
@@ -375,104 +338,49 @@ class EncounterPatternEditor(BodyEditor):
         names = self._parameter_completions(0, 0)
         return [next((n for n in names if n not in used), ""), "null"]
 
-    # --- state ----------------------------------------------------------------------------------
+    # --- the form -------------------------------------------------------------------------------
 
-    @classmethod
-    def state_from_body(cls, inner: dict[str, Any]) -> dict[str, Any]:
-        hints = inner.get("mission_structure") or {}
-        return {
-            "scene_composition": [
-                {
-                    "template": scene.get("template", ""),
-                    "values": [[name, value_text(value)] for name, value in (scene.get("values") or {}).items()],
-                }
-                for scene in inner.get("scene_composition") or []
-            ],
-            "mission_structure": {
-                "mission_type": hints.get("mission_type") or "",
-                "player_faction": hints.get("player_faction") or "",
-                "difficulty": hints.get("difficulty") or "",
-                "estimated_minutes": hints.get("estimated_minutes") or 0,
-                "objectives": list(hints.get("objectives") or []),
-                "outcomes": list(hints.get("outcomes") or []),
-                "notes": hints.get("notes") or "",
-            },
-        }
+    def form(self) -> EncounterForm:
+        return EncounterForm(
+            scene_composition=tuple(
+                SceneForm(scene["template"], tuple((name, text) for name, text in scene["values"]))
+                for scene in self._scenes
+            ),
+            mission_structure=HintsForm(
+                mission_type=self.mission_type.currentText(),
+                player_faction=self.faction.currentText(),
+                difficulty=self.difficulty.currentText(),
+                estimated_minutes=self.minutes.value(),
+                objectives=_lines(self.objectives.text()),
+                outcomes=tuple(self.outcomes.tokens()),
+                notes=self.notes.text(),
+            ),
+        )
 
-    @classmethod
-    def body_from_state(cls, state: dict[str, Any], issues: list[Issue]) -> dict[str, Any]:
-        scenes = []
-        for index, scene in enumerate(state.get("scene_composition") or []):
-            path = f"{SCENES}[{index}].values"
-            values: dict[str, Any] = {}
-            for row, (name, text) in enumerate(scene.get("values") or []):
-                name = name.strip()
-                if not name:
-                    issues.append(Issue(f"{path}[{row}]", f"row {row + 1} has no parameter name"))
-                    continue
-                if name in values:
-                    issues.append(Issue(f"{path}[{row}]", f"{name!r} is set twice"))
-                    continue
-                if not text.strip():
-                    issues.append(Issue(f"{path}.{name}", "has no value (write null for none)"))
-                    continue
-                try:
-                    values[name] = parse_value(text)
-                except ValueError as error:
-                    issues.append(Issue(f"{path}.{name}", str(error)))
-            scenes.append({"template": scene.get("template", "").strip(), "values": values})
-        hints = state.get("mission_structure") or {}
-        return {
-            "scene_composition": scenes,
-            "mission_structure": {
-                "mission_type": hints.get("mission_type", "").strip() or None,
-                "player_faction": hints.get("player_faction", "").strip() or None,
-                "difficulty": hints.get("difficulty", "").strip() or None,
-                "estimated_minutes": hints.get("estimated_minutes") or None,
-                "objectives": list(hints.get("objectives") or []),
-                "outcomes": list(hints.get("outcomes") or []),
-                "notes": hints.get("notes", ""),
-            },
-        }
-
-    def state(self) -> dict[str, Any]:
-        return {
-            "scene_composition": copy.deepcopy(self._scenes),
-            "mission_structure": {
-                "mission_type": self.mission_type.currentText(),
-                "player_faction": self.faction.currentText(),
-                "difficulty": self.difficulty.currentText(),
-                "estimated_minutes": self.minutes.value(),
-                "objectives": [line.strip() for line in self.objectives.text().splitlines() if line.strip()],
-                "outcomes": self.outcomes.tokens(),
-                "notes": self.notes.text(),
-            },
-        }
-
-    def _show(self, state: dict[str, Any]) -> None:
-        scenes = copy.deepcopy(state.get("scene_composition") or [])
+    def _show(self, form: EncounterForm) -> None:
+        # The editor keeps the scenes as mutable rows while they are edited; the form is a copy.
+        scenes = [
+            {"template": scene.template, "values": [[name, text] for name, text in scene.values]}
+            for scene in form.scene_composition
+        ]
         if scenes != self._scenes:
             self._scenes = scenes
             keep = self._current if 0 <= self._current < len(scenes) else (0 if scenes else -1)
             self._render_list(select=keep)
-        hints = state.get("mission_structure") or {}
-        for combo, key in (
-            (self.mission_type, "mission_type"),
-            (self.faction, "player_faction"),
-            (self.difficulty, "difficulty"),
+        hints = form.mission_structure
+        for combo, text in (
+            (self.mission_type, hints.mission_type),
+            (self.faction, hints.player_faction),
+            (self.difficulty, hints.difficulty),
         ):
-            if combo.currentText() != hints.get(key, ""):
-                combo.setEditText(hints.get(key, ""))
-        minutes = hints.get("estimated_minutes") or 0
-        if isinstance(minutes, int) and minutes != self.minutes.value():
-            self.minutes.setValue(minutes)
-        objectives = "\n".join(hints.get("objectives") or [])
-        if [line.strip() for line in self.objectives.text().splitlines() if line.strip()] != list(
-            hints.get("objectives") or []
-        ):
-            self.objectives.set_text(objectives)
-        self.outcomes.set_tokens(hints.get("outcomes") or [])
-        self.notes.set_text(hints.get("notes", ""))
+            if combo.currentText() != text:
+                combo.setEditText(text)
+        if hints.estimated_minutes != self.minutes.value():
+            self.minutes.setValue(hints.estimated_minutes)
+        if _lines(self.objectives.text()) != hints.objectives:
+            self.objectives.set_text("\n".join(hints.objectives))
+        self.outcomes.set_tokens(hints.outcomes)
+        self.notes.set_text(hints.notes)
 
     # --- issues ---------------------------------------------------------------------------------
 
@@ -512,9 +420,13 @@ class EncounterPatternEditor(BodyEditor):
 
     def _remark(self) -> None:
         # The scene list item stands for its scene; only the shown scene's cells can be tinted.
-        scene_issues = [i for i in self._issues if _SCENE_PATH.match(i.path)]
-        other = [i for i in self._issues if not _SCENE_PATH.match(i.path)]
-        current = [i for i in scene_issues if int(_SCENE_PATH.match(i.path).group(1)) == self._current]
+        other, current = [], []
+        for issue in self._issues:
+            match = _SCENE_PATH.match(issue.path)
+            if match is None:
+                other.append(issue)
+            elif int(match.group(1)) == self._current:
+                current.append(issue)
         self._marker.apply(other + current, self.locate)
         self._mark_scene_list()
 
@@ -534,11 +446,17 @@ class EncounterPatternEditor(BodyEditor):
             item.setForeground(QBrush(QColor("#9a3412")) if known is None else QBrush())
 
 
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
 def _suggesting_combo(parent: QWidget, words: tuple[str, ...], placeholder: str) -> QComboBox:
     combo = QComboBox(parent)
     combo.setEditable(True)
     combo.addItems(["", *words])
     combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-    combo.lineEdit().setPlaceholderText(placeholder)
+    line = combo.lineEdit()
+    assert line is not None  # an editable combo has one
+    line.setPlaceholderText(placeholder)
     combo.setMinimumContentsLength(18)
     return combo

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
+from skillstudio.curation.form import ExampleForm
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.editor.body_base import BodyEditor
 from skillstudio.gui.editor.widgets import TextArea
-from skillstudio.model import BodyKind, VerifiedExample
+from skillstudio.model import BodyKind
 
 
 class VerifiedExampleEditor(BodyEditor):
     kind = BodyKind.VERIFIED_EXAMPLE
     title = "Verified example"
 
-    def __init__(self, repository, parent: QWidget | None = None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(repository, parent)
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
         intro = QLabel(
             "A prompt and the reply that produced a verified good result; future consultations get "
             "it as a few-shot example.",
@@ -48,13 +48,9 @@ class VerifiedExampleEditor(BodyEditor):
         self.paths.add("body.prompt_context", self.prompt)
         self.paths.add("body.response", self.response)
 
-    @classmethod
-    def default_body(cls) -> VerifiedExample:
-        return VerifiedExample("", "")
+    def form(self) -> ExampleForm:
+        return ExampleForm(self.prompt.text(), self.response.text())
 
-    def state(self) -> dict[str, Any]:
-        return {"prompt_context": self.prompt.text(), "response": self.response.text()}
-
-    def _show(self, state: dict[str, Any]) -> None:
-        self.prompt.set_text(state.get("prompt_context") or "")
-        self.response.set_text(state.get("response") or "")
+    def _show(self, form: ExampleForm) -> None:
+        self.prompt.set_text(form.prompt_context)
+        self.response.set_text(form.response)

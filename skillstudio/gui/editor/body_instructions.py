@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -15,9 +13,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.curation.form import InstructionsForm
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.editor.body_base import BodyEditor
 from skillstudio.gui.editor.widgets import SkillRefPicker, TextArea, TokenLineEdit
-from skillstudio.model import BodyKind, Instructions
+from skillstudio.model import BodyKind
 
 COMMON_TOOLS = ("Read", "Write", "Edit", "Grep", "Glob", "Bash", "WebFetch", "WebSearch")
 
@@ -26,13 +26,13 @@ class InstructionsEditor(BodyEditor):
     kind = BodyKind.INSTRUCTIONS
     title = "Instructions"
 
-    def __init__(self, repository, parent: QWidget | None = None, *, skill_id: str | None = None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(repository, parent)
+    def __init__(self, state: BrowserState, parent: QWidget | None = None, *, skill_id: str | None = None) -> None:
+        super().__init__(state, parent)
         self.tools = TokenLineEdit(self, completions=COMMON_TOOLS)
         self.tools.setPlaceholderText("tool names, comma-separated; empty means every tool")
         self.model = QLineEdit(self)
         self.model.setPlaceholderText("optional: the model these instructions are written for")
-        self.references = SkillRefPicker(repository, self, exclude_id=skill_id)
+        self.references = SkillRefPicker(state, self, exclude_id=skill_id)
         form = QFormLayout()
         form.addRow("&Tools:", self.tools)
         form.addRow("Mo&del:", self.model)
@@ -76,27 +76,19 @@ class InstructionsEditor(BodyEditor):
         self.paths.add("body.model", self.model)
         self.paths.add_picker("body.references", self.references)
 
-    @classmethod
-    def default_body(cls) -> Instructions:
-        return Instructions("")
-
     def update_preview(self) -> None:
         self._preview_timer.stop()
         self.preview.setMarkdown(self.markdown.text())
 
-    def state(self) -> dict[str, Any]:
-        return {
-            "instructions": self.markdown.text(),
-            "tools": self.tools.tokens(),
-            "model": self.model.text().strip() or None,
-            "references": self.references.ids(),
-        }
+    def form(self) -> InstructionsForm:
+        return InstructionsForm(
+            self.markdown.text(), tuple(self.tools.tokens()), self.model.text(), tuple(self.references.ids())
+        )
 
-    def _show(self, state: dict[str, Any]) -> None:
-        self.markdown.set_text(state.get("instructions") or "")
-        self.tools.set_tokens(state.get("tools") or [])
-        model = state.get("model") or ""
-        if self.model.text().strip() != model:
-            self.model.setText(model)
-        self.references.set_ids(state.get("references") or [])
+    def _show(self, form: InstructionsForm) -> None:
+        self.markdown.set_text(form.instructions)
+        self.tools.set_tokens(form.tools)
+        if self.model.text() != form.model:
+            self.model.setText(form.model)
+        self.references.set_ids(form.references)
         self.update_preview()

@@ -19,6 +19,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.curation.form import (
+    Cell,
+    GuidanceForm,
+    PlanForm,
+    RiskForm,
+    SituationForm,
+    StrategicForm,
+    TargetRow,
+)
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.editor.body_base import BodyEditor
 from skillstudio.gui.editor.widgets import (
     Column,
@@ -27,15 +37,13 @@ from skillstudio.gui.editor.widgets import (
     RowTable,
     TextArea,
     TokenLineEdit,
+    label_of,
 )
 from skillstudio.model import (
     BodyKind,
     BuildFocus,
     EconomyState,
     GamePhase,
-    SituationSignature,
-    StrategicPattern,
-    StrategicPlan,
     TargetType,
     ThreatLevel,
     TimePressure,
@@ -47,10 +55,6 @@ SITUATION = "body.situation"
 PLAN = "body.plan"
 GUIDANCE = "body.plan.economic_guidance"
 RISK = "body.plan.risk_assessment"
-
-
-def _optional(text: str) -> str | None:
-    return text if text.strip() else None
 
 
 def _composition_table(parent: QWidget, what: str) -> RowTable:
@@ -70,8 +74,8 @@ class StrategicPatternEditor(BodyEditor):
     kind = BodyKind.STRATEGIC_PATTERN
     title = "Strategic pattern"
 
-    def __init__(self, repository, parent: QWidget | None = None) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(repository, parent)
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
+        super().__init__(state, parent)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self._situation_page(), "S&ituation")
         self.tabs.addTab(self._plan_page(), "&Plan")
@@ -80,10 +84,6 @@ class StrategicPatternEditor(BodyEditor):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
-
-    @classmethod
-    def default_body(cls) -> StrategicPattern:
-        return StrategicPattern(SituationSignature(GamePhase.EARLY, EconomyState.EVEN), StrategicPlan(BuildFocus.MIXED))
 
     # --- pages ----------------------------------------------------------------------------------
 
@@ -183,7 +183,7 @@ class StrategicPatternEditor(BodyEditor):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
         form.addRow("Build &focus:", self.build_focus)
         form.addRow("Confi&dence:", confidence_row)
-        self._label_for(form, confidence_row).setBuddy(self.confidence)
+        label_of(form, confidence_row).setBuddy(self.confidence)
         targets_label = QLabel("Priority &targets (in order)", page)
         targets_label.setBuddy(self.targets.table)
         reasoning_label = QLabel("Reas&oning", page)
@@ -207,10 +207,6 @@ class StrategicPatternEditor(BodyEditor):
         self.paths.add(f"{PLAN}.reasoning", self.reasoning)
         self.paths.add(PLAN, self.build_focus)
         return page
-
-    @staticmethod
-    def _label_for(form: QFormLayout, layout) -> QLabel:  # type: ignore[no-untyped-def]
-        return form.labelForField(layout)
 
     def _economy_page(self) -> QWidget:
         page = QWidget(self)
@@ -332,88 +328,66 @@ class StrategicPatternEditor(BodyEditor):
         else:
             self.binding_hint.setText(f"<b>{info.name}</b> ({info.source}): {info.hint}")
 
-    # --- state ----------------------------------------------------------------------------------
+    # --- the form -------------------------------------------------------------------------------
 
-    def state(self) -> dict[str, Any]:
-        targets = []
-        for type_, priority, x, y, z, description in self.targets.values():
-            position = None
-            if x is not None or y is not None or z not in (None, 0):
-                position = {"x": x, "y": y, "z": 0 if z is None else z}
-            targets.append(
-                {"target_type": type_, "position": position, "priority": priority, "description": description}
-            )
-        return {
-            "situation": {
-                "game_phase": self.phase.value(),
-                "economy_state": self.economy.value(),
-                "army_composition": self.army.values(),
-                "enemy_composition_estimate": self.enemy.values(),
-                "map_control": self.map_control.exact_value(),
-                "threat_level": self.situation_threat.value(),
-                "active_tech": self.active_tech.tokens(),
-            },
-            "plan": {
-                "priority_targets": targets,
-                "build_focus": self.build_focus.value(),
-                "economic_guidance": {
-                    "expand": self.expand.isChecked(),
-                    "harvester_target": self.harvesters.value(),
-                    "sell_structures": self.sell.tokens(),
-                    "priority_builds": self.builds.tokens(),
-                },
-                "risk_assessment": {
-                    "threat_level": self.risk_threat.value(),
-                    "expected_attack_direction": _optional(self.direction.text()),
-                    "recommended_defense": _optional(self.defense.text()),
-                    "time_pressure": self.time_pressure.value(),
-                },
-                "confidence": self.confidence.value(),
-                "reasoning": self.reasoning.text(),
-            },
-            "parameter_bindings": self.bindings.values(),
-        }
+    def form(self) -> StrategicForm:
+        return StrategicForm(
+            situation=SituationForm(
+                game_phase=self.phase.value(),
+                economy_state=self.economy.value(),
+                army_composition=_rows(self.army.values()),
+                enemy_composition_estimate=_rows(self.enemy.values()),
+                map_control=self.map_control.exact_value(),
+                threat_level=self.situation_threat.value(),
+                active_tech=tuple(self.active_tech.tokens()),
+            ),
+            plan=PlanForm(
+                priority_targets=tuple(TargetRow(*row) for row in self.targets.values()),
+                build_focus=self.build_focus.value(),
+                economic_guidance=GuidanceForm(
+                    expand=self.expand.isChecked(),
+                    harvester_target=self.harvesters.value(),
+                    sell_structures=tuple(self.sell.tokens()),
+                    priority_builds=tuple(self.builds.tokens()),
+                ),
+                risk_assessment=RiskForm(
+                    threat_level=self.risk_threat.value(),
+                    time_pressure=self.time_pressure.value(),
+                    expected_attack_direction=self.direction.text(),
+                    recommended_defense=self.defense.text(),
+                ),
+                confidence=self.confidence.value(),
+                reasoning=self.reasoning.text(),
+            ),
+            parameter_bindings=_rows(self.bindings.values()),
+        )
 
-    def _show(self, state: dict[str, Any]) -> None:
-        situation = state.get("situation") or {}
-        plan = state.get("plan") or {}
-        guidance = plan.get("economic_guidance") or {}
-        risk = plan.get("risk_assessment") or {}
-        self.phase.set_value(situation.get("game_phase"))
-        self.economy.set_value(situation.get("economy_state"))
-        self.army.set_rows(situation.get("army_composition") or [])
-        self.enemy.set_rows(situation.get("enemy_composition_estimate") or [])
-        control = situation.get("map_control", 0.5)
-        if isinstance(control, int | float) and control != self.map_control.exact_value():
-            self.map_control.set_exact(control)
-        self.situation_threat.set_value(situation.get("threat_level", "low"))
-        self.active_tech.set_tokens(situation.get("active_tech") or [])
-        rows = []
-        for target in plan.get("priority_targets") or []:
-            position = target.get("position") or {}
-            rows.append(
-                [
-                    target.get("target_type"),
-                    target.get("priority"),
-                    position.get("x"),
-                    position.get("y"),
-                    position.get("z"),
-                    target.get("description", ""),
-                ]
-            )
-        self.targets.set_rows(rows)
-        self.build_focus.set_value(plan.get("build_focus"))
-        self._set_spin(self.confidence, plan.get("confidence", 500))
-        self.reasoning.set_text(plan.get("reasoning") or "")
-        self.expand.setChecked(bool(guidance.get("expand")))
-        self._set_spin(self.harvesters, guidance.get("harvester_target", 4))
-        self.sell.set_tokens(guidance.get("sell_structures") or [])
-        self.builds.set_tokens(guidance.get("priority_builds") or [])
-        self.risk_threat.set_value(risk.get("threat_level", "low"))
-        self.time_pressure.set_value(risk.get("time_pressure", "none"))
-        _set_line(self.direction, risk.get("expected_attack_direction"))
-        _set_line(self.defense, risk.get("recommended_defense"))
-        self.bindings.set_rows(state.get("parameter_bindings") or [])
+    def _show(self, form: StrategicForm) -> None:
+        situation, plan = form.situation, form.plan
+        guidance, risk = plan.economic_guidance, plan.risk_assessment
+        self.phase.set_value(situation.game_phase)
+        self.economy.set_value(situation.economy_state)
+        self.army.set_rows(situation.army_composition)
+        self.enemy.set_rows(situation.enemy_composition_estimate)
+        if situation.map_control != self.map_control.exact_value():
+            self.map_control.set_exact(situation.map_control)
+        self.situation_threat.set_value(situation.threat_level)
+        self.active_tech.set_tokens(situation.active_tech)
+        self.targets.set_rows(
+            [[t.target_type, t.priority, t.x, t.y, t.z, t.description] for t in plan.priority_targets]
+        )
+        self.build_focus.set_value(plan.build_focus)
+        self._set_spin(self.confidence, plan.confidence)
+        self.reasoning.set_text(plan.reasoning)
+        self.expand.setChecked(guidance.expand)
+        self._set_spin(self.harvesters, guidance.harvester_target)
+        self.sell.set_tokens(guidance.sell_structures)
+        self.builds.set_tokens(guidance.priority_builds)
+        self.risk_threat.set_value(risk.threat_level)
+        self.time_pressure.set_value(risk.time_pressure)
+        _set_line(self.direction, risk.expected_attack_direction)
+        _set_line(self.defense, risk.recommended_defense)
+        self.bindings.set_rows(form.parameter_bindings)
         self.confidence_hint.setText(f"= {self.confidence.value() / 10:g} %")
         self._update_binding_hint()
 
@@ -423,7 +397,10 @@ class StrategicPatternEditor(BodyEditor):
             spin.setValue(value)
 
 
-def _set_line(widget: QLineEdit, value: str | None) -> None:
-    text = value or ""
+def _set_line(widget: QLineEdit, text: str) -> None:
     if widget.text() != text:
         widget.setText(text)
+
+
+def _rows(values: list[list[Any]]) -> tuple[tuple[Cell, ...], ...]:
+    return tuple(tuple(row) for row in values)

@@ -7,6 +7,7 @@ not the widget, says what is wrong and where: one set of rules, one set of messa
 
 from __future__ import annotations
 
+import contextlib
 import re
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -21,8 +22,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
     QDoubleSpinBox,
+    QFormLayout,
     QHBoxLayout,
     QHeaderView,
+    QLabel,
+    QLayout,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -37,6 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.model.enums import SpelledEnum
 from skillstudio.store import LibraryError, SkillQuery, SkillRepository
 
@@ -59,7 +64,7 @@ def mark_invalid(widget: QWidget, message: str | None) -> None:
     if bool(widget.property("invalid")) == invalid and widget.toolTip() == (message or base):
         return
     widget.setProperty("invalid", invalid)
-    widget.setToolTip(message if invalid else base)
+    widget.setToolTip(message if message is not None else str(base))
     # Only a marked widget gets a style sheet, so unmarked ones keep the native look.
     widget.setStyleSheet(_invalid_sheet(widget) if invalid else "")
 
@@ -71,6 +76,24 @@ def _invalid_sheet(widget: QWidget) -> str:
             name = cls.__name__
             break
     return f"{name} {{ {INVALID_STYLE} }}"
+
+
+def overload(signal: Any, *types: type) -> Any:
+    """``signal[types]``: one overload of an overloaded signal (the stubs do not type indexing)."""
+    return signal[types[0] if len(types) == 1 else types]
+
+
+def _popup(completer: QCompleter) -> QAbstractItemView:
+    popup = completer.popup()
+    assert popup is not None  # a completer makes its popup when it is created
+    return popup
+
+
+def label_of(form: QFormLayout, field: QWidget | QLayout) -> QLabel:
+    """The label a form layout made for a row's field (to give it a buddy)."""
+    label = form.labelForField(field)
+    assert isinstance(label, QLabel)
+    return label
 
 
 def split_tokens(text: str, separator: str = ",") -> list[str]:
@@ -142,13 +165,13 @@ class TokenLineEdit(QLineEdit):
         self._completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self._completer.setFilterMode(Qt.MatchFlag.MatchContains)
         self._completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
-        self._completer.activated[str].connect(self._insert_completion)
+        overload(self._completer.activated, str).connect(self._insert_completion)
         self.textEdited.connect(self._update_completion)
         self.set_completions(completions)
         self.setPlaceholderText("comma-separated")
 
     def completer_popup(self) -> QAbstractItemView:
-        return self._completer.popup()
+        return _popup(self._completer)
 
     def set_completions(self, words: Iterable[str]) -> None:
         self._model.setStringList(list(dict.fromkeys(words)))
@@ -171,14 +194,14 @@ class TokenLineEdit(QLineEdit):
             return
         _start, word = self._current_word()
         if not word:
-            self._completer.popup().hide()
+            self.completer_popup().hide()
             return
         self._completer.setCompletionPrefix(word)
         taken = set(self.tokens()) - {word}
         if self._completer.completionCount() and self._completer.currentCompletion() not in taken:
             self._completer.complete()
         else:
-            self._completer.popup().hide()
+            self.completer_popup().hide()
 
     def _insert_completion(self, word: str) -> None:
         start, _typed = self._current_word()
@@ -330,7 +353,9 @@ class RowTable(QWidget):
             if column.hidden:
                 self.table.setColumnHidden(index, True)
             if column.tooltip:
-                self.table.horizontalHeaderItem(index).setToolTip(column.tooltip)
+                header_item = self.table.horizontalHeaderItem(index)
+                if header_item is not None:
+                    header_item.setToolTip(column.tooltip)
         row_height = self.table.verticalHeader().defaultSectionSize()
         self.table.setMinimumHeight(header.sizeHint().height() + row_height * visible_rows + 4)
         self.table.itemChanged.connect(self._item_changed)
@@ -391,7 +416,7 @@ class RowTable(QWidget):
 
     def texts(self) -> list[list[str]]:
         return [
-            [self.table.item(row, col).data(ROLE_VALUE) or "" for col in range(len(self.columns))]
+            [self._item(row, col).data(ROLE_VALUE) or "" for col in range(len(self.columns))]
             for row in range(self.table.rowCount())
         ]
 
@@ -511,13 +536,18 @@ class RowTable(QWidget):
         self.table.blockSignals(True)
         for r in (row, target):
             for c, text in enumerate(texts[r]):
-                self._fill(self.table.item(r, c), self.columns[c], text)
+                self._fill(self._item(r, c), self.columns[c], text)
         self.table.blockSignals(False)
         self._loading = False
         self.table.setCurrentCell(target, max(column, 0))
         self.edited.emit()
 
     # --- issues -------------------------------------------------------------------------------
+
+    def _item(self, row: int, col: int) -> QTableWidgetItem:
+        item = self.table.item(row, col)
+        assert item is not None  # every cell of every row gets an item when the row is added
+        return item
 
     def column_index(self, key: str) -> int | None:
         for index, column in enumerate(self.columns):
@@ -531,7 +561,7 @@ class RowTable(QWidget):
             return
         visible = col if col is not None and not self.columns[col].hidden else 0
         self.table.setCurrentCell(row, visible)
-        self.table.scrollToItem(self.table.item(row, visible))
+        self.table.scrollToItem(self._item(row, visible))
         self.table.setFocus()
 
     def mark_cells(self, cells: dict[tuple[int, int | None], str]) -> None:
@@ -539,7 +569,7 @@ class RowTable(QWidget):
         self.table.blockSignals(True)
         for row in range(self.table.rowCount()):
             for col in range(len(self.columns)):
-                item = self.table.item(row, col)
+                item = self._item(row, col)
                 message = cells.get((row, col)) or cells.get((row, None))
                 item.setBackground(QBrush(INVALID_BACKGROUND) if message else QBrush())
                 item.setToolTip(message or "")
@@ -555,11 +585,9 @@ class SkillRefPicker(QWidget):
     edited = Signal()
     MAX_RESULTS = 20
 
-    def __init__(
-        self, repository: SkillRepository, parent: QWidget | None = None, *, exclude_id: str | None = None
-    ) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None, *, exclude_id: str | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.exclude_id = exclude_id
         self._ids: list[str] = []
         self._names: dict[str, str] = {}
@@ -576,7 +604,7 @@ class SkillRefPicker(QWidget):
         self._completer = QCompleter(self._model, self)
         self._completer.setWidget(self.search)
         self._completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
-        self._completer.activated[QModelIndex].connect(self._chosen)
+        overload(self._completer.activated, QModelIndex).connect(self._chosen)
         self._timer = QTimer(self, singleShot=True, interval=150)
         self._timer.timeout.connect(self.refresh_candidates)
         self.search.textEdited.connect(lambda _text: self._timer.start())
@@ -616,10 +644,11 @@ class SkillRefPicker(QWidget):
 
     def _lookup(self, ids: Sequence[str]) -> None:
         missing = [i for i in ids if i not in self._names]
-        if not missing:
+        repository = self.state.repository
+        if not missing or repository is None:
             return
         try:
-            for summary in self.repository.summaries(missing):
+            for summary in repository.summaries(missing):
                 self._names[summary.id] = summary.name
         except LibraryError:
             pass
@@ -639,11 +668,12 @@ class SkillRefPicker(QWidget):
         """(id, name, detail) of skills matching ``text``, not already chosen.
 
         At least two letters are needed: a one-letter prefix matches most of a large library."""
-        if len(re.sub(r"\W", "", text)) < 2:
+        repository = self.state.repository
+        if len(re.sub(r"\W", "", text)) < 2 or repository is None:
             return []
         try:
-            result = self.repository.query(SkillQuery(text=text, limit=self.MAX_RESULTS + len(self._ids) + 1))
-            summaries = self.repository.summaries(result.ids)
+            result = repository.query(SkillQuery(text=text, limit=self.MAX_RESULTS + len(self._ids) + 1))
+            summaries = repository.summaries(result.ids)
         except LibraryError:
             return []
         out = []
@@ -665,10 +695,10 @@ class SkillRefPicker(QWidget):
         if self._model.rowCount() and self.search.hasFocus():
             self._completer.complete()
         else:
-            self._completer.popup().hide()
+            self.completer_popup().hide()
 
     def completer_popup(self) -> QAbstractItemView:
-        return self._completer.popup()
+        return _popup(self._completer)
 
     def _chosen(self, index: QModelIndex) -> None:
         skill_id = index.data(Qt.ItemDataRole.UserRole)
@@ -677,12 +707,12 @@ class SkillRefPicker(QWidget):
             QTimer.singleShot(0, self.search.clear)
 
     def _add_first(self) -> None:
-        if self._completer.popup().isVisible():
+        if self.completer_popup().isVisible():
             return
         if self._timer.isActive():
             self._timer.stop()
             self.refresh_candidates()
-            self._completer.popup().hide()
+            self.completer_popup().hide()
         if self._model.rowCount():
             self.add_id(self._model.item(0).data(Qt.ItemDataRole.UserRole))
             self.search.clear()
@@ -779,9 +809,9 @@ def _column_for(table: RowTable, rest: str) -> int | None:
         return table.column_index(key)
     best = None
     for index, column in enumerate(table.columns):
-        if rest == column.key or rest.startswith(column.key + ".") or rest.startswith(column.key + "["):
-            if best is None or len(column.key) > len(table.columns[best].key):
-                best = index
+        names_it = rest == column.key or rest.startswith((column.key + ".", column.key + "["))
+        if names_it and (best is None or len(column.key) > len(table.columns[best].key)):
+            best = index
     if best is None and "." in rest:  # position.x -> the column keyed "x" when there is one
         return table.column_index(rest.rsplit(".", 1)[1])
     return best
@@ -845,10 +875,8 @@ class Marker:
 
 
 def _safely(function: Callable[..., None], *args: Any) -> None:
-    try:
+    with contextlib.suppress(RuntimeError):  # the widget was deleted meanwhile (a body editor was replaced)
         function(*args)
-    except RuntimeError:  # the widget was deleted meanwhile (a body editor was replaced)
-        pass
 
 
 def reveal(widget: QWidget) -> None:
@@ -884,10 +912,8 @@ def forward_library_changes(owner: QObject, repository: SkillRepository, signal_
         target = ref()
         if target is None:
             return
-        try:
+        with contextlib.suppress(RuntimeError):  # deleted meanwhile
             getattr(target, signal_name).emit(change)
-        except RuntimeError:  # deleted meanwhile
-            pass
 
     unsubscribe = repository.database.changes.subscribe(listener)
     owner.destroyed.connect(lambda *_: unsubscribe())

@@ -1,12 +1,18 @@
 """The audit log viewer: every create, update, delete, restore, review decision, promotion and
 import, filtered by actor, action and time range, with the revision diff one double click away
-and CSV export."""
+and CSV export.
+
+The entries are read in the background (a newer filter supersedes an older read), and the log
+follows the library: every write this process commits shows up without reopening it.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QDateTime, QTimeZone
+from PySide6.QtCore import QDateTime, Qt, QTimer, QTimeZone
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -23,43 +29,84 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.gui.browser_state import BrowserState
+from skillstudio.gui.workers import LatestOnly, readable
 from skillstudio.review.audit import audit_csv
-from skillstudio.store import AuditEntry, SkillRepository
+from skillstudio.store import AuditAction, AuditEntry, LibraryChange, SkillRepository
 
-ACTIONS = (
-    "skill.create",
-    "skill.update",
-    "skill.delete",
-    "skill.restore",
-    "skill.purge",
-    "skill.review",
-    "skill.promote",
-    "skill.demote",
-    "skill.verify",
-    "skill.import",
-    "skill.prune",
-    "skill.compose",
-    "skill.embed",
-)
+# What each action is called on screen: the filter and the Action column read it from here.
+ACTION_LABELS: dict[AuditAction, str] = {
+    AuditAction.CREATE: "Create",
+    AuditAction.UPDATE: "Update",
+    AuditAction.DELETE: "Move to trash",
+    AuditAction.RESTORE: "Restore",
+    AuditAction.PURGE: "Purge",
+    AuditAction.REVIEW: "Review decision",
+    AuditAction.PROMOTE: "Promote",
+    AuditAction.DEMOTE: "Demote",
+    AuditAction.VERIFY: "Verify",
+    AuditAction.IMPORT: "Import",
+    AuditAction.PRUNE: "Prune",
+    AuditAction.COMPOSE: "Compose",
+    AuditAction.EMBED: "Embed",
+    AuditAction.PRIVACY_MARK: "Mark not private",
+    AuditAction.PRIVACY_UNMARK: "Unmark not private",
+}
+LIMIT = 5000  # the newest entries shown; the filters narrow the rest down
+RELOAD_DELAY_MS = 250  # writes in a burst (a batch, an agent) reload the log once
 _ANY = "(any)"
 
 
+def action_label(action: str) -> str:
+    """The on-screen name of a stored action; one this version does not know shows as stored."""
+    try:
+        return ACTION_LABELS.get(AuditAction(action), action)
+    except ValueError:
+        return action
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    entries: list[AuditEntry]
+    names: dict[str, str]  # skill id -> name, for the entries' skills still in the library
+    actors: list[str] | None  # everyone in the log, when asked for
+
+
+def load_audit(
+    repository: SkillRepository,
+    actor: str | None,
+    action: AuditAction | None,
+    since: str | None,
+    until: str | None,
+    with_actors: bool,
+) -> AuditPage:
+    entries = repository.history.audit(actor=actor, action=action, since=since, until=until, limit=LIMIT)
+    names = {s.id: s.name for s in repository.summaries(sorted({e.skill_id for e in entries if e.skill_id}))}
+    actors = sorted({entry.actor for entry in repository.history.audit()}) if with_actors else None
+    return AuditPage(entries, names, actors)
+
+
 class QtAuditLog(QDialog):
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.setWindowTitle("Audit Log")
         self.setSizeGripEnabled(True)
         self.resize(1100, 640)
         self.entries: list[AuditEntry] = []
+        self.loader = LatestOnly(self, self._show, self._failed)
+        self._reload_timer = QTimer(self, singleShot=True, interval=RELOAD_DELAY_MS)
+        self._reload_timer.timeout.connect(self.reload)
 
         self.actor_filter = QComboBox(self)
         self.actor_filter.setAccessibleName("Actor")
+        self.actor_filter.addItem(_ANY, None)
         self.action_filter = QComboBox(self)
         self.action_filter.setAccessibleName("Action")
         self.action_filter.addItem(_ANY, None)
-        for action in ACTIONS:
-            self.action_filter.addItem(action, action)
+        for action in AuditAction:
+            self.action_filter.addItem(ACTION_LABELS.get(action, action.value), action.value)
+            self.action_filter.setItemData(self.action_filter.count() - 1, action.value, Qt.ItemDataRole.ToolTipRole)
         self.use_since = QCheckBox("From", self)
         self.since = QDateTimeEdit(QDateTime.currentDateTimeUtc().addDays(-7), self)
         self.use_until = QCheckBox("to", self)
@@ -109,51 +156,114 @@ class QtAuditLog(QDialog):
         self.list.currentItemChanged.connect(lambda _c, _p: self.diff_button.setEnabled(self._current_has_revision()))
         self.diff_button.clicked.connect(self.show_diff)
         self.export_button.clicked.connect(self.export_dialog)
-        self._fill_actors()
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
+        self._actors_known = False
+        self._stale = False  # the library changed while the log was closed
         self.reload()
 
-    def _fill_actors(self) -> None:
-        actors = sorted({entry.actor for entry in self.repository.audit()})
-        self.actor_filter.blockSignals(True)
-        self.actor_filter.addItem(_ANY, None)
-        for actor in actors:
-            self.actor_filter.addItem(actor, actor)
-        self.actor_filter.blockSignals(False)
+    # --- loading -------------------------------------------------------------------------------
 
     @staticmethod
     def _iso(value: QDateTime) -> str:
         return value.toUTC().toString("yyyy-MM-ddTHH:mm:ss.zzzZ")
 
+    def selected_action(self) -> AuditAction | None:
+        value = self.action_filter.currentData()
+        return None if value is None else AuditAction(value)
+
     def reload(self) -> None:
-        self.entries = self.repository.audit(
-            actor=self.actor_filter.currentData(),
-            action=self.action_filter.currentData(),
-            since=self._iso(self.since.dateTime()) if self.use_since.isChecked() else None,
-            until=self._iso(self.until.dateTime()) if self.use_until.isChecked() else None,
-            limit=5000,
+        """Read the entries for the filters in the background (the newest LIMIT of them)."""
+        self._reload_timer.stop()
+        self.loader.request(
+            load_audit,
+            self.state.require_repository(),
+            self.actor_filter.currentData(),
+            self.selected_action(),
+            self._iso(self.since.dateTime()) if self.use_since.isChecked() else None,
+            self._iso(self.until.dateTime()) if self.use_until.isChecked() else None,
+            not self._actors_known,
         )
-        names = {
-            s.id: s.name for s in self.repository.summaries(sorted({e.skill_id for e in self.entries if e.skill_id}))
-        }
+
+    def _show(self, page: AuditPage) -> None:
+        if page.actors is not None:
+            self._actors_known = True
+            self._add_actors(page.actors)
+        current = self.current_entry()
+        current_id = None if current is None else current.id
+        self.entries = page.entries
         self.list.clear()
+        rows = []
         for entry in self.entries:
-            skill = names.get(entry.skill_id or "", entry.skill_id or "—")
+            skill = page.names.get(entry.skill_id or "", entry.skill_id or "—")
             details = ", ".join(f"{k}: {v}" for k, v in sorted(entry.details.items()))
             row = QTreeWidgetItem(
                 [
                     entry.at[:19].replace("T", " "),
                     entry.actor,
                     entry.actor_kind,
-                    entry.action,
+                    action_label(entry.action),
                     skill,
                     "—" if entry.revision is None else str(entry.revision),
                     details,
                 ]
             )
+            row.setToolTip(3, entry.action)
             row.setToolTip(4, entry.skill_id or "")
-            self.list.addTopLevelItem(row)
-        self.count.setText(f"{len(self.entries)} entries" + (" (the newest 5000)" if len(self.entries) == 5000 else ""))
+            rows.append(row)
+        self.list.addTopLevelItems(rows)
+        for index, entry in enumerate(self.entries):  # the entry the user looked at stays selected
+            if entry.id == current_id:
+                self.list.setCurrentItem(rows[index])
+                break
+        self.count.setText(
+            f"{len(self.entries)} entries" + (f" (the newest {LIMIT})" if len(self.entries) == LIMIT else "")
+        )
         self.diff_button.setEnabled(self._current_has_revision())
+
+    def _failed(self, error: BaseException) -> None:
+        self.count.setText(f"Cannot read the audit log: {readable(error)}")
+
+    def _add_actors(self, actors: list[str]) -> None:
+        """Add actors the filter does not offer yet, keeping its choice."""
+        known = {self.actor_filter.itemData(index) for index in range(self.actor_filter.count())}
+        self.actor_filter.blockSignals(True)
+        for actor in actors:
+            if actor not in known:
+                self.actor_filter.addItem(actor, actor)
+        self.actor_filter.blockSignals(False)
+
+    # --- following the library -----------------------------------------------------------------
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        self._add_actors([change.actor])
+        self._refresh()
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        self.loader.discard()
+        self._reload_timer.stop()
+        self.entries = []
+        self.list.clear()
+        self.actor_filter.blockSignals(True)
+        self.actor_filter.clear()
+        self.actor_filter.addItem(_ANY, None)
+        self.actor_filter.blockSignals(False)
+        self._actors_known = False
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if self.isVisible():
+            self._reload_timer.start()
+        else:
+            self._stale = True  # a closed log reads nothing; it catches up when shown again
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.reload()
+
+    # --- the selected entry --------------------------------------------------------------------
 
     def current_entry(self) -> AuditEntry | None:
         item = self.list.currentItem()
@@ -170,14 +280,8 @@ class QtAuditLog(QDialog):
             return None
         from skillstudio.gui.qt_history import QtHistoryDialog
 
-        dialog = QtHistoryDialog(self.repository, entry.skill_id, self)
-        if hasattr(dialog, "select_revision"):
-            dialog.select_revision(entry.revision)
-        else:
-            for index in range(dialog.list.topLevelItemCount()):
-                item = dialog.list.topLevelItem(index)
-                if item.text(0) == str(entry.revision):
-                    dialog.list.setCurrentItem(item)
+        dialog = QtHistoryDialog(self.state.require_repository(), entry.skill_id, self)
+        dialog.select_revisions([entry.revision])
         dialog.show()
         return dialog
 

@@ -4,14 +4,19 @@ Left: the queue (filter by creator and source). Right: the selected skill's prov
 verification figures and risk findings, the diff since its last approved revision, a comment
 box and Approve (Ctrl+Return) / Reject (Ctrl+Shift+R) / Request changes (Ctrl+Shift+C). After a
 decision the next item is selected automatically. The work is done by :mod:`skillstudio.review`.
+
+The queue and the selected skill are read in the background (a newer read supersedes an older
+one); a decision is an operation (it may wait for a busy library without freezing the window),
+and the queue follows every change to the library that touches reviews or membership.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -27,13 +32,25 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.qt_diff_view import QtDiffView
-from skillstudio.model import ReviewState, SourceKind
+from skillstudio.gui.workers import LatestOnly, LibraryOp, readable, show_error
+from skillstudio.model import ReviewState, Skill, SourceKind
 from skillstudio.review import change_since_approved, findings_for, pending_queue
 from skillstudio.review.linter import Linter
-from skillstudio.review.workflow import QueueItem
-from skillstudio.store import ConflictError, LibraryError, RiskFinding, SkillRepository
+from skillstudio.review.workflow import PendingChange, QueueItem
+from skillstudio.store import (
+    ChangeKind,
+    ConflictError,
+    LibraryChange,
+    LibraryError,
+    ReviewDecision,
+    RiskFinding,
+    SkillExtras,
+    SkillRepository,
+)
 
 SHORTCUTS = {
     ReviewState.APPROVED: QKeySequence("Ctrl+Return"),
@@ -65,20 +82,78 @@ def findings_html(findings: list[RiskFinding]) -> str:
     return "<ul>" + "".join(rows) + "</ul>"
 
 
+@dataclass(frozen=True)
+class QueueView:
+    """One load of the queue: the pending items, their risk findings, and who created any."""
+
+    items: list[QueueItem]
+    findings: dict[str, list[RiskFinding]]
+    creators: list[str]
+
+
+@dataclass(frozen=True)
+class PendingDetails:
+    """Everything the right side shows of one pending skill, read together."""
+
+    change: PendingChange
+    findings: list[RiskFinding]
+    extras: SkillExtras | None
+    decisions: list[ReviewDecision]
+    revisions: int
+
+
+def load_queue(repository: SkillRepository, creator: str | None, source: str | None) -> QueueView:
+    """The pending skills for the filters, newest first; lints those never linted (up to
+    LINT_ON_OPEN: skills an engine or an older import wrote before the linter ran)."""
+    items = pending_queue(
+        repository, created_by=[creator] if creator else [], sources=[SourceKind(source)] if source else []
+    )
+    everyone = items if not creator and not source else pending_queue(repository)
+    findings = repository.findings.many([item.summary.id for item in items])
+    unlinted = [item.summary.id for item in items if item.summary.id not in findings][:LINT_ON_OPEN]
+    if unlinted:
+        linter = Linter(repository=repository)
+        for skill in repository.get_many(unlinted):
+            found = linter.lint_and_store(skill)
+            if found:
+                findings[skill.id] = found
+    return QueueView(items, findings, sorted({item.summary.created_by for item in everyone}))
+
+
+def load_details(repository: SkillRepository, skill_id: str) -> PendingDetails:
+    change = change_since_approved(repository, skill_id)
+    return PendingDetails(
+        change,
+        findings_for(repository, change.current),
+        repository.extras.get(skill_id),
+        repository.reviews.decisions(skill_id),
+        len(repository.history.revisions(skill_id)),
+    )
+
+
 class QtReviewQueue(QDialog):
+    """The queue follows the library (``library_changed``); a decision is a background write."""
+
     decided = Signal(str, str)  # skill id, new state
 
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.setWindowTitle("Review Queue")
         self.setWindowFlag(Qt.WindowType.WindowMaximizeButtonHint, True)
         self.setSizeGripEnabled(True)
         self.resize(1320, 820)
         self._items: list[QueueItem] = []
+        self._select_after_load: str | None = None
+        self._shown: tuple[str, int] | None = None  # the skill and content version shown: decisions are on it
+        self._deciding = False
+        self._stale = False  # the library changed while the queue was closed
+        self.loader = LatestOnly(self, self._show_queue, self._queue_failed)
+        self.details_loader = LatestOnly(self, self._show_details, self._details_failed)
 
         self.creator_filter = QComboBox(self)
         self.creator_filter.setAccessibleName("Created by")
+        self.creator_filter.addItem(_ANY, None)
         self.source_filter = QComboBox(self)
         self.source_filter.setAccessibleName("Source")
         self.source_filter.addItem("(any source)", None)
@@ -110,18 +185,18 @@ class QtReviewQueue(QDialog):
         self.changes_button = QPushButton("Request &Changes", self)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
-        for button, state in (
+        for button, decision in (
             (self.approve_button, ReviewState.APPROVED),
             (self.reject_button, ReviewState.REJECTED),
             (self.changes_button, ReviewState.CHANGES_REQUESTED),
         ):
             button.setToolTip(
-                f"{button.text().replace('&', '')} ({SHORTCUTS[state].toString(QKeySequence.SequenceFormat.NativeText)})"
+                f"{button.text().replace('&', '')} ({SHORTCUTS[decision].toString(QKeySequence.SequenceFormat.NativeText)})"
             )
-            button.clicked.connect(lambda _checked=False, s=state: self.decide(s))
-            shortcut = QShortcut(SHORTCUTS[state], self)
+            button.clicked.connect(lambda _checked=False, s=decision: self.decide(s))
+            shortcut = QShortcut(SHORTCUTS[decision], self)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-            shortcut.activated.connect(lambda s=state: self.decide(s))
+            shortcut.activated.connect(lambda s=decision: self.decide(s))
 
         filters = QHBoxLayout()
         filters.addWidget(QLabel("Created by:", self))
@@ -161,39 +236,38 @@ class QtReviewQueue(QDialog):
         self.list.currentItemChanged.connect(lambda _current, _previous: self._show_current())
         self.creator_filter.currentIndexChanged.connect(lambda _index: self.reload())
         self.source_filter.currentIndexChanged.connect(lambda _index: self.reload())
-        self._fill_creators()
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
+        self._enable_decisions()
         self.reload()
 
     # --- queue ---------------------------------------------------------------------------------
 
-    def _fill_creators(self) -> None:
-        creators = sorted({item.summary.created_by for item in pending_queue(self.repository)})
-        self.creator_filter.blockSignals(True)
-        self.creator_filter.clear()
-        self.creator_filter.addItem(_ANY, None)
-        for creator in creators:
-            self.creator_filter.addItem(creator, creator)
-        self.creator_filter.blockSignals(False)
+    @property
+    def loading(self) -> bool:
+        """Whether the queue or the selected skill is still being read."""
+        return self.loader.loading or self.details_loader.loading
 
     def reload(self, select: str | None = None) -> None:
-        creator = self.creator_filter.currentData()
-        source = self.source_filter.currentData()
-        self._items = pending_queue(
-            self.repository, created_by=[creator] if creator else [], sources=[SourceKind(source)] if source else []
+        """Read the queue for the filters in the background; ``select`` (else the current skill)
+        stays selected if it is still pending."""
+        self._select_after_load = select if select is not None else self.current_id()
+        self.loader.request(
+            load_queue,
+            self.state.require_repository(),
+            self.creator_filter.currentData(),
+            self.source_filter.currentData(),
         )
-        findings = self.repository.risk_findings_many([item.summary.id for item in self._items])
-        unlinted = [item.summary.id for item in self._items if item.summary.id not in findings][:LINT_ON_OPEN]
-        if unlinted:  # skills written before the linter ran (an engine's, an older import): lint now
-            linter = Linter(repository=self.repository)
-            for skill in self.repository.get_many(unlinted):
-                found = linter.lint_and_store(skill)
-                if found:
-                    findings[skill.id] = found
+
+    def _show_queue(self, view: QueueView) -> None:
+        self._fill_creators(view.creators)
+        self._items = view.items
         self.list.blockSignals(True)
         self.list.clear()
+        rows = []
         for item in self._items:
             s = item.summary
-            risk = findings.get(s.id, [])
+            risk = view.findings.get(s.id, [])
             worst = next((sev for sev in ("high", "medium", "low", "info") if any(f.severity == sev for f in risk)), "")
             try:
                 source = SourceKind(s.source).label
@@ -208,8 +282,8 @@ class QtReviewQueue(QDialog):
             row.setToolTip(0, s.name)
             if worst in ("high", "medium"):
                 row.setForeground(3, Qt.GlobalColor.darkRed if worst == "high" else Qt.GlobalColor.darkYellow)
-            self.list.addTopLevelItem(row)
-        self.list.blockSignals(False)
+            rows.append(row)
+        self.list.addTopLevelItems(rows)
         count = len(self._items)
         self.count_label.setText(
             "No skills wait for review"
@@ -219,10 +293,24 @@ class QtReviewQueue(QDialog):
             else f"{count} skills wait for review"
         )
         ids = self.pending_ids()
-        index = ids.index(select) if select in ids else 0
+        select = self._select_after_load
         if ids:
-            self.list.setCurrentItem(self.list.topLevelItem(index))
-        self._show_current()
+            self.list.setCurrentItem(rows[ids.index(select) if select in ids else 0])
+        self.list.blockSignals(False)
+        self._show_current()  # once, whether or not the current row changed
+
+    def _fill_creators(self, creators: list[str]) -> None:
+        current = self.creator_filter.currentData()
+        self.creator_filter.blockSignals(True)
+        self.creator_filter.clear()
+        self.creator_filter.addItem(_ANY, None)
+        for creator in creators:
+            self.creator_filter.addItem(creator, creator)
+        self.creator_filter.setCurrentIndex(max(0, self.creator_filter.findData(current)) if current else 0)
+        self.creator_filter.blockSignals(False)
+
+    def _queue_failed(self, error: BaseException) -> None:
+        self.count_label.setText(f"Cannot read the queue: {readable(error)}")
 
     def pending_ids(self) -> list[str]:
         return [item.summary.id for item in self._items]
@@ -233,32 +321,42 @@ class QtReviewQueue(QDialog):
 
     def select(self, skill_id: str) -> None:
         ids = self.pending_ids()
-        if skill_id in ids:
-            self.list.setCurrentItem(self.list.topLevelItem(ids.index(skill_id)))
+        item = self.list.topLevelItem(ids.index(skill_id)) if skill_id in ids else None
+        if item is not None:
+            self.list.setCurrentItem(item)
 
     # --- the selected skill --------------------------------------------------------------------
 
     def _show_current(self) -> None:
         skill_id = self.current_id()
-        for button in (self.approve_button, self.reject_button, self.changes_button):
-            button.setEnabled(skill_id is not None)
+        if self._shown is not None and self._shown[0] != skill_id:
+            self._shown = None  # nothing may be decided on a skill until its content is on screen
+        self._enable_decisions()
         if skill_id is None:
+            self.details_loader.discard()
             self.details.setHtml('<p style="color:#707070">Nothing waits for review.</p>')
             self.diff.show_message("Select a pending skill to see what changed since it was last approved.")
             return
-        try:
-            change = change_since_approved(self.repository, skill_id)
-            findings = findings_for(self.repository, change.current)
-        except LibraryError as error:
-            self.details.setHtml(f'<p style="color:#c62828">{_e(error)}</p>')
-            self.diff.show_message(str(error))
-            return
+        self.details_loader.request(load_details, self.state.require_repository(), skill_id)
+
+    def _details_failed(self, error: BaseException) -> None:
+        self._shown = None  # what was on screen may be gone (trashed, unreadable)
+        self._enable_decisions()
+        self.details.setHtml(f'<p style="color:#c62828">{_e(readable(error))}</p>')
+        self.diff.show_message(readable(error))
+
+    def _show_details(self, details: PendingDetails) -> None:
+        change = details.change
         skill = change.current
-        self._shown = (skill.id, skill.version)  # a decision is on the content shown here
+        if skill.id != self.current_id():
+            return  # another skill was selected meanwhile; its own details follow
+        self._shown = (skill.id, skill.version)
+        self._enable_decisions()
         quality = skill.quality
         source = skill.provenance.source
-        extras = self.repository.extras(skill.id)
-        decisions = self.repository.review_decisions(skill.id)
+        extras = details.extras
+        decisions = details.decisions
+        findings = details.findings
         rate = f"{quality.success_rate:.0%}" if quality.verification_count else "—"
         rows = [
             ("Created", f"{skill.created_at[:16].replace('T', ' ')} by <b>{_e(skill.created_by)}</b>"),
@@ -279,7 +377,7 @@ class QtReviewQueue(QDialog):
                     else "not verified yet"
                 ),
             ),
-            ("Revisions", str(len(self.repository.revisions(skill.id)))),
+            ("Revisions", str(details.revisions)),
         ]
         if decisions:
             last = decisions[-1]
@@ -314,31 +412,95 @@ class QtReviewQueue(QDialog):
             )
             self.diff.set_unified(False)
 
+    def _enable_decisions(self) -> None:
+        can = self._shown is not None and not self._deciding
+        for button in (self.approve_button, self.reject_button, self.changes_button):
+            button.setEnabled(can)
+
     # --- deciding ------------------------------------------------------------------------------
 
-    def decide(self, state: ReviewState) -> bool:
-        """Record ``state`` for the selected skill with the comment; the next item follows."""
+    def decide(self, decision: ReviewState) -> bool:
+        """Record ``decision`` for the selected skill with the comment, in the background;
+        the next item follows. False if nothing could be decided now."""
         skill_id = self.current_id()
-        if skill_id is None:
+        item = self.list.currentItem()
+        if skill_id is None or item is None or self._deciding:
             return False
+        if self._shown is None or self._shown[0] != skill_id:  # not on screen (yet, or unreadable)
+            why = (
+                "It is still being read."
+                if self.details_loader.loading
+                else "Select the skill again: it was not shown."
+            )
+            self.status.setText(f'<span style="color:#c62828">{why}</span>')
+            return False
+        version = self._shown[1]
         ids = self.pending_ids()
         position = ids.index(skill_id)
         following = ids[position + 1] if position + 1 < len(ids) else (ids[position - 1] if position > 0 else None)
-        shown_id, shown_version = getattr(self, "_shown", (None, None))
-        if shown_id != skill_id:  # nothing of it was shown (it could not be read): nothing to decide on
-            self.status.setText('<span style="color:#c62828">Select the skill again: it was not shown.</span>')
-            return False
-        try:
-            self.repository.review(skill_id, state, comment=self.comment.toPlainText().strip(), version=shown_version)
-        except ConflictError as error:  # changed since it was shown: show what it is now
+        comment = self.comment.toPlainText().strip()
+        name = item.text(0)
+        self._deciding = True
+        self._enable_decisions()
+        self.status.setText(f"{_e(decision.label)}: {_e(name)}…")
+        LibraryOp[Skill](
+            self.state,
+            self,
+            lambda repository: repository.reviews.review(skill_id, decision, comment=comment, version=version),
+            title="Review",
+        ).success(lambda _skill: self._decided(skill_id, decision, name, following)).failure(
+            self._decision_failed
+        ).run_in_background(initiator=self)
+        return True
+
+    def _decided(self, skill_id: str, decision: ReviewState, name: str, following: str | None) -> None:
+        if not isValid(self):
+            return
+        self._deciding = False
+        self.comment.clear()
+        self.status.setText(f"{_e(decision.label)}: {_e(name)}")
+        self.decided.emit(skill_id, decision.value)
+        self.reload(select=following)
+
+    def _decision_failed(self, error: BaseException) -> None:
+        if not isValid(self):
+            return
+        self._deciding = False
+        self._enable_decisions()
+        if isinstance(error, ConflictError):  # changed since it was shown: show what it is now
             self._show_current()
             self.status.setText(f'<span style="color:#c62828">{_e(error)} Review the change shown now.</span>')
-            return False
-        except LibraryError as error:
+        elif isinstance(error, LibraryError):
             self.status.setText(f'<span style="color:#c62828">{_e(error)}</span>')
-            return False
+        else:
+            show_error(self, "Review", error)
+
+    # --- the library ---------------------------------------------------------------------------
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        if change.started_by(self):
+            return  # our own decision: the queue reloads when it is recorded, the next one selected
+        if change.touches(ChangeKind.REVIEW) or change.touches(ChangeKind.MEMBERSHIP):
+            self._refresh()
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        self.loader.discard()
+        self.details_loader.discard()
+        self._items = []
+        self._shown = None
+        self.list.clear()
         self.comment.clear()
-        self.status.setText(f"{_e(state.label)}: {_e(self.list.currentItem().text(0))}")
-        self.decided.emit(skill_id, state.value)
-        self.reload(select=following)
-        return True
+        self.status.clear()
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if self.isVisible():
+            self.reload()
+        else:
+            self._stale = True  # a closed queue reads nothing; it catches up when shown again
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.reload()

@@ -1,0 +1,344 @@
+"""The one way the GUI runs work off its thread, and the one way it reports a failure.
+
+Long work is a plain function or generator in the Qt-free core. The GUI runs it in a superqt
+worker (``create_worker``) and hears back through signals on its own thread:
+
+- :class:`Tasks`: a view's background work (reads, batches, exports), started in the view's
+  own thread pool so that the view can wait for it before its library closes, and so that a
+  long batch never starves another view's queries (the global pool has one thread per core).
+- :class:`LatestOnly`: a loader for queries. A newer request supersedes older ones, whose
+  results are dropped; the view shows only the answer to its latest question.
+- :class:`LibraryOp`: a write, as Anki's ``CollectionOp``: it runs in the background as the
+  initiator, marks the browser busy, then calls ``success`` or ``failure`` on the GUI thread.
+  The store announces what it changed (``LibraryChange``) to every view, typed and stamped with
+  the initiator; the operation itself broadcasts nothing.
+- :func:`show_error`: a readable dialog, the details (traceback) one click away.
+
+Nothing else in the GUI subclasses ``QThread``/``QRunnable`` or calls ``processEvents``.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import logging
+import traceback
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThreadPool
+from PySide6.QtWidgets import QMessageBox, QWidget
+from shiboken6 import isValid
+from superqt.utils import FunctionWorker, GeneratorWorker, WorkerBase, create_worker
+
+from skillstudio.store import LibraryError, initiated_by
+
+if TYPE_CHECKING:
+    from skillstudio.gui.browser_state import BrowserState
+    from skillstudio.store import SkillRepository
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Done = Callable[[Any], None]
+Failed = Callable[[BaseException], None]
+Progress = Callable[[Any], None]
+
+
+class WorkFailed(Exception):
+    """Carries an exception out of a generator worker.
+
+    superqt reads a RuntimeError escaping a generator as "the worker was deleted" and drops it
+    silently; wrapping every exception keeps real failures (numpy and SQLite raise
+    RuntimeError subclasses) on the error path."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _unwrapped(error: BaseException) -> BaseException:
+    return error.error if isinstance(error, WorkFailed) else error
+
+
+def _guarded(func: Callable[..., Generator[Any, Any, Any]]) -> Callable[..., Generator[Any, Any, Any]]:
+    def generator(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        try:
+            return (yield from func(*args, **kwargs))
+        except Exception as error:
+            raise WorkFailed(error) from error
+
+    return generator
+
+
+def readable(error: BaseException) -> str:
+    """A sentence a user can act on: the store's errors are written as such; others get their type."""
+    error = _unwrapped(error)
+    if isinstance(error, LibraryError | ValueError | OSError):
+        return str(error) or type(error).__name__
+    return f"{type(error).__name__}: {error}"
+
+
+def show_error(parent: QWidget | None, title: str, error: BaseException) -> None:
+    """The one error dialog: the readable message, with the traceback under Show Details."""
+    error = _unwrapped(error)
+    log.error("%s: %s", title, readable(error), exc_info=(type(error), error, error.__traceback__))
+    box = QMessageBox(QMessageBox.Icon.Warning, title, readable(error), QMessageBox.StandardButton.Ok, parent)
+    if not isinstance(error, LibraryError):  # the store's messages are complete; anything else is a bug
+        box.setDetailedText("".join(traceback.format_exception(error)))
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # one box per failure, freed once read
+    box.exec()
+
+
+class Tasks(QObject):
+    """The background work of one view, run in the view's own thread pool."""
+
+    def __init__(self, parent: QObject, *, threads: int = 1) -> None:
+        super().__init__(parent)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(threads)
+        self._workers: set[WorkerBase[Any]] = set()
+
+    def run(
+        self,
+        func: Callable[..., Any],
+        *args: Any,
+        done: Done | None = None,
+        failed: Failed | None = None,
+        progress: Progress | None = None,
+        finished: Callable[[], None] | None = None,
+    ) -> WorkerBase[Any]:
+        """Run ``func(*args)`` off the GUI thread; a generator's yields go to ``progress``.
+
+        The callbacks run on the GUI thread, and only while this view exists. Without
+        ``failed``, a failure is logged (a view that loads in the background shows its
+        own state instead of a dialog per keystroke)."""
+        if inspect.isgeneratorfunction(func):
+            func = _guarded(func)
+        worker = create_worker(func, *args, _start_thread=False, _ignore_errors=True)
+        alive = self._alive
+
+        queued = Qt.ConnectionType.QueuedConnection  # callbacks run on the GUI thread, in emit order
+        if done is not None:
+            worker.returned.connect(lambda value: alive() and done(value), queued)
+        if progress is not None and isinstance(worker, GeneratorWorker):
+            worker.yielded.connect(lambda value: alive() and progress(value), queued)
+
+        def on_error(error: BaseException) -> None:
+            if not alive():
+                return
+            if failed is not None:
+                failed(_unwrapped(error))
+            else:
+                log.warning("background work failed: %s", readable(error))
+
+        worker.errored.connect(on_error, queued)
+
+        def on_finished() -> None:
+            self._workers.discard(worker)
+            if finished is not None and alive():
+                finished()
+
+        worker.finished.connect(on_finished, queued)
+        self._workers.add(worker)
+        self._pool.start(worker)
+        return worker
+
+    def _alive(self) -> bool:
+        return isValid(self)
+
+    @property
+    def running(self) -> bool:
+        return bool(self._workers)
+
+    def wait(self, timeout_ms: int = 30_000) -> bool:
+        """Block until this view's work is done and its results delivered (library switch, close).
+
+        Waiting happens only where the library is about to close under the work, so blocking
+        the GUI thread briefly is the lesser evil; returns whether everything finished."""
+        finished = self._pool.waitForDone(timeout_ms)
+        QCoreApplication.sendPostedEvents()  # deliver the finished workers' queued results now
+        return finished and not self._workers
+
+    def cancel_pending(self) -> None:
+        """Drop work that has not started yet (it answers a question nobody asks any more)."""
+        self._pool.clear()
+        started = {worker for worker in self._workers if worker.is_running}
+        self._workers = started
+
+
+class LatestOnly(Tasks):
+    """Answers a view's latest question only: every request supersedes the earlier ones."""
+
+    def __init__(self, parent: QObject, done: Done, failed: Failed | None = None) -> None:
+        super().__init__(parent, threads=1)
+        self._done = done
+        self._failed = failed
+        self._generation = 0
+        self._pending = 0
+
+    def request(self, func: Callable[..., Any], *args: Any) -> None:
+        self._generation += 1
+        generation = self._generation
+        self.cancel_pending()
+        self._pending += 1
+
+        def current() -> bool:
+            return generation == self._generation
+
+        def done(value: Any) -> None:
+            if current():
+                self._done(value)
+
+        def failed(error: BaseException) -> None:
+            if not current():
+                return
+            if self._failed is not None:
+                self._failed(error)
+            else:
+                log.warning("loading failed: %s", readable(error))
+
+        def settled() -> None:
+            self._pending = max(0, self._pending - 1)
+
+        self.run(func, *args, done=done, failed=failed, finished=settled)
+
+    def discard(self) -> None:
+        """Forget the requests in flight: their answers are about a library no longer shown."""
+        self._generation += 1
+        self.cancel_pending()
+
+    @property
+    def loading(self) -> bool:
+        return self.running
+
+
+class LibraryOp(Generic[T]):
+    """A write that runs in the background, as the browser's busy work (Anki's CollectionOp).
+
+    ``op(repository)`` runs on a worker thread against the library open when the operation
+    starts, inside :func:`initiated_by` so every change it commits names ``initiator``. A
+    generator ``op`` yields progress values for :meth:`progress`. Then ``success(result)`` or
+    ``failure(error)`` runs on the GUI thread; without ``failure``, :func:`show_error` does.
+    """
+
+    def __init__(self, state: BrowserState, parent: QWidget, op: Callable[[SkillRepository], Any], *, title: str):
+        self.state = state
+        self.parent = parent
+        self.op = op
+        self.title = title
+        self._success: Callable[[T], None] | None = None
+        self._failure: Failed | None = None
+        self._progress: Progress | None = None
+
+    def success(self, callback: Callable[[T], None]) -> LibraryOp[T]:
+        self._success = callback
+        return self
+
+    def failure(self, callback: Failed) -> LibraryOp[T]:
+        self._failure = callback
+        return self
+
+    def progress(self, callback: Progress) -> LibraryOp[T]:
+        self._progress = callback
+        return self
+
+    def run_in_background(self, *, initiator: object | None = None) -> WorkerBase[Any]:
+        repository = self.state.require_repository()
+        op = self.op
+        who = initiator if initiator is not None else self.parent
+        if inspect.isgeneratorfunction(op):
+
+            def work_generator() -> Generator[Any, Any, Any]:
+                with initiated_by(who):
+                    return (yield from op(repository))
+
+            work: Callable[[], Any] = work_generator
+        else:
+
+            def work_function() -> Any:
+                with initiated_by(who):
+                    return op(repository)
+
+            work = work_function
+
+        token = self.state.begin_busy(self.title)
+        parent = self.parent
+
+        def done(result: Any) -> None:
+            if self._success is not None:
+                self._success(result)
+
+        def failed(error: BaseException) -> None:
+            if self._failure is not None:
+                self._failure(error)
+            else:
+                show_error(parent if isValid(parent) else None, self.title, error)
+
+        return self.state.operations.run(
+            work,
+            done=done,
+            failed=failed,
+            progress=self._progress,
+            finished=lambda: self.state.end_busy(token),
+        )
+
+
+class FullCollectionsHeld:
+    """Holds off the collector's full passes while a dialog reads or holds a large read.
+
+    Young generations are still collected; the full pass resumes once no dialog holds anything,
+    when the heap is small again. Holds nest across dialogs; GUI thread only."""
+
+    _holders = 0
+    _saved: tuple[int, int, int] | None = None
+
+    def __init__(self) -> None:
+        self._held = False
+
+    def hold(self) -> None:
+        if self._held:
+            return
+        self._held = True
+        cls = FullCollectionsHeld
+        if cls._holders == 0:
+            cls._saved = gc.get_threshold()
+            gc.set_threshold(cls._saved[0], cls._saved[1], 1_000_000_000)
+        cls._holders += 1
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        cls = FullCollectionsHeld
+        cls._holders -= 1
+        if cls._holders == 0 and cls._saved is not None:
+            gc.set_threshold(*cls._saved)
+            cls._saved = None
+
+    @classmethod
+    def holders(cls) -> int:
+        """How many holds are taken now (the full passes run again at 0)."""
+        return cls._holders
+
+
+def drain(*sequences: list[Any]) -> None:
+    """Empty large lists one element at a time, so that freeing them lets other threads run in
+    between (call it off the GUI thread)."""
+    for items in sequences:
+        while items:
+            items.pop()
+
+
+__all__ = [
+    "FullCollectionsHeld",
+    "FunctionWorker",
+    "GeneratorWorker",
+    "LatestOnly",
+    "LibraryOp",
+    "Tasks",
+    "WorkFailed",
+    "drain",
+    "readable",
+    "show_error",
+]

@@ -1,0 +1,71 @@
+"""The library at a glance: counts by field, and the values a filter panel offers (creators,
+game modules, tags with their counts)."""
+
+from __future__ import annotations
+
+from sqlalchemy import SQLColumnExpression, func, select, text
+from sqlalchemy.orm import Session
+
+from skillstudio.store.database import Database
+from skillstudio.store.orm import SkillMetaRow, SkillRow, TrashRow
+from skillstudio.store.types import LibraryStats
+
+
+class Facets:
+    """``repository.facets``: statistics and the distinct values of the library's fields."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def stats(self) -> LibraryStats:
+        with self.database.read() as session:
+            return LibraryStats(
+                total=session.scalar(select(func.count()).select_from(SkillRow)) or 0,
+                by_domain=_grouped(session, SkillRow.domain),
+                by_confidence=_grouped(session, func.coalesce(SkillRow.confidence, "tentative")),
+                by_game_module=_grouped(session, SkillRow.game_module),
+                by_source=_grouped(session, SkillRow.source),
+                in_trash=session.scalar(select(func.count()).select_from(TrashRow)) or 0,
+            )
+
+    def tag_counts(self) -> dict[str, int]:
+        """Every tag in the library with how many skills carry it, by name.
+
+        Reading every row's tags takes seconds at 100k skills, so the answer is kept until the
+        next commit to the file (by anyone).
+        """
+
+        def count() -> dict[str, int]:
+            with self.database.read() as session:
+                rows = session.execute(
+                    text(
+                        "SELECT tag.value, COUNT(*) FROM skills, json_each("
+                        "CASE WHEN json_valid(skills.tags) THEN skills.tags ELSE '[]' END) AS tag "
+                        "WHERE tag.type = 'text' GROUP BY tag.value ORDER BY tag.value"
+                    )
+                )
+                return {str(tag): number for tag, number in rows}
+
+        return dict(self.database.cached("tag_counts", count))
+
+    def creators(self) -> list[str]:
+        with self.database.read() as session:
+            rows = session.scalars(
+                select(func.coalesce(SkillMetaRow.created_by, "unknown"))
+                .select_from(SkillRow)
+                .outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
+                .distinct()
+            )
+            return sorted(rows)
+
+    def game_modules(self) -> list[str]:
+        with self.database.read() as session:
+            return sorted(session.scalars(select(SkillRow.game_module).distinct()))
+
+
+def _grouped(session: Session, column: SQLColumnExpression[str | None]) -> dict[str, int]:
+    rows = session.execute(select(column, func.count()).group_by(column))
+    return {str(key if key is not None else "(none)"): count for key, count in rows}
+
+
+__all__ = ["Facets"]

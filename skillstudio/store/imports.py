@@ -1,0 +1,94 @@
+"""An import's one transaction: the package's key, skills trashed, added and replaced, extras.
+
+Run by :meth:`SkillRepository.import_skills` inside its unit of work (docs/packages.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import text
+
+from skillstudio.model import ReviewState, Skill, skill_to_document
+from skillstudio.store.errors import LibraryError
+from skillstudio.store.extras import write_extras
+from skillstudio.store.migrations import D057_SKILL_COLUMNS
+from skillstudio.store.reviews import back_to_pending
+from skillstudio.store.skill_rows import meta_columns
+from skillstudio.store.skill_writes import insert_new, rewrite
+from skillstudio.store.trash import move_to_trash
+from skillstudio.store.types import ImportItem
+from skillstudio.store.unit_of_work import UnitOfWork
+
+# (identity, fingerprint, public key, trusted): the key a signed package was signed with.
+PackageKey = tuple[str, str, str, bool]
+
+
+def apply_import(
+    work: UnitOfWork,
+    added: Sequence[ImportItem],
+    replaced: Sequence[ImportItem],
+    trashed: Sequence[str],
+    message: str,
+    package_key: PackageKey | None,
+) -> None:
+    if package_key is not None:
+        _remember_key(work, package_key)
+    work.touch(item.skill.id for item in (*added, *replaced))
+    work.remove(trashed)
+    for skill_id in dict.fromkeys(trashed):
+        move_to_trash(work, skill_id, message)
+    if added:
+        pairs = [(item.skill, item.verifications) for item in added]
+        histories = {item.skill.id: item.history for item in added if item.history}
+        insert_new(work, pairs, message, "import", histories=histories)
+    for item in replaced:
+        _replace(work, item.skill, message)
+    write_extras(work, [*added, *replaced])
+
+
+def _remember_key(work: UnitOfWork, package_key: PackageKey) -> None:
+    """Record the identity's key if it has none; refuse another key unless the user trusted it.
+
+    Checked inside the transaction, so two imports racing for a new identity cannot both win."""
+    identity, fingerprint, public_key, trusted = package_key
+    stored = work.session.execute(
+        text("SELECT fingerprint FROM studio_package_keys WHERE identity = :i"), {"i": identity}
+    ).scalar()
+    if stored is not None and stored != fingerprint and not trusted:
+        raise LibraryError(f"package {identity}: key {fingerprint} is not the key {stored} that first brought it")
+    if stored != fingerprint:
+        work.session.execute(
+            text("INSERT OR REPLACE INTO studio_package_keys VALUES (:i, :f, :k, :t)"),
+            {"i": identity, "f": fingerprint, "k": public_key, "t": work.now},
+        )
+
+
+def _replace(work: UnitOfWork, skill: Skill, message: str) -> None:
+    """Overwrite a stored skill with the imported one, quality included (the import decided so).
+
+    Changed content is reviewed again (pending, with a decision row); unchanged content keeps
+    its review decision."""
+    current = work.load_valid(skill.id)
+    changed = current is None or _content(current) != _content(skill)
+    meta = meta_columns(skill)
+    if changed:
+        meta["review_state"] = ReviewState.PENDING.value
+    else:
+        meta.pop("review_state")
+    columns = [c for c in D057_SKILL_COLUMNS if c != "id"]
+    rewrite(work, skill, columns, meta, message, "import", work.action)
+    if changed:
+        back_to_pending(work, skill.id, message or "content changed by an import")
+
+
+def _content(skill: Skill) -> dict[str, object]:
+    """What a reviewer reviewed: not quality, use, creation or library-local fields."""
+    document: dict[str, object] = skill_to_document(skill, local=False)
+    for key in ("quality", "use_count", "last_used", "created_at"):
+        document.pop(key, None)
+    document["composable_with"] = sorted(set(skill.composable_with))
+    return document
+
+
+__all__ = ["PackageKey", "apply_import"]
