@@ -19,7 +19,7 @@ from skillstudio.model.validation import MAX_DESCRIPTION, MAX_LONG_TEXT, Checker
 from skillstudio.packages.errors import PackageError, refuse
 from skillstudio.packages.icpkg import load_json
 from skillstudio.packages.importer import Incoming
-from skillstudio.store import SkillExtras
+from skillstudio.store import JsonValue, SkillExtras
 
 NAMESPACE = uuid.UUID("0c3f9a55-3e0b-4a57-8b0e-4f2a6d1c9e03")
 MAX_FILE = 64 * 1024 * 1024
@@ -83,6 +83,17 @@ def read_json_library(
     return incoming, origin
 
 
+def _counter(value: JsonValue) -> int:
+    """An iteration counter kept in the extras. They may come from a package or another program
+    and hold anything: what is not a whole number (or its text) counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return 0
+    try:
+        return int(value)
+    except (ValueError, OverflowError):
+        return 0
+
+
 def export_json_library(skills: list[Skill], extras: dict[str, SkillExtras] | None = None) -> str:
     """Instructions skills as seed 003's JSON (other bodies have no such form and are left out)."""
     out: dict[str, Any] = {}
@@ -94,8 +105,8 @@ def export_json_library(skills: list[Skill], extras: dict[str, SkillExtras] | No
             "name": skill.name,
             "principle": skill.body.instructions,
             "when_to_apply": skill.description,
-            "created_iteration": int(kept.get("created_iteration", 0) or 0),
-            "last_used_iteration": int(kept.get("last_used_iteration", 0) or 0),
+            "created_iteration": _counter(kept.get("created_iteration")),
+            "last_used_iteration": _counter(kept.get("last_used_iteration")),
             "usage_count": skill.use_count,
         }
     return json.dumps(out, ensure_ascii=False, indent=2) + "\n"

@@ -567,7 +567,9 @@ def export_skill_tree(
                 front["compatibility"] = compatibility[:497] + "..."
             else:
                 front["compatibility"] = compatibility
-        metadata = {str(k): str(v) for k, v in (extra.frontmatter.get("metadata") or {}).items()}
+        # extras from a package or another program may hold anything under "metadata"
+        kept_metadata = extra.frontmatter.get("metadata")
+        metadata = {str(k): str(v) for k, v in kept_metadata.items()} if isinstance(kept_metadata, dict) else {}
         metadata.update(
             {"skillstudio-id": skill.id, "ic-domain": skill.domain.value, "ic-game-module": skill.game_module}
         )

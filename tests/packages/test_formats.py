@@ -10,9 +10,11 @@ import pytest
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.importer import apply_plan, plan_import
 from skillstudio.packages.json_library import export_json_library, read_json_library
+from skillstudio.packages.skill_md import export_skill_tree
 from skillstudio.packages.sources import detect_format, read_source
 from skillstudio.packages.voyager import read_voyager, split_version
-from skillstudio.store import SkillRepository
+from skillstudio.store import SkillExtras, SkillRepository
+from tests import factories
 from tests.packages.helpers import library_state
 
 SEED_003 = {
@@ -122,3 +124,14 @@ def test_detection(tmp_path: Path) -> None:
     assert detect_format(tmp_path / "lib.json") == "json"
     with pytest.raises(PackageError, match="does not exist"):
         read_source(tmp_path / "missing.icpkg")
+
+
+def test_exports_tolerate_extras_of_any_shape(tmp_path: Path) -> None:
+    """Extras kept from a package or written by another program may hold anything under the
+    keys an export reads back: what is not the expected shape is left out, never a crash."""
+    skill = factories.instructions_skill(name="odd-extras")
+    odd = SkillExtras(frontmatter={"metadata": ["not", "a", "mapping"], "created_iteration": "soon"})
+    [entry] = json.loads(export_json_library([skill], {skill.id: odd})).values()
+    assert (entry["created_iteration"], entry["last_used_iteration"]) == (0, 0)
+    assert export_skill_tree([skill], tmp_path / "out", {skill.id: odd}) == []
+    assert "skillstudio-id" in (tmp_path / "out" / "odd-extras" / "SKILL.md").read_text()
