@@ -118,7 +118,7 @@ def _ids_of(query: SkillQuery) -> ScalarSelect[str]:
 
 def tier_distribution(
     repository: SkillRepository,
-    query: SkillQuery = SkillQuery(),  # noqa: B008 - frozen, so one shared default is safe
+    query: SkillQuery = SkillQuery(),
 ) -> list[TierGroup]:
     """Skills matching ``query`` per (domain, game module), counted per tier; a NULL tier is
     D057's default, tentative."""
@@ -139,7 +139,7 @@ def tier_distribution(
 
 def success_rate_histogram(
     repository: SkillRepository,
-    query: SkillQuery = SkillQuery(),  # noqa: B008 - frozen, so one shared default is safe
+    query: SkillQuery = SkillQuery(),
     bins: int = HISTOGRAM_BINS,
 ) -> Histogram:
     """Success rates of the skills matching ``query`` that have decided games, in ``bins``
