@@ -20,8 +20,7 @@ def test_results_and_progress_arrive_on_the_gui_thread(qtbot, qapp):
     seen: list[tuple[str, object, bool]] = []
 
     def counting(n):
-        for i in range(n):
-            yield i
+        yield from range(n)
         return "done"
 
     tasks.run(
