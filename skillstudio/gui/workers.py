@@ -90,6 +90,12 @@ def show_error(parent: QWidget | None, title: str, error: BaseException) -> None
     box.exec()
 
 
+def _on_gui_thread(signal: Any, slot: Callable[..., object]) -> None:
+    """Connect queued: the slot runs on the GUI thread, in emit order. (``signal`` is untyped
+    because superqt's stubs type ``connect``'s second argument as a Python type.)"""
+    signal.connect(slot, Qt.ConnectionType.QueuedConnection)
+
+
 class Tasks(QObject):
     """The background work of one view, run in the view's own thread pool."""
 
@@ -118,11 +124,10 @@ class Tasks(QObject):
         worker = create_worker(func, *args, _start_thread=False, _ignore_errors=True)
         alive = self._alive
 
-        queued = Qt.ConnectionType.QueuedConnection  # callbacks run on the GUI thread, in emit order
         if done is not None:
-            worker.returned.connect(lambda value: alive() and done(value), queued)
+            _on_gui_thread(worker.returned, lambda value: alive() and done(value))
         if progress is not None and isinstance(worker, GeneratorWorker):
-            worker.yielded.connect(lambda value: alive() and progress(value), queued)
+            _on_gui_thread(worker.yielded, lambda value: alive() and progress(value))
 
         def on_error(error: BaseException) -> None:
             if not alive():
@@ -132,14 +137,14 @@ class Tasks(QObject):
             else:
                 log.warning("background work failed: %s", readable(error))
 
-        worker.errored.connect(on_error, queued)
+        _on_gui_thread(worker.errored, on_error)
 
         def on_finished() -> None:
             self._workers.discard(worker)
             if finished is not None and alive():
                 finished()
 
-        worker.finished.connect(on_finished, queued)
+        _on_gui_thread(worker.finished, on_finished)
         self._workers.add(worker)
         self._pool.start(worker)
         return worker
