@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from skillstudio.gui.qt_diff_view import QtDiffView
+from skillstudio.gui.rich_text import escaped
 from skillstudio.model import Skill
 
 
@@ -20,7 +21,7 @@ class QtConflictDialog(QDialog):
         self.setWindowTitle("Conflict: the skill changed in the library")
         self.resize(980, 620)
         heading = QLabel(
-            f"<b>“{_escape(theirs.name)}” was changed in the library since you opened it.</b> Nothing was saved.",
+            f"<b>“{escaped(theirs.name)}” was changed in the library since you opened it.</b> Nothing was saved.",
             self,
         )
         heading.setWordWrap(True)
@@ -57,7 +58,3 @@ class QtConflictDialog(QDialog):
         layout.addWidget(self.diff, 1)
         layout.addLayout(buttons)
         self.keep_button.setFocus(Qt.FocusReason.OtherFocusReason)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

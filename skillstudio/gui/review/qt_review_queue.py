@@ -12,7 +12,6 @@ and the queue follows every change to the library that touches reviews or member
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
@@ -36,6 +35,7 @@ from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.qt_diff_view import QtDiffView
+from skillstudio.gui.rich_text import escaped, findings_html
 from skillstudio.gui.workers import LatestOnly, LibraryOp, readable, show_error
 from skillstudio.model import ReviewState, Skill, SourceKind
 from skillstudio.review import change_since_approved, findings_for, pending_queue
@@ -57,29 +57,8 @@ SHORTCUTS = {
     ReviewState.REJECTED: QKeySequence("Ctrl+Shift+R"),
     ReviewState.CHANGES_REQUESTED: QKeySequence("Ctrl+Shift+C"),
 }
-_SEVERITY_COLOUR = {"high": "#c62828", "medium": "#ef6c00", "low": "#1565c0", "info": "#607d8b"}
 _ANY = "(anyone)"
 LINT_ON_OPEN = 200  # unlinted pending skills linted when the queue loads (more: when selected)
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value))
-
-
-def findings_html(findings: list[RiskFinding]) -> str:
-    """Risk findings as HTML rows (also used by the detail pane)."""
-    if not findings:
-        return '<p style="color:#2e7d32">No risk findings.</p>'
-    rows = []
-    for f in findings:
-        colour = _SEVERITY_COLOUR.get(f.severity, "#607d8b")
-        where = f"{f.field} {f.start}–{f.end}" if f.end > f.start else f.field
-        excerpt = f" <code>{_e(f.excerpt)}</code>" if f.excerpt else ""
-        rows.append(
-            f'<li><b style="color:{colour}">{_e(f.severity.upper())}</b> {_e(f.reason)} '
-            f'<span style="color:#707070">({_e(f.rule)}; {_e(where)})</span>{excerpt}</li>'
-        )
-    return "<ul>" + "".join(rows) + "</ul>"
 
 
 @dataclass(frozen=True)
@@ -342,7 +321,7 @@ class QtReviewQueue(QDialog):
     def _details_failed(self, error: BaseException) -> None:
         self._shown = None  # what was on screen may be gone (trashed, unreadable)
         self._enable_decisions()
-        self.details.setHtml(f'<p style="color:#c62828">{_e(readable(error))}</p>')
+        self.details.setHtml(f'<p style="color:#c62828">{escaped(readable(error))}</p>')
         self.diff.show_message(readable(error))
 
     def _show_details(self, details: PendingDetails) -> None:
@@ -359,20 +338,23 @@ class QtReviewQueue(QDialog):
         findings = details.findings
         rate = f"{quality.success_rate:.0%}" if quality.verification_count else "—"
         rows = [
-            ("Created", f"{skill.created_at[:16].replace('T', ' ')} by <b>{_e(skill.created_by)}</b>"),
+            ("Created", f"{skill.created_at[:16].replace('T', ' ')} by <b>{escaped(skill.created_by)}</b>"),
             (
                 "Source",
-                _e(source.kind.label)
-                + (f" · {_e(source.source_id)}" if source.source_id else "")
-                + (f" · from {_e(extras.origin)}" if extras and extras.origin else ""),
+                escaped(source.kind.label)
+                + (f" · {escaped(source.source_id)}" if source.source_id else "")
+                + (f" · from {escaped(extras.origin)}" if extras and extras.origin else ""),
             ),
-            ("Domain", f"{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}"),
-            ("LLM model", _e(skill.provenance.model_id or "—")),
+            (
+                "Domain",
+                f"{escaped(skill.domain.label)} · {escaped(skill.game_module)} · {escaped(skill.body_kind.label)}",
+            ),
+            ("LLM model", escaped(skill.provenance.model_id or "—")),
             (
                 "Verification",
-                f"{_e(quality.confidence.value)} · "
+                f"{escaped(quality.confidence.value)} · "
                 + (
-                    f"success {rate} over {quality.verification_count} verifications · last {_e((quality.last_verified or '—')[:10])}"
+                    f"success {rate} over {quality.verification_count} verifications · last {escaped((quality.last_verified or '—')[:10])}"
                     if quality.verification_count
                     else "not verified yet"
                 ),
@@ -384,18 +366,20 @@ class QtReviewQueue(QDialog):
             rows.append(
                 (
                     "Last decision",
-                    f"{_e(last.state)} by {_e(last.reviewer)} {_e(last.at[:16].replace('T', ' '))}"
-                    + (f": “{_e(last.comment)}”" if last.comment else ""),
+                    f"{escaped(last.state)} by {escaped(last.reviewer)} {escaped(last.at[:16].replace('T', ' '))}"
+                    + (f": “{escaped(last.comment)}”" if last.comment else ""),
                 )
             )
         table = "".join(f"<tr><td style='color:#707070;padding-right:10px'>{k}</td><td>{v}</td></tr>" for k, v in rows)
         warnings = ""
         if extras and extras.warnings:
             warnings = (
-                "<p><b>Import warnings</b></p><ul>" + "".join(f"<li>{_e(w)}</li>" for w in extras.warnings) + "</ul>"
+                "<p><b>Import warnings</b></p><ul>"
+                + "".join(f"<li>{escaped(w)}</li>" for w in extras.warnings)
+                + "</ul>"
             )
         self.details.setHtml(
-            f"<h3 style='margin:0'>{_e(skill.name)}</h3><p>{_e(skill.description) or '<i>No description.</i>'}</p>"
+            f"<h3 style='margin:0'>{escaped(skill.name)}</h3><p>{escaped(skill.description) or '<i>No description.</i>'}</p>"
             f"<table>{table}</table><p><b>Risk findings</b> ({len(findings)})</p>{findings_html(findings)}{warnings}"
         )
         if change.approved is None:
@@ -442,7 +426,7 @@ class QtReviewQueue(QDialog):
         name = item.text(0)
         self._deciding = True
         self._enable_decisions()
-        self.status.setText(f"{_e(decision.label)}: {_e(name)}…")
+        self.status.setText(f"{escaped(decision.label)}: {escaped(name)}…")
         LibraryOp[Skill](
             self.state,
             self,
@@ -458,7 +442,7 @@ class QtReviewQueue(QDialog):
             return
         self._deciding = False
         self.comment.clear()
-        self.status.setText(f"{_e(decision.label)}: {_e(name)}")
+        self.status.setText(f"{escaped(decision.label)}: {escaped(name)}")
         self.decided.emit(skill_id, decision.value)
         self.reload(select=following)
 
@@ -469,9 +453,9 @@ class QtReviewQueue(QDialog):
         self._enable_decisions()
         if isinstance(error, ConflictError):  # changed since it was shown: show what it is now
             self._show_current()
-            self.status.setText(f'<span style="color:#c62828">{_e(error)} Review the change shown now.</span>')
+            self.status.setText(f'<span style="color:#c62828">{escaped(error)} Review the change shown now.</span>')
         elif isinstance(error, LibraryError):
-            self.status.setText(f'<span style="color:#c62828">{_e(error)}</span>')
+            self.status.setText(f'<span style="color:#c62828">{escaped(error)}</span>')
         else:
             show_error(self, "Review", error)
 
