@@ -123,3 +123,13 @@ def test_verification_evidence_is_announced_once_per_session(
     record = VerificationRecord("2026-01-01T00:00:00.000Z", EvidenceKind.HEADLESS, 3, 1)
     repository.evidence.set_quality(skill.id, QualityOutcome(repository.get(skill.id).quality), record=record)
     assert said(heard) == [("skill.verify", (skill.id,), "tester", frozenset())]
+
+
+def test_every_audit_action_has_a_label_and_the_aspects_it_changes() -> None:
+    from skillstudio.store import AuditAction, ChangeKind
+
+    for action in AuditAction:
+        assert action.label and action.label != action.value
+        assert action.kinds != ChangeKind.NONE
+    assert AuditAction.label_of("skill.prune") == "Prune"
+    assert AuditAction.label_of("skill.from_the_future") == "skill.from_the_future"  # shown as stored

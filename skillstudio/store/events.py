@@ -45,6 +45,20 @@ class AuditAction(StrEnum):
     def kinds(self) -> ChangeKind:
         return _KINDS[self]
 
+    @property
+    def label(self) -> str:
+        """How a person reads it in the audit log: "Move to trash", "Review decision"."""
+        return _LABELS[self]
+
+    @classmethod
+    def label_of(cls, stored: str) -> str:
+        """The label of an action as the audit log stores it; an unknown one (a newer
+        SkillStudio, another program) is shown as stored."""
+        try:
+            return cls(stored).label
+        except ValueError:
+            return stored
+
 
 class ChangeKind(Flag):
     """The aspects of a skill a write can change; a view refreshes only what it shows."""
@@ -74,6 +88,24 @@ _KINDS: dict[AuditAction, ChangeKind] = {
     AuditAction.DEMOTE: ChangeKind.QUALITY | ChangeKind.RUNS,
     AuditAction.PRIVACY_MARK: ChangeKind.REVIEW,
     AuditAction.PRIVACY_UNMARK: ChangeKind.REVIEW,
+}
+
+_LABELS: dict[AuditAction, str] = {
+    AuditAction.CREATE: "Create",
+    AuditAction.UPDATE: "Update",
+    AuditAction.DELETE: "Move to trash",
+    AuditAction.RESTORE: "Restore",
+    AuditAction.PURGE: "Purge",
+    AuditAction.REVIEW: "Review decision",
+    AuditAction.PROMOTE: "Promote",
+    AuditAction.DEMOTE: "Demote",
+    AuditAction.VERIFY: "Verify",
+    AuditAction.IMPORT: "Import",
+    AuditAction.PRUNE: "Prune",
+    AuditAction.COMPOSE: "Compose",
+    AuditAction.EMBED: "Embed",
+    AuditAction.PRIVACY_MARK: "Mark not private",
+    AuditAction.PRIVACY_UNMARK: "Unmark not private",
 }
 
 # Who asked for the writes made in this context (thread or task); see initiated_by().

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from skillstudio.agents import AgentSkillTool  # noqa: E402
 from skillstudio.gui.browser_state import BrowserState  # noqa: E402
 from skillstudio.gui.review import QtAuditLog, QtReviewQueue  # noqa: E402
-from skillstudio.gui.review.qt_audit_log import ACTION_LABELS  # noqa: E402
 from skillstudio.model import ReviewState  # noqa: E402
 from skillstudio.store import Actor, AuditAction, ChangeKind, Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill  # noqa: E402
@@ -288,9 +287,8 @@ def test_audit_log_offers_every_action_by_its_label_and_follows_the_library(
     offered = [log.action_filter.itemData(index) for index in range(1, log.action_filter.count())]
     assert offered == [action.value for action in AuditAction]  # every action, from the enum
     labels = [log.action_filter.itemText(index) for index in range(1, log.action_filter.count())]
-    assert labels == [ACTION_LABELS[action] for action in AuditAction]
-    assert set(ACTION_LABELS) == set(AuditAction)
-    assert log.list.topLevelItem(0).text(3) in ACTION_LABELS.values()
+    assert labels == [action.label for action in AuditAction]
+    assert log.list.topLevelItem(0).text(3) in {action.label for action in AuditAction}
     newcomer = AgentSkillTool(repository, "agent-9").skill_create("Late", "Arrives later.", "Wait.")["id"]
     qtbot.waitUntil(lambda: len(log.entries) == len(repository.history.audit()), timeout=10_000)  # nobody told it
     rows = [log.list.topLevelItem(index) for index in range(log.list.topLevelItemCount())]

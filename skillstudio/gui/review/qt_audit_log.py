@@ -35,34 +35,9 @@ from skillstudio.review.audit import audit_csv
 from skillstudio.store import AuditAction, AuditEntry, LibraryChange, SkillRepository
 
 # What each action is called on screen: the filter and the Action column read it from here.
-ACTION_LABELS: dict[AuditAction, str] = {
-    AuditAction.CREATE: "Create",
-    AuditAction.UPDATE: "Update",
-    AuditAction.DELETE: "Move to trash",
-    AuditAction.RESTORE: "Restore",
-    AuditAction.PURGE: "Purge",
-    AuditAction.REVIEW: "Review decision",
-    AuditAction.PROMOTE: "Promote",
-    AuditAction.DEMOTE: "Demote",
-    AuditAction.VERIFY: "Verify",
-    AuditAction.IMPORT: "Import",
-    AuditAction.PRUNE: "Prune",
-    AuditAction.COMPOSE: "Compose",
-    AuditAction.EMBED: "Embed",
-    AuditAction.PRIVACY_MARK: "Mark not private",
-    AuditAction.PRIVACY_UNMARK: "Unmark not private",
-}
 LIMIT = 5000  # the newest entries shown; the filters narrow the rest down
 RELOAD_DELAY_MS = 250  # writes in a burst (a batch, an agent) reload the log once
 _ANY = "(any)"
-
-
-def action_label(action: str) -> str:
-    """The on-screen name of a stored action; one this version does not know shows as stored."""
-    try:
-        return ACTION_LABELS.get(AuditAction(action), action)
-    except ValueError:
-        return action
 
 
 @dataclass(frozen=True)
@@ -105,7 +80,7 @@ class QtAuditLog(QDialog):
         self.action_filter.setAccessibleName("Action")
         self.action_filter.addItem(_ANY, None)
         for action in AuditAction:
-            self.action_filter.addItem(ACTION_LABELS.get(action, action.value), action.value)
+            self.action_filter.addItem(action.label, action.value)
             self.action_filter.setItemData(self.action_filter.count() - 1, action.value, Qt.ItemDataRole.ToolTipRole)
         self.use_since = QCheckBox("From", self)
         self.since = QDateTimeEdit(QDateTime.currentDateTimeUtc().addDays(-7), self)
@@ -202,7 +177,7 @@ class QtAuditLog(QDialog):
                     entry.at[:19].replace("T", " "),
                     entry.actor,
                     entry.actor_kind,
-                    action_label(entry.action),
+                    AuditAction.label_of(entry.action),
                     skill,
                     "—" if entry.revision is None else str(entry.revision),
                     details,
