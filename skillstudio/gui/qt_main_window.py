@@ -39,7 +39,7 @@ from skillstudio.gui.dashboard import QtDashboard
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
 from skillstudio.gui.qt_detail_pane import QtDetailPane
 from skillstudio.gui.qt_filter_panel import QtFilterPanel
-from skillstudio.gui.qt_retrieval_preview import QtEmbedJob, QtRetrievalPreview
+from skillstudio.gui.qt_retrieval_preview import QtRetrievalPreview
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog
 from skillstudio.gui.skill_table_model import COLUMNS, CONFIDENCE_COLUMN, SkillTableModel
 from skillstudio.gui.workers import show_error
@@ -109,7 +109,8 @@ class QtMainWindow(QMainWindow):
         self.state = BrowserState(parent=self)  # TEMP (dashboard branch): the browser branch owns the state
         self.dashboard: QtDashboard | None = None  # the verification dashboard dock, added once the browser exists
         self.retrieval_preview: QtRetrievalPreview | None = None  # likewise
-        self.embed_job: QtEmbedJob | None = None  # the running (or last) Compute Embeddings
+        # TEMP (preview branch): a result picked in the Retrieval Preview is revealed in the browser.
+        self.state.current_changed.connect(lambda skill_id: skill_id is not None and self.reveal_skill(skill_id))
         self.install(repository)
         self.dashboard = QtDashboard(self.state, self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
@@ -119,8 +120,9 @@ class QtMainWindow(QMainWindow):
         self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
         # TEMP (dashboard branch): the table reloads once a batch ends, as before; see _on_library_change.
         self.dashboard.batch_finished.connect(lambda _outcome: self.reload_all())
-        self.retrieval_preview = QtRetrievalPreview(self)
-        self.view_menu.insertAction(self.embed_action, self.retrieval_preview.toggle_action)
+        self.retrieval_preview = QtRetrievalPreview(self.state, self)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.retrieval_preview)
+        self.view_menu.addActions([self.retrieval_preview.toggle_action, self.retrieval_preview.embed_action])
         self._watch_timer.start()
 
     # ============================================================================================
@@ -130,8 +132,6 @@ class QtMainWindow(QMainWindow):
     def install(self, repository: SkillRepository) -> None:
         """Show ``repository``'s library (on start, and whenever another library is opened)."""
         previous = self.repository
-        if self.embed_job is not None and self.embed_job.running:
-            self.embed_job.cancel(wait=True)  # it writes to the library about to close
         self._unsubscribe()
         if previous is not None:
             self.model.shutdown()
@@ -180,8 +180,6 @@ class QtMainWindow(QMainWindow):
         self._remember_recent(path)
         self.apply_filters()
         self.state.set_repository(repository)  # another library: the dashboard stops a batch on the previous one
-        if self.retrieval_preview is not None:
-            self.retrieval_preview.install(repository)  # waits for its search on the previous library
         if previous is not None and previous.database is not repository.database:
             previous.database.close()
 
@@ -457,14 +455,7 @@ class QtMainWindow(QMainWindow):
         view_menu.addActions(
             [self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action]
         )
-        view_menu.addSeparator()
-        # The Retrieval Preview's toggle goes before this once the dock exists (see __init__).
-        self.embed_action = action(
-            "Compute &Embeddings…",
-            self.compute_embeddings,
-            tip="Compute the description vectors semantic retrieval needs (missing or stale)",
-        )
-        view_menu.addAction(self.embed_action)
+        view_menu.addSeparator()  # the Retrieval Preview's actions follow once the dock exists (see __init__)
         self.view_menu = view_menu
 
         review_menu = self.menuBar().addMenu("Re&view")
@@ -563,26 +554,6 @@ class QtMainWindow(QMainWindow):
         dialog.show()
         return dialog
 
-    def compute_embeddings(self) -> QtEmbedJob | None:
-        """Embed what lacks a current vector, on a worker thread with a progress dialog."""
-        if self.embed_job is not None and self.embed_job.running:
-            self.embed_job.dialog.show()
-            return self.embed_job
-        provider = self.retrieval_preview.provider if self.retrieval_preview is not None else None
-        if provider is None:
-            QMessageBox.information(
-                self,
-                "Compute Embeddings",
-                "No embedding provider is configured (the retrieval "
-                "settings say `none`): retrieval uses keyword search alone.",
-            )
-            return None
-        if self.embed_job is not None:
-            self.embed_job.dispose()
-        self.embed_job = QtEmbedJob(self, self.repository, provider)
-        self.embed_job.start()
-        return self.embed_job
-
     def show_trash(self) -> None:
         QtTrashDialog(self.repository, self).exec()
 
@@ -654,10 +625,8 @@ class QtMainWindow(QMainWindow):
         if self.dashboard is not None and not self.dashboard.can_close():  # asks, then cancels a batch
             event.ignore()
             return
-        if self.embed_job is not None and self.embed_job.running:
-            self.embed_job.cancel(wait=True)  # the batches stored stay stored
         if self.retrieval_preview is not None:
-            self.retrieval_preview.shutdown()
+            self.retrieval_preview.shutdown()  # cancels Compute Embeddings; the batches stored stay stored
         self._watch_timer.stop()
         self._unsubscribe()
         self.state.close()  # TEMP (dashboard branch)

@@ -1,24 +1,26 @@
 """The Retrieval Preview dock: what the LLM would receive for a query, and why (docs/retrieval.md).
 
-``QtRetrievalPreview`` runs :class:`~skillstudio.retrieval.Retriever` off the GUI thread (the
-newest query wins, as the browser's ``_QueryTask`` does) and shows the ranked hits with their
-score breakdown, the prompt text ``format_as_context`` makes within the budget, and seed 002's
-catalog. It follows the main window's library and re-runs when the library changes. The
-Compute Embeddings action runs ``embed_library`` on an :class:`EmbedThread` (the pattern of
-the dashboard's ``VerifyThread``) with a progress dialog (:class:`QtEmbedJob`).
+``QtRetrievalPreview`` runs :class:`~skillstudio.retrieval.Retriever` off the GUI thread (a
+:class:`LatestOnly` loader: the newest query wins) and shows the ranked hits with their score
+breakdown, the prompt text ``format_as_context`` makes within the budget, and seed 002's
+catalog. It follows the browser's state: another library replaces everything it shows, and any
+write that can change what a query retrieves runs the query again. Skills the user writes get
+their vectors shortly after. Compute Embeddings (:class:`QtEmbedJob`) runs ``embed_library`` as
+a :class:`LibraryOp` behind a progress dialog whose Cancel stops it between batches.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-import traceback
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThread, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QFont, QFontDatabase, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -31,6 +33,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMainWindow,
     QMessageBox,
     QPlainTextEdit,
     QProgressDialog,
@@ -44,7 +47,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
+from skillstudio.gui.workers import LatestOnly, LibraryOp, Tasks, readable, show_error
 from skillstudio.model import (
     Domain,
     EconomyState,
@@ -71,11 +76,14 @@ from skillstudio.retrieval import (
     format_as_context,
     settings,
 )
-from skillstudio.store import LibraryChange, LibraryError, SkillRepository
+from skillstudio.store import ChangeKind, LibraryChange, LibraryError, SkillRepository, initiated_by
 from skillstudio.store.embeddings import EmbeddingStatus
 
+log = logging.getLogger(__name__)
+
 SEARCH_DEBOUNCE_MS = 250
-THROTTLE_S = 0.1  # at most this often an embedding progress signal
+THROTTLE_S = 0.1  # at most this often an embedding progress update
+CANCEL_WAIT_MS = 120_000  # a cancelled Compute Embeddings ends after its current batch
 MODES = (Mode.HYBRID, Mode.FTS, Mode.SEMANTIC, Mode.TAGS)
 DOMAINS = (("Any", None), ("AI", Domain.AI_STRATEGY.value), ("Content", Domain.CONTENT_GENERATION.value))
 
@@ -91,8 +99,10 @@ COLUMNS = (
     ),
     (
         "Semantic",
-        "Semantic relevance: the embedding cosine placed between the library's typical and best cosine "
-         "for this query (0–1); — without a vector",
+        (
+            "Semantic relevance: the embedding cosine placed between the library's typical and best cosine "
+            "for this query (0–1); — without a vector"
+        ),
     ),
     (
         "Situation",
@@ -105,8 +115,13 @@ COLUMNS = (
     ),
 )
 NAME_COLUMN, CONFIDENCE_COLUMN = 1, 2
-# Writes by this window whose skills then need (new) vectors, embedded shortly after in one batch.
-WRITES_NEEDING_VECTORS = frozenset({"skill.create", "skill.update", "skill.import", "skill.restore"})
+# What a query retrieves depends on the skills' text, membership, review state (the serving
+# rule), quality (the evidence factor) and vectors: a write touching any of them re-runs it.
+AFFECTS_RETRIEVAL = (
+    ChangeKind.CONTENT | ChangeKind.MEMBERSHIP | ChangeKind.REVIEW | ChangeKind.QUALITY | ChangeKind.VECTORS
+)
+# Writes whose skills then need (new) vectors, embedded shortly after in one batch.
+NEEDS_VECTORS = ChangeKind.CONTENT | ChangeKind.MEMBERSHIP
 AUTO_EMBED_DELAY_MS = 1500
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
@@ -139,7 +154,7 @@ def parse_shares(text: str, field: str) -> list[list[Any]]:
     return pairs
 
 
-# --- searching off the GUI thread -----------------------------------------------------------------
+# --- the work done off the GUI thread -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -164,46 +179,76 @@ class Preview:
     modules: tuple[str, ...]
 
 
-class _SearchSignals(QObject):
-    finished = Signal(int, object)  # generation, Preview
-    failed = Signal(int, str)
+def build_preview(retriever: Retriever, request: PreviewRequest) -> Preview:
+    """One retrieval, its prompt and catalog, and the library's embedding status."""
+    r = request
+    result = retriever.retrieve(
+        r.query, domain=r.domain, game_module=r.game_module, k=r.k, mode=r.mode, role=r.role, situation=r.situation
+    )
+    skills = retriever.load(result)
+    return Preview(
+        r,
+        result,
+        format_as_context(skills, r.budget),
+        catalog(skills),
+        retriever.embedding_status(),
+        tuple(retriever.repository.facets.game_modules()),
+    )
 
 
-class _SearchTask(QRunnable):
-    """One retrieval, its prompt and catalog; talks back only through signals."""
+def embed_written(
+    repository: SkillRepository, provider: EmbeddingProvider, ids: list[str], initiator: object
+) -> str | None:
+    """Vectors for skills the user just wrote (a save, an import, a restore); a note if it could not."""
+    with initiated_by(initiator):
+        return embed_now(repository, provider, ids)
 
-    def __init__(self, retriever: Retriever, request: PreviewRequest, generation: int, signals: _SearchSignals) -> None:
-        super().__init__()
-        self.retriever, self.request, self.generation, self.signals = retriever, request, generation, signals
 
-    def run(self) -> None:
-        r = self.request
-        try:
-            result = self.retriever.retrieve(
-                r.query,
-                domain=r.domain,
-                game_module=r.game_module,
-                k=r.k,
-                mode=r.mode,
-                role=r.role,
-                situation=r.situation,
-            )
-            skills = self.retriever.load(result)
-            preview = Preview(
-                r,
-                result,
-                format_as_context(skills, r.budget),
-                catalog(skills),
-                self.retriever.embedding_status(),
-                tuple(self.retriever.repository.facets.game_modules()),
-            )
-        except (LibraryError, ValueError, ProviderError) as error:
-            self.signals.failed.emit(self.generation, str(error))
-            return
-        except Exception as error:  # noqa: BLE001 - e.g. the library closed under us: report, never crash
-            self.signals.failed.emit(self.generation, f"{type(error).__name__}: {error}")
-            return
-        self.signals.finished.emit(self.generation, preview)
+@dataclass(frozen=True)
+class EmbedOutcome:
+    model_id: str
+    stored: int
+    total: int
+    skipped: tuple[tuple[str, str], ...]
+    cancelled: bool
+
+
+class EmbeddingStopped(LibraryError):
+    """Compute Embeddings stopped early; the message says why and that the stored vectors stay."""
+
+
+def embed_everything(
+    repository: SkillRepository, provider: EmbeddingProvider, cancelled: Callable[[], bool]
+) -> Generator[EmbedProgress, None, EmbedOutcome]:
+    """``embed_library``, its progress throttled (at most one per ``THROTTLE_S``, plus the last).
+
+    ``cancelled`` is asked between batches, so the batches stored stay stored."""
+    last: EmbedProgress | None = None
+    last_yield = 0.0
+
+    def stopped(why: str) -> str:
+        stored = last.done if last else 0
+        return f"{why}\n\n{stored:,} vectors were stored before it stopped; run Compute Embeddings again to resume."
+
+    try:
+        for progress in embed_library(repository, provider, cancelled=cancelled):
+            last = progress
+            now = time.monotonic()
+            if now - last_yield >= THROTTLE_S or progress.finished:
+                last_yield = now
+                yield progress
+    except ProviderError as error:
+        raise EmbeddingStopped(stopped(f"The embedding provider failed: {error}")) from error
+    except LibraryError as error:
+        raise EmbeddingStopped(stopped(f"Embedding stopped: {error}")) from error
+    except Exception as error:  # a bug: shown with its traceback, which then says what was kept
+        error.add_note(stopped("Embedding stopped."))
+        raise
+    stored, total = (last.done, last.total) if last else (0, 0)
+    skipped = last.skipped if last else ()
+    return EmbedOutcome(
+        provider.model_id, stored, total, skipped, cancelled() and not (last is not None and last.finished)
+    )
 
 
 def _text_tab(parent: QWidget, font: QFont) -> tuple[QWidget, QLabel, QPlainTextEdit]:
@@ -220,36 +265,20 @@ def _text_tab(parent: QWidget, font: QFont) -> tuple[QWidget, QLabel, QPlainText
     return tab, label, text
 
 
-class _AutoEmbedTask(QRunnable):
-    """Vectors for skills this window just wrote (a save, an import, a restore), off the GUI thread.
-
-    The write already stands; a failure only leaves the skills lacking a vector, which the
-    preview's status line shows with its Embed… button.
-    """
-
-    def __init__(self, repository: SkillRepository, provider: EmbeddingProvider, ids: list[str]) -> None:
-        super().__init__()
-        self.repository, self.provider, self.ids = repository, provider, ids
-
-    def run(self) -> None:
-        try:
-            embed_now(self.repository, self.provider, self.ids)
-        except Exception:  # noqa: BLE001 - e.g. the library closed meanwhile: the vectors can wait
-            traceback.print_exc()
-
-
 # --- the dock ---------------------------------------------------------------------------------------
 
 
 class QtRetrievalPreview(QDockWidget):
-    """Type what an engine's situation would say; see the skills, scores and prompt it would get."""
+    """Type what an engine's situation would say; see the skills, scores and prompt it would get.
 
-    preview_ready = Signal()  # a result (or a failure) was shown
-    _changed = Signal(object)  # LibraryChange from any thread, delivered on the GUI thread
+    The main window docks it (it starts hidden) and puts :attr:`toggle_action` and
+    :attr:`embed_action` in its View menu; before the library closes for good it calls
+    :meth:`shutdown`.
+    """
 
-    def __init__(self, window: Any) -> None:  # a QtMainWindow
-        super().__init__("Retrieval Preview", window)
-        self.window_ = window
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
+        super().__init__("Retrieval Preview", parent)
+        self.state = state
         self.setObjectName("retrieval_preview_dock")
         self.setAllowedAreas(
             Qt.DockWidgetArea.RightDockWidgetArea
@@ -258,39 +287,35 @@ class QtRetrievalPreview(QDockWidget):
         )
         self.provider, provider_note = configured_provider()
         self.provider_note = provider_note
-        self.repository: SkillRepository | None = None
-        self.retriever: Retriever | None = None
-        self.preview: Preview | None = None
-        self.searches = 0  # previews shown (tests)
-        self.busy = False
+        self.retriever: Retriever | None = None  # one per library: it holds the vector index
+        self.preview: Preview | None = None  # what the dock shows
+        self.embed_job: QtEmbedJob | None = None  # the running (or last) Compute Embeddings
+        self.loader = LatestOnly(self, self._apply, self._fail)
+        self.debounce = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
+        self.debounce.timeout.connect(self.search_now)
         self._dirty = True  # a search is due when the dock is next shown
         self._filling = False
         self._sized = False
-        self._unsubscribe = lambda: None
-        self._generation = 0
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)  # one retrieval at a time; newer ones replace queued ones
-        self._to_embed: dict[str, None] = {}  # skills this window wrote, waiting for their vectors
-        self._embed_pool = QThreadPool(self)
-        self._embed_pool.setMaxThreadCount(1)
+        self._auto_embed = Tasks(self)  # vectors for the user's writes; one batch at a time
+        self._to_embed: dict[str, None] = {}  # skills the user wrote, waiting for their vectors
         self._embed_timer = QTimer(self, singleShot=True, interval=AUTO_EMBED_DELAY_MS)
         self._embed_timer.timeout.connect(self._embed_written)
-        self._signals = _SearchSignals(self)
-        self._signals.finished.connect(self._apply)
-        self._signals.failed.connect(self._fail)
-        self._timer = QTimer(self, singleShot=True, interval=SEARCH_DEBOUNCE_MS)
-        self._timer.timeout.connect(self.search_now)
-        self._changed.connect(self._on_library_change)
 
         self._build()
         self.toggle_action = self.toggleViewAction()
         self.toggle_action.setText("Retrieval &Preview")
         self.toggle_action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         self.toggle_action.setStatusTip("What the LLM would receive for a query: ranked skills, scores and prompt text")
+        self.embed_action = QAction("Compute &Embeddings…", self)
+        self.embed_action.setStatusTip("Compute the description vectors semantic retrieval needs (missing or stale)")
+        self.embed_action.triggered.connect(lambda _checked=False: self.compute_embeddings())
         self.visibilityChanged.connect(self._on_visibility)
-        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self)
-        self.hide()
-        self.install(window.repository)
+        self.hide()  # until the user asks for it
+
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_change)
+        if state.repository is not None:
+            self._on_library_opened(state.repository)
 
     # --- building -------------------------------------------------------------------------------
 
@@ -302,8 +327,8 @@ class QtRetrievalPreview(QDockWidget):
         self.query.textChanged.connect(lambda _text: self.schedule_search())
 
         self.domain = QComboBox(body)
-        for label, value in DOMAINS:
-            self.domain.addItem(label, value)
+        for title, value in DOMAINS:
+            self.domain.addItem(title, value)
         self.module = QComboBox(body)
         self.module.addItem("Any", None)
         self.mode = QComboBox(body)
@@ -343,9 +368,9 @@ class QtRetrievalPreview(QDockWidget):
             label.setBuddy(widget)
             options.addWidget(label, 0, column * 2)
             options.addWidget(widget, 0, column * 2 + 1)
-        for column, (text, widget) in enumerate((("k", self.k), ("Budget", self.budget), ("Role", self.role))):
+        for column, (text, field) in enumerate((("k", self.k), ("Budget", self.budget), ("Role", self.role))):
             options.addWidget(QLabel(text, body), 1, column * 2)
-            options.addWidget(widget, 1, column * 2 + 1)
+            options.addWidget(field, 1, column * 2 + 1)
         for column in (1, 3, 5):
             options.setColumnStretch(column, 1)
 
@@ -478,33 +503,37 @@ class QtRetrievalPreview(QDockWidget):
         box.toggled.connect(lambda _on: self.schedule_search())
         return box
 
-    # --- following the main window ------------------------------------------------------------
+    # --- following the browser ------------------------------------------------------------------
 
-    def install(self, repository: SkillRepository) -> None:
-        """Another library (or the first): forget the old results, search the new one."""
-        self._unsubscribe()
-        self._stop_embedding()
-        self._generation += 1  # a retrieval still running on the old library is ignored...
-        self._timer.stop()
-        self._pool.clear()
-        self._pool.waitForDone()  # ...and finished before the window closes that library
-        self.busy = False
-        self.repository = repository
+    def _on_library_opened(self, repository: SkillRepository) -> None:
+        """Another library (or the first): forget the old one's work and results, search the new one."""
+        self._stop_work()
         self.retriever = Retriever(repository, self.provider)
-        self._unsubscribe = repository.database.changes.subscribe(self._changed.emit)
         self._clear_results()
         self._set_modules(self._modules_of(repository))
         self.schedule_search()
 
     def shutdown(self) -> None:
-        """Before the window closes: no more searches; let a running one finish."""
-        self._unsubscribe()
-        self._unsubscribe = lambda: None
-        self._stop_embedding()
-        self._generation += 1
-        self._timer.stop()
-        self._pool.clear()
-        self._pool.waitForDone()
+        """The window closes: no more searches or vectors; running work ends before the library does."""
+        self._stop_work()
+        self.retriever = None
+
+    def _stop_work(self) -> None:
+        """Before the library shown so far closes: Compute Embeddings stops after its batch (the
+        batches stored stay stored), the search's answer is dropped, vectors not started yet
+        wait for the next Embed; what is running finishes first."""
+        self.debounce.stop()
+        self.loader.discard()
+        self._auto_embed.cancel_pending()
+        if self.embed_job is not None and self.embed_job.running:
+            self.embed_job.cancel()
+            self.state.operations.wait(CANCEL_WAIT_MS)
+        self.loader.wait()
+        self._auto_embed.wait()
+        # Waiting delivered the old library's queued changes: they are no business of the next one.
+        self._embed_timer.stop()
+        self._to_embed = {}
+        self.debounce.stop()
 
     @staticmethod
     def _modules_of(repository: SkillRepository) -> list[str]:
@@ -514,26 +543,32 @@ class QtRetrievalPreview(QDockWidget):
             return []
 
     def _on_library_change(self, change: LibraryChange) -> None:
-        # Any write may change what a query retrieves (names, quality, vectors, trash).
-        self.schedule_search()
-        mine = self.repository is not None and change.actor == self.repository.actor.id
-        if mine and change.action in WRITES_NEEDING_VECTORS and self.provider is not None:
-            self._to_embed.update(dict.fromkeys(change.skill_ids))
-            self._embed_timer.start()  # batched: an import's or a burst of saves' ids go together
+        if change.touches(AFFECTS_RETRIEVAL):
+            self.schedule_search()
+        repository = self.state.repository
+        # The user's writes get their vectors here; another writer's are its business (the CLI
+        # and agents embed what they write).
+        if repository is None or self.provider is None or change.actor != repository.actor.id:
+            return
+        if change.touches(NEEDS_VECTORS):
+            written = [skill_id for skill_id in change.skill_ids if not change.removes(skill_id)]
+            if written:
+                self._to_embed.update(dict.fromkeys(written))
+                self._embed_timer.start()  # batched: an import's or a burst of saves' ids go together
 
     def _embed_written(self) -> None:
-        if not self._to_embed or self.repository is None or self.provider is None:
+        repository = self.state.repository
+        if not self._to_embed or repository is None or self.retriever is None or self.provider is None:
             return
         ids, self._to_embed = list(self._to_embed), {}
-        self._embed_pool.start(_AutoEmbedTask(self.repository, self.provider, ids))
+        # The write already stands: a failure only leaves the skills lacking a vector, which the
+        # status line shows with its Embed… button.
+        self._auto_embed.run(embed_written, repository, self.provider, ids, self, done=self._on_embedded)
 
-    def _stop_embedding(self) -> None:
-        """Before the library closes: vectors not started yet wait for the next Embed; one running
-        batch finishes (it is one short transaction)."""
-        self._embed_timer.stop()
-        self._to_embed = {}
-        self._embed_pool.clear()
-        self._embed_pool.waitForDone()
+    @staticmethod
+    def _on_embedded(note: str | None) -> None:
+        if note:
+            log.warning("vectors for the skills just written: %s", note)
 
     def _on_visibility(self, visible: bool) -> None:
         if not visible:
@@ -546,22 +581,21 @@ class QtRetrievalPreview(QDockWidget):
             self.schedule_search()
 
     def _size_dock(self) -> None:
-        width = max(600, self.window_.width() * 9 // 20)
-        self.window_.resizeDocks([self], [width], Qt.Orientation.Horizontal)
+        # Only the QMainWindow holding a dock can size it (QMainWindow.resizeDocks).
+        holder = self.parentWidget()
+        if isinstance(holder, QMainWindow) and not self.isFloating():
+            holder.resizeDocks([self], [max(600, holder.width() * 9 // 20)], Qt.Orientation.Horizontal)
 
     def _adopt_browser_filter(self) -> None:
         """Start from what the browser shows: its domain and module when it filters on exactly one."""
-        filters = getattr(self.window_, "filters", None)
-        if filters is None:
-            return
-        domains = filters.domain.checked()
-        if len(domains) == 1:
-            self.domain.setCurrentIndex(max(0, self.domain.findData(domains[0])))
-        modules = filters.module.checked()
-        if len(modules) == 1:
-            if self.module.findData(modules[0]) < 0:
-                self.module.addItem(modules[0], modules[0])
-            self.module.setCurrentIndex(self.module.findData(modules[0]))
+        query = self.state.query
+        if len(query.domains) == 1:
+            self.domain.setCurrentIndex(max(0, self.domain.findData(Domain(query.domains[0]).value)))
+        if len(query.game_modules) == 1:
+            module = query.game_modules[0]
+            if self.module.findData(module) < 0:
+                self.module.addItem(module, module)
+            self.module.setCurrentIndex(self.module.findData(module))
 
     def _set_modules(self, modules: list[str] | tuple[str, ...]) -> None:
         current = self.module.currentData()
@@ -614,10 +648,10 @@ class QtRetrievalPreview(QDockWidget):
         """Search after a pause (typing, spinning); only while the dock is shown."""
         self._dirty = True
         if self.isVisible():
-            self._timer.start()
+            self.debounce.start()
 
     def search_now(self) -> None:
-        self._timer.stop()
+        self.debounce.stop()
         if self.retriever is None:
             return
         if not self.isVisible():
@@ -627,37 +661,19 @@ class QtRetrievalPreview(QDockWidget):
         request, problem = self.request()
         self.situation_error.setText(f"Situation ignored: {problem}" if problem else "")
         self.situation_error.setVisible(bool(problem))
-        self._generation += 1
-        self.busy = True
-        self._pool.clear()  # retrievals not started yet are already stale
-        self._pool.start(_SearchTask(self.retriever, request, self._generation, self._signals))
+        self.loader.request(build_preview, self.retriever, request)
 
-    def wait(self, timeout_ms: int = 30_000) -> bool:
-        """Block until the due search is done and shown (tests, screenshots)."""
-        if self._timer.isActive():
-            self.search_now()
-        self._pool.waitForDone(timeout_ms)
-        QCoreApplication.sendPostedEvents(self)
-        return not self.busy
-
-    def _apply(self, generation: int, preview: Preview) -> None:
-        if generation != self._generation:
-            return  # a newer search is on its way
-        self.busy = False
+    def _apply(self, preview: Preview) -> None:
         self.preview = preview
         self._set_modules(preview.modules)
         self._fill_table(preview)
         self._fill_texts(preview)
         self._show_status(preview)
-        self.searches += 1
-        self.preview_ready.emit()
 
-    def _fail(self, generation: int, message: str) -> None:
-        if generation != self._generation:
-            return
-        self.busy = False
+    def _fail(self, error: BaseException) -> None:
+        # Shown in place, as the results are: a dialog per keystroke would be worse than useless.
+        message = str(error) if isinstance(error, ProviderError) else readable(error)
         self.status.setText(f"<span style='color:#b00020'>Retrieval failed: {escape(message)}</span>")
-        self.preview_ready.emit()
 
     # --- showing --------------------------------------------------------------------------------
 
@@ -755,96 +771,53 @@ class QtRetrievalPreview(QDockWidget):
     def _on_row_selected(self) -> None:
         skill_id = self.selected_id()
         if skill_id is not None and not self._filling:
-            self.window_.reveal_skill(skill_id)
+            # The browser selects it if it shows it, else its detail pane shows it alone.
+            self.state.set_selection((skill_id,), skill_id)
 
     def copy_prompt(self) -> None:
         QGuiApplication.clipboard().setText(self.prompt.toPlainText())
-        self.window_.statusBar().showMessage("Prompt text copied to the clipboard", 3000)
+        self.state.say("Prompt text copied to the clipboard", 3000)
 
     def _embed(self) -> None:
-        self.window_.embed_action.trigger()
+        self.embed_action.trigger()
+
+    def compute_embeddings(self) -> QtEmbedJob | None:
+        """Embed what lacks a current vector, in the background behind a progress dialog."""
+        if self.embed_job is not None and self.embed_job.running:
+            self.embed_job.dialog.show()
+            return self.embed_job
+        if self.provider is None:
+            QMessageBox.information(
+                self,
+                "Compute Embeddings",
+                "No embedding provider is configured (the retrieval "
+                "settings say `none`): retrieval uses keyword search alone.",
+            )
+            return None
+        if self.state.repository is None:
+            return None
+        if self.embed_job is not None:
+            self.embed_job.dispose()
+        self.embed_job = QtEmbedJob(self.state, self, self.provider)
+        self.embed_job.start(initiator=self)
+        return self.embed_job
 
 
-# --- computing embeddings on a worker thread ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EmbedOutcome:
-    model_id: str
-    stored: int
-    total: int
-    skipped: tuple[tuple[str, str], ...]
-    cancelled: bool
-
-
-class EmbedThread(QThread):
-    """``embed_library`` on a worker thread; never touches a widget, reports through signals.
-
-    Progress is throttled (at most one signal per ``THROTTLE_S``, plus the last); Cancel sets an
-    event that ``embed_library`` checks between batches, so the batches stored stay stored.
-    """
-
-    progress = Signal(object)  # EmbedProgress
-    outcome = Signal(object)  # EmbedOutcome
-    failed = Signal(str, str)  # readable message, details (the traceback)
-
-    def __init__(
-        self,
-        repository: SkillRepository,
-        provider: EmbeddingProvider,
-        *,
-        everything: bool = False,
-        parent: QObject | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.repository, self.provider, self.everything = repository, provider, everything
-        self.cancel_event = threading.Event()
-        self.last: EmbedProgress | None = None
-
-    def cancel(self) -> None:
-        self.cancel_event.set()
-
-    def run(self) -> None:  # on the worker thread
-        last_emit = 0.0
-        try:
-            for progress in embed_library(
-                self.repository, self.provider, everything=self.everything, cancelled=self.cancel_event.is_set
-            ):
-                self.last = progress
-                now = time.monotonic()
-                if now - last_emit >= THROTTLE_S or progress.finished:
-                    self.progress.emit(progress)
-                    last_emit = now
-        except ProviderError as error:
-            self.failed.emit(self._stopped(f"The embedding provider failed: {error}"), traceback.format_exc())
-            return
-        except Exception as error:  # noqa: BLE001 - shown as a message, never as a traceback dialog
-            self.failed.emit(self._stopped(f"Embedding stopped: {error}"), traceback.format_exc())
-            return
-        last = self.last
-        stored, total = (last.done, last.total) if last else (0, 0)
-        skipped = last.skipped if last else ()
-        cancelled = self.cancel_event.is_set() and not (last is not None and last.finished)
-        self.outcome.emit(EmbedOutcome(self.provider.model_id, stored, total, skipped, cancelled))
-
-    def _stopped(self, message: str) -> str:
-        stored = self.last.done if self.last else 0
-        return f"{message}\n\n{stored:,} vectors were stored before it stopped; run Compute Embeddings again to resume."
+# --- Compute Embeddings ------------------------------------------------------------------------------
 
 
 class QtEmbedJob(QObject):
-    """One Compute Embeddings run: the thread, its progress dialog, the message at the end."""
+    """One Compute Embeddings run: the operation, its progress dialog, the message at the end."""
 
-    ended = Signal()
-
-    def __init__(self, window: QWidget, repository: SkillRepository, provider: EmbeddingProvider) -> None:
-        super().__init__(window)
-        self.window_ = window
-        self.thread = EmbedThread(repository, provider, parent=self)
+    def __init__(self, state: BrowserState, parent: QWidget, provider: EmbeddingProvider) -> None:
+        super().__init__(parent)
+        self._owner = parent
+        self.provider = provider
+        self.running = False
         self.result: EmbedOutcome | None = None
-        self.error: str | None = None
         self.message: QMessageBox | None = None
-        self.dialog = QProgressDialog(f"Computing embeddings with {provider.model_id}…", "Cancel", 0, 0, window)
+        self._cancelled = threading.Event()  # read between batches on the worker thread
+        self.dialog = QProgressDialog(f"Computing embeddings with {provider.model_id}…", "Cancel", 0, 0, parent)
         self.dialog.setWindowTitle("Compute Embeddings")
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
         self.dialog.setMinimumDuration(0)
@@ -852,42 +825,39 @@ class QtEmbedJob(QObject):
         self.dialog.setAutoReset(False)
         self.dialog.setMinimumWidth(420)
         self.dialog.canceled.connect(self.cancel)
-        self.thread.progress.connect(self._on_progress)
-        self.thread.outcome.connect(self._on_outcome)
-        self.thread.failed.connect(self._on_failed)
-        self.thread.finished.connect(self._on_finished)
 
-    @property
-    def running(self) -> bool:
-        return self.thread.isRunning()
+        cancelled = self._cancelled.is_set
 
-    def start(self) -> None:
+        def embed(repository: SkillRepository) -> Generator[EmbedProgress, None, EmbedOutcome]:
+            return (yield from embed_everything(repository, provider, cancelled))
+
+        self._operation = (
+            LibraryOp[EmbedOutcome](state, parent, embed, title="Computing embeddings")
+            .progress(self._on_progress)
+            .success(self._on_outcome)
+            .failure(self._on_failed)
+        )
+
+    def start(self, *, initiator: object) -> None:
+        self.running = True
         self.dialog.show()
-        self.thread.start()
+        self._operation.run_in_background(initiator=initiator)
 
-    def cancel(self, *, wait: bool = False) -> None:
-        self.thread.cancel()
+    def cancel(self) -> None:
+        self._cancelled.set()
         self.dialog.setLabelText("Cancelling after this batch…")
-        if wait:
-            self.thread.wait(120_000)
-            QCoreApplication.sendPostedEvents(self)
-
-    def wait(self, timeout_ms: int = 30_000) -> bool:
-        """Block until the run has ended and its message is up (tests)."""
-        done = self.thread.wait(timeout_ms)
-        QCoreApplication.sendPostedEvents(self)
-        return done
 
     def _on_progress(self, progress: EmbedProgress) -> None:
         handled = progress.done + len(progress.skipped)
         self.dialog.setMaximum(max(1, progress.total))
         self.dialog.setValue(min(handled, max(1, progress.total)) if progress.total else 1)
-        if not self.thread.cancel_event.is_set():
+        if not self._cancelled.is_set():
             self.dialog.setLabelText(
                 f"Computing embeddings with {progress.model_id}: {handled:,} of {progress.total:,}"
             )
 
     def _on_outcome(self, outcome: EmbedOutcome) -> None:
+        self._ended()
         self.result = outcome
         if outcome.total == 0:
             text = f"Every skill already has a current vector for {outcome.model_id}."
@@ -897,38 +867,38 @@ class QtEmbedJob(QObject):
         details = "\n".join(f"{skill_id}: {why}" for skill_id, why in outcome.skipped)
         if outcome.skipped:
             text += f"\n{len(outcome.skipped):,} skipped: the provider answered no usable vector (see details)."
-        self._message(QMessageBox.Icon.Information, "Embeddings computed", text, details)
-
-    def _on_failed(self, message: str, details: str) -> None:
-        self.error = message
-        self._message(QMessageBox.Icon.Warning, "Cannot compute embeddings", message, details)
-
-    def _on_finished(self) -> None:
-        self.dialog.reset()
-        self.dialog.hide()
-        self.ended.emit()
-
-    def dispose(self) -> None:
-        """Once ended: free the dialog and the job (the dialog belongs to the window)."""
-        self.dialog.deleteLater()
-        self.deleteLater()
-
-    def _message(self, icon: QMessageBox.Icon, title: str, text: str, details: str) -> None:
-        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self.window_)
+        box = QMessageBox(
+            QMessageBox.Icon.Information, "Embeddings computed", text, QMessageBox.StandardButton.Ok, self._owner
+        )
         if details:
             box.setDetailedText(details)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()  # window-modal, without blocking the event loop
         self.message = box
 
+    def _on_failed(self, error: BaseException) -> None:
+        self._ended()
+        show_error(self._owner, "Cannot compute embeddings", error)
+
+    def _ended(self) -> None:
+        self.running = False
+        self.dialog.reset()
+        self.dialog.hide()
+
+    def dispose(self) -> None:
+        """Once ended: free the dialog and the job."""
+        self.dialog.deleteLater()
+        self.deleteLater()
+
 
 __all__ = [
     "EmbedOutcome",
-    "EmbedThread",
+    "EmbeddingStopped",
     "Preview",
     "PreviewRequest",
     "QtEmbedJob",
     "QtRetrievalPreview",
     "configured_provider",
+    "embed_everything",
     "parse_shares",
 ]

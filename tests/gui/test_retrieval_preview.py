@@ -60,12 +60,17 @@ def open_preview(window: QtMainWindow) -> QtRetrievalPreview:
     return preview
 
 
+def idle(preview: QtRetrievalPreview) -> bool:
+    """No search is due or running."""
+    return not preview.loader.loading and not preview.debounce.isActive()
+
+
 def shown(qtbot, preview: QtRetrievalPreview, query: str = QUERY, **request: object) -> None:
     """Wait until the preview shows the result of ``query`` (and of these request fields)."""
 
     def done() -> bool:
         current = preview.preview
-        if current is None or preview.busy or preview._timer.isActive() or current.request.query != query:
+        if current is None or not idle(preview) or current.request.query != query:
             return False
         return all(getattr(current.request, key) == value for key, value in request.items())
 
@@ -169,20 +174,21 @@ def test_a_skill_without_a_vector_is_reported_and_embed_computes_it(qtbot, windo
     preview.query.setText(QUERY)
     shown(qtbot, preview)
     window.repository.create(ai_skill(name="Flak screen for the ore trucks"))  # not embedded
-    qtbot.waitUntil(lambda: preview.lacking.isVisible(), timeout=10_000)
+    qtbot.waitUntil(preview.lacking.isVisible, timeout=10_000)
     assert preview.lacking.text() == f"1 skill lacks a current vector for {LOCAL_MODEL_ID}"
     assert preview.embed_button.isVisible()
 
-    qtbot.mouseClick(preview.embed_button, Qt.MouseButton.LeftButton)  # the main window's Embed action
-    job = window.embed_job
-    assert job is not None and job.wait(10_000)
+    qtbot.mouseClick(preview.embed_button, Qt.MouseButton.LeftButton)  # View › Compute Embeddings
+    job = preview.embed_job
+    assert job is not None
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10_000)
     assert job.result is not None and (job.result.stored, job.result.total) == (1, 1)
     assert "Stored 1 of 1 vectors" in job.message.text()
     job.message.close()
-    qtbot.waitUntil(lambda: not preview.lacking.isVisible() and not preview.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: not preview.lacking.isVisible() and idle(preview), timeout=10_000)
 
 
-def test_a_failing_provider_is_reported_readably(qtbot, window: QtMainWindow) -> None:
+def test_a_failing_provider_is_reported_readably(qtbot, window: QtMainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
     class Broken:
         model_id, dimensions = "broken/model", 8
 
@@ -191,12 +197,20 @@ def test_a_failing_provider_is_reported_readably(qtbot, window: QtMainWindow) ->
 
     window.repository.create(ai_skill())
     window.retrieval_preview.provider = Broken()
-    job = window.compute_embeddings()
-    assert job is not None and job.wait(10_000)
-    assert job.result is None
-    assert "connection refused" in job.error and "0 vectors were stored" in job.error
-    assert job.message.icon() == QMessageBox.Icon.Warning
-    job.message.close()
+    seen: list[tuple[str, QMessageBox.Icon]] = []
+
+    def read(box: QMessageBox) -> int:  # what the user reads; the progress dialog is modal too
+        seen.append((box.text(), box.icon()))
+        return QMessageBox.StandardButton.Ok.value
+
+    monkeypatch.setattr(QMessageBox, "exec", read)
+    job = window.retrieval_preview.compute_embeddings()
+    assert job is not None
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10_000)
+    assert job.result is None and not job.dialog.isVisible()
+    [(error, icon)] = seen
+    assert "connection refused" in error and "0 vectors were stored" in error
+    assert icon == QMessageBox.Icon.Warning
 
 
 def test_the_situation_is_validated_inline_and_scores_strategic_patterns(qtbot, window: QtMainWindow) -> None:
@@ -215,7 +229,7 @@ def test_the_situation_is_validated_inline_and_scores_strategic_patterns(qtbot, 
     preview.enemy.setText("yak 50, rifle_infantry 50")
     preview.army.setText("rifle_infantry 60, aa_gun 40")
     qtbot.waitUntil(
-        lambda: preview.preview.request.situation is not None and not preview.busy and not preview._timer.isActive(),
+        lambda: preview.preview.request.situation is not None and idle(preview),
         timeout=10_000,
     )
     assert not preview.situation_error.isVisible()
