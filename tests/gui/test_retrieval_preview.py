@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
@@ -12,12 +16,20 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QSettings, Qt  # noqa: E402
 from PySide6.QtGui import QGuiApplication  # noqa: E402
-from PySide6.QtWidgets import QMessageBox  # noqa: E402
+from PySide6.QtWidgets import QMessageBox, QPushButton  # noqa: E402
 
+from skillstudio.gui import qt_retrieval_preview  # noqa: E402
 from skillstudio.gui.qt_main_window import QtMainWindow  # noqa: E402
 from skillstudio.gui.qt_retrieval_preview import QtRetrievalPreview  # noqa: E402
+from skillstudio.gui.workers import LibraryOp  # noqa: E402
 from skillstudio.library import create_library  # noqa: E402
-from skillstudio.retrieval import LOCAL_MODEL_ID, LocalEmbeddings, ProviderError, embed_library  # noqa: E402
+from skillstudio.retrieval import (  # noqa: E402
+    LOCAL_MODEL_ID,
+    LocalEmbeddings,
+    ProviderError,
+    Retriever,
+    embed_library,
+)
 from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill  # noqa: E402
 
@@ -213,6 +225,37 @@ def test_a_failing_provider_is_reported_readably(qtbot, window: QtMainWindow, mo
     assert icon == QMessageBox.Icon.Warning
 
 
+def test_cancel_stops_computing_embeddings_after_the_batch_and_keeps_it(
+    qtbot, window: QtMainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reached, proceed = threading.Event(), threading.Event()
+
+    class Gated:  # a new model: every skill lacks its vector
+        model_id, dimensions = "gated/model", 8
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            reached.set()
+            proceed.wait(10)
+            return np.ones((len(texts), 8), dtype=np.float32)
+
+    monkeypatch.setattr(qt_retrieval_preview, "embed_library", partial(embed_library, batch=10))
+    preview = window.retrieval_preview
+    preview.provider = Gated()
+    job = preview.compute_embeddings()
+    assert job is not None and job.dialog.isVisible()
+    qtbot.waitUntil(reached.is_set, timeout=10_000)  # the first batch is being embedded
+    qtbot.mouseClick(job.dialog.findChild(QPushButton), Qt.MouseButton.LeftButton)  # Cancel
+    assert job.dialog.labelText() == "Cancelling after this batch…"
+    proceed.set()
+    qtbot.waitUntil(lambda: not window.state.busy, timeout=10_000)
+    total = window.repository.embeddings.status("gated/model").total
+    assert job.result is not None and job.result.cancelled
+    assert (job.result.stored, job.result.total) == (10, total)
+    assert window.repository.embeddings.status("gated/model").current == 10  # the batch stored stays stored
+    assert "Stored 10 of" in job.message.text() and "cancelled" in job.message.text()
+    job.message.close()
+
+
 def test_the_situation_is_validated_inline_and_scores_strategic_patterns(qtbot, window: QtMainWindow) -> None:
     preview = open_preview(window)
     preview.query.setText("yak rush anti air")
@@ -306,3 +349,68 @@ def test_skills_this_window_writes_get_their_vectors_soon_after(qtbot, window: Q
     assert info is not None and info.model_id == LOCAL_MODEL_ID and info.current and info.label_current
     # Another writer's skills are its business (the CLI and agents embed their own writes).
     assert window.repository.embeddings.info(theirs.id) is None
+
+
+def other_library(tmp_path: Path) -> Path:
+    """A library of one skill about the query, without vectors."""
+    path = tmp_path / "other.db"
+    database = create_library(path)
+    SkillRepository(database, Actor("x")).create(
+        ai_skill(name="Flak around the ore trucks", description="Enemy aircraft keep raiding the ore trucks.")
+    )
+    database.close()
+    return path
+
+
+def test_a_search_running_when_another_library_opens_shows_nothing_of_the_old_one(
+    qtbot, window: QtMainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preview = open_preview(window)
+    preview.query.setText(QUERY)
+    shown(qtbot, preview)
+    old = window.repository.database
+    started, ended = threading.Event(), threading.Event()
+    retrieve = Retriever.retrieve
+
+    def slow_on_the_old_library(self: Retriever, *args: object, **kwargs: object) -> object:
+        if self.repository.database is not old:
+            return retrieve(self, *args, **kwargs)
+        started.set()
+        time.sleep(0.5)  # still running when the other library opens
+        try:
+            return retrieve(self, *args, **kwargs)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(Retriever, "retrieve", slow_on_the_old_library)
+    preview.k.setValue(4)  # a search of the old library
+    qtbot.waitUntil(started.is_set, timeout=10_000)
+    preview.toggle_action.trigger()  # hidden, the dock asks nothing of the next library until shown again
+    assert window.open_library_file(other_library(tmp_path))
+    assert ended.is_set()  # the old library closed only after the search on it had ended
+    qtbot.waitUntil(ended.is_set, timeout=10_000)  # (were it still running, its answer would come...)
+    qtbot.wait(200)  # (...by now)
+    preview.toggle_action.trigger()
+    assert preview.preview is None and preview.table.rowCount() == 0  # nothing of the old library...
+    assert "failed" not in preview.status.text()  # ...not even its search failing as its library closed
+    shown(qtbot, preview, k=4)
+    assert [hit.name for hit in preview.preview.result.hits] == ["Flak around the ore trucks"]
+
+
+def test_a_write_another_part_of_the_window_asked_for_runs_the_search_again(qtbot, window: QtMainWindow) -> None:
+    preview = open_preview(window)
+    preview.query.setText(QUERY)
+    shown(qtbot, preview)
+    first = preview.preview.result.hits[0]
+    browser = object()  # the initiator of the write: the browser's Move to Trash, say
+
+    def trash(repository: SkillRepository) -> None:
+        repository.trash.delete(first.skill_id, message="moved to the trash from the browser")
+
+    # A write that needs no vector: the preview's own embedding cannot be what runs the search.
+    LibraryOp(window.state, window, trash, title="Move to Trash").run_in_background(initiator=browser)
+    qtbot.waitUntil(
+        lambda: first.skill_id not in preview.preview.result.ids and idle(preview),
+        timeout=10_000,
+    )
+    assert preview.table.item(0, 1).text() != first.name
