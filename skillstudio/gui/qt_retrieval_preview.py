@@ -528,8 +528,10 @@ class QtRetrievalPreview(QDockWidget):
         if self.embed_job is not None and self.embed_job.running:
             self.embed_job.cancel()
             self.state.operations.wait(CANCEL_WAIT_MS)
-        self.loader.wait()
-        self._auto_embed.wait()
+        if self.loader.loading:
+            self.loader.wait()
+        if self._auto_embed.running:
+            self._auto_embed.wait()
         # Waiting delivered the old library's queued changes: they are no business of the next one.
         self._embed_timer.stop()
         self._to_embed = {}
