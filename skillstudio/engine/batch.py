@@ -17,16 +17,8 @@ from skillstudio.engine.doctrine import Doctrine, doctrine_from_pattern, doctrin
 from skillstudio.engine.module import GameModule, Mix, load_module
 from skillstudio.engine.opponents import Opponent, parse_opponent
 from skillstudio.engine.results import GameResult, Timeline
-from skillstudio.engine.sim import (
-    OUTCOME_DRAW,
-    OUTCOME_LOSS,
-    OUTCOME_WIN,
-    CompiledModule,
-    MatchSetup,
-    compile_match,
-    compile_module,
-    simulate,
-)
+from skillstudio.engine.sim import OUTCOME_DRAW, OUTCOME_LOSS, OUTCOME_WIN, simulate
+from skillstudio.engine.tables import CompiledModule, MatchSetup, compile_match, compile_module
 from skillstudio.model.skill import Skill, StrategicPattern
 
 ENGINE_NAME = "skillstudio-reference"
