@@ -3,7 +3,9 @@
 Qt-free. Two ways to play a batch of games for a skill's StrategicPattern:
 
 * in process: ``run_batch(skill, "IC Default Hard", games, seed)`` -> :class:`BatchResult`
-  (numpy arrays per game), the built-in reference engine (docs/reference-engine.md);
+  (numpy arrays per game), the built-in reference engine (docs/reference-engine.md); the games
+  start from the skill's SituationSignature (``situation=`` overrides it, ``STANDARD`` is the
+  standard opening);
 * through a process: ``ProcessEngine(argv, timeout_s).run(Job.for_skill(...))`` -> one
   :class:`GameResult` per game, for any engine speaking the protocol (docs/engine-protocol.md);
   ``python -m skillstudio.engine`` is the reference engine behind it.
@@ -30,12 +32,16 @@ from skillstudio.engine.protocol import (
 )
 from skillstudio.engine.results import GameResult, Timeline
 from skillstudio.engine.rng import derive_seeds
+from skillstudio.engine.situation import STANDARD, Situation, SituationError, situation_from_signature
+from skillstudio.engine.tuning import DEFAULT_TUNING, Tuning
 
 __all__ = [
+    "DEFAULT_TUNING",
     "ENGINE_NAME",
     "ENGINE_VERSION",
     "PARAMETERS",
     "PROTOCOL_VERSION",
+    "STANDARD",
     "BatchResult",
     "Doctrine",
     "EngineError",
@@ -48,7 +54,10 @@ __all__ = [
     "ParameterSpec",
     "ProcessEngine",
     "ProtocolVersionError",
+    "Situation",
+    "SituationError",
     "Timeline",
+    "Tuning",
     "UnknownOpponentError",
     "available_modules",
     "derive_seeds",
@@ -59,4 +68,5 @@ __all__ = [
     "parse_opponent",
     "reference_engine_argv",
     "run_batch",
+    "situation_from_signature",
 ]

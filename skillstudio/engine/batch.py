@@ -18,11 +18,19 @@ from skillstudio.engine.module import GameModule, Mix, load_module
 from skillstudio.engine.opponents import Opponent, parse_opponent
 from skillstudio.engine.results import GameResult, Timeline
 from skillstudio.engine.sim import OUTCOME_DRAW, OUTCOME_LOSS, OUTCOME_WIN, simulate
+from skillstudio.engine.situation import (
+    Situation,
+    compile_start,
+    situation_from_signature,
+    start_tiers,
+    with_composition,
+)
 from skillstudio.engine.tables import CompiledModule, MatchSetup, compile_match, compile_module
-from skillstudio.model.skill import Skill, StrategicPattern
+from skillstudio.engine.tuning import DEFAULT_TUNING
+from skillstudio.model.skill import SituationSignature, Skill, StrategicPattern
 
 ENGINE_NAME = "skillstudio-reference"
-ENGINE_VERSION = "1.0.0"
+ENGINE_VERSION = "1.1.0"  # 1.1: games start from the skill's SituationSignature
 MAX_GAMES = 1_000_000
 OUTCOME_NAMES = {OUTCOME_WIN: "win", OUTCOME_LOSS: "loss", OUTCOME_DRAW: "draw"}
 
@@ -56,6 +64,8 @@ class BatchResult:
     timeline: np.ndarray  # [games, samples, 2]: army value of the skill's side, then the opponent's
     ignored_parameters: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    situation: Situation | None = None  # where the games started; None: the standard opening
+    start_s: float = 0.0  # the game clock at the start (duration_s and timeline_t are on that clock, from 0:00)
 
     def __len__(self) -> int:
         return int(self.game.shape[0])
@@ -123,6 +133,8 @@ class BatchResult:
             timeline=join("timeline"),
             ignored_parameters=first.ignored_parameters,
             notes=first.notes,
+            situation=first.situation,
+            start_s=first.start_s,
         )
 
 
@@ -164,19 +176,31 @@ def prepare(
     module: str | GameModule = "ra1",
     *,
     opponent_mix: Mix | None = None,
+    situation: SituationSignature | Situation | None = None,
 ) -> tuple[MatchSetup, Opponent, str, tuple[str, ...], tuple[str, ...]]:
-    """Compile a match-up once: (setup, opponent, skill id, ignored parameters, notes)."""
+    """Compile a match-up once: (setup, opponent, skill id, ignored parameters, notes).
+
+    The games start from ``situation``, by default the pattern's own SituationSignature
+    (``STANDARD`` forces the standard opening). Raises SituationError for a situation that cannot
+    be read at all; anything merely out of range is clamped or left out, and noted."""
     game_module = module if isinstance(module, GameModule) else load_module(module)
     pattern, skill_id = pattern_of(skill_or_pattern)
     rival = opponent if isinstance(opponent, Opponent) else parse_opponent(opponent, game_module)
     if opponent_mix is not None:
         rival = Opponent(rival.preset, rival.difficulty, rival.label + " (custom mix)", opponent_mix)
+    place = situation_from_signature(pattern.situation if situation is None else situation, game_module)
     skill_side = doctrine_from_pattern(pattern, game_module)
-    setup = compile_match(
-        game_module, skill_side, opponent_doctrine(rival, game_module, pattern), _compiled(game_module)
-    )
+    rival_side = opponent_doctrine(rival, game_module, pattern)
+    if place.enemy and opponent_mix is None:  # the estimate is what the opponent builds
+        rival_side = with_composition(rival_side, place.enemy, game_module)
+    first_tiers, _why = start_tiers(place, game_module, DEFAULT_TUNING)
+    setup = compile_match(game_module, skill_side, rival_side, _compiled(game_module), first_tiers=first_tiers)
     notes = tuple(skill_side.notes) + tuple(note for side in setup.sides for note in side.notes)
-    return setup, rival, skill_id, skill_side.ignored_parameters, notes
+    if not place.is_standard:
+        setup.start, start_notes = compile_start(setup, place)
+        setup.situation = place
+        notes += (f"situation: {place.describe()}", *start_notes)
+    return setup, rival, skill_id, skill_side.ignored_parameters, notes + place.notes
 
 
 def run_batch(
@@ -190,17 +214,22 @@ def run_batch(
     skill_id: str | None = None,
     opponent_mix: Mix | None = None,
     seeds: np.ndarray | None = None,
+    situation: SituationSignature | Situation | None = None,
 ) -> BatchResult:
     """Play games ``first_game .. first_game + games - 1`` of a batch.
 
     ``opponent`` is a D057 name (``"IC Default Hard"``, ``"ic-default:hard"``, ``"mirror"``).
     ``skill_id`` overrides the id used for seeding (a bare pattern seeds with ""); ``seeds``
     overrides the derived per-game seeds (the protocol passes them explicitly).
-    ``opponent_mix`` replaces the opponent preset's unit mix (experiments and tests).
+    ``opponent_mix`` replaces the opponent's production mix (experiments and tests).
+    ``situation`` replaces the pattern's own SituationSignature as the games' start
+    (``situation.STANDARD``: the standard opening); SituationError if it cannot be read.
     """
     if not 0 <= games <= MAX_GAMES:
         raise ValueError(f"games must be 0..{MAX_GAMES}, got {games}")
-    setup, rival, own_id, ignored, notes = prepare(skill_or_pattern, opponent, module, opponent_mix=opponent_mix)
+    setup, rival, own_id, ignored, notes = prepare(
+        skill_or_pattern, opponent, module, opponent_mix=opponent_mix, situation=situation
+    )
     key = own_id if skill_id is None else skill_id
     if seeds is None:
         seeds = rng.derive_seeds(seed, key, first_game, games)
@@ -226,4 +255,6 @@ def run_batch(
         timeline=raw.timeline,
         ignored_parameters=ignored,
         notes=notes,
+        situation=setup.situation,
+        start_s=setup.start.start_step * setup.module.match.step_s if setup.start is not None else 0.0,
     )

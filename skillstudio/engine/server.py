@@ -20,6 +20,7 @@ from skillstudio.engine.module import available_modules, load_module
 from skillstudio.engine.opponents import UnknownOpponentError
 from skillstudio.engine.protocol import PROTOCOL_VERSION, Job, parse_line
 from skillstudio.engine.sim import OUTCOME_DRAW, OUTCOME_LOSS, OUTCOME_WIN, simulate
+from skillstudio.engine.situation import SituationError
 from skillstudio.model.document import parse_skill
 from skillstudio.model.validation import ValidationError
 
@@ -92,7 +93,7 @@ def _play(job: Job, stdout: IO[str], search: tuple[Path, ...]) -> dict[str, obje
         skill = parse_skill(job.skill, context="skill")
         module = load_module(job.module, search=search)
         setup, _opponent, _skill_id, ignored, notes = prepare(skill, job.opponent, module)
-    except (ValidationError, UnknownOpponentError, NotAStrategySkill) as error:
+    except (ValidationError, UnknownOpponentError, NotAStrategySkill, SituationError) as error:
         raise JobError(str(error)) from None
     if job.timeline_samples not in (None, module.match.timeline_samples):
         notes = (

@@ -40,6 +40,7 @@ from skillstudio.engine.tables import (
     P_RAIDER,
     P_SPEED,
     MatchSetup,
+    StartTables,
 )
 from skillstudio.engine.tuning import Tuning
 
@@ -99,9 +100,12 @@ def _simulate_block(
 ) -> None:
     k = _constants(setup, out.timeline_t)
     g = _opening(setup, k, seeds)
-    slow_every = k.tuning.slow_every
+    if setup.start is not None:
+        _situate(k, g, setup.start)
+        _record_start(k, g, out, offset)
+    slow_every, start_step = k.tuning.slow_every, k.start_step
     for step in range(k.steps):
-        now = (step + 1) * k.dt
+        now = (start_step + step + 1) * k.dt  # the game clock
         p = step // k.period  # the luck period
         _economy(k, g, now)
         _production(g)
@@ -132,9 +136,10 @@ class _Constants:
     combat: CombatConfig
     econ: EconomyConfig
     dt: float
-    steps: int
+    start_step: int  # steps before the first one played (a situated game starts later)
+    steps: int  # steps played
     period: int  # steps per luck period
-    sample_steps: Ints  # [samples] the step after which each timeline sample is taken
+    sample_steps: Ints  # [samples] the step after which each timeline sample is taken (< 0: before the start)
     sample_index: dict[int, int]  # step -> sample
     # per side [2, 1]
     harvester_target: F64
@@ -175,7 +180,8 @@ def _constants(setup: MatchSetup, timeline_t: F64) -> _Constants:
     match, combat, econ = module.match, module.combat, module.economy
     d0, d1 = setup.sides[0].doctrine, setup.sides[1].doctrine
     dt = match.step_s
-    sample_steps = np.array([round(timeline_t[k] / dt) - 1 for k in range(match.timeline_samples)])
+    start_step = setup.start.start_step if setup.start is not None else 0
+    sample_steps = np.array([round(timeline_t[k] / dt) - 1 - start_step for k in range(match.timeline_samples)])
 
     def param(name: str) -> F64:
         return _col([float(d0.param(name)), float(d1.param(name))])
@@ -197,7 +203,8 @@ def _constants(setup: MatchSetup, timeline_t: F64) -> _Constants:
         combat=combat,
         econ=econ,
         dt=dt,
-        steps=match.steps,
+        start_step=start_step,
+        steps=match.steps - start_step,
         period=max(1, round(combat.luck_period_s / dt)),
         sample_steps=sample_steps,
         sample_index={int(step): k for k, step in enumerate(sample_steps)},
@@ -394,6 +401,49 @@ def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
         next_due=expand_first,
         lost_expansion=False,
     )
+
+
+def _situate(k: _Constants, g: Games, start: StartTables) -> None:
+    """Replace the opening with the situation's starting state (the same for every game)."""
+    G, econ = g.rows.size, k.econ
+
+    def per_game(values: np.ndarray) -> F64:
+        return np.repeat(values.astype(np.float64)[:, None], G, axis=1)
+
+    g.gather *= start.income[:, None]
+    g.credits = per_game(start.credits)
+    g.harvesters = per_game(start.harvesters)
+    g.factories = per_game(start.factories)
+    g.ore_main = per_game(start.ore_main)
+    g.expanded = per_game(start.expanded)
+    g.expansion_hp = g.expanded * econ.refinery_hp
+    g.tier = np.repeat((start.tier - 1)[:, None], G, axis=1)
+    g.next_cost = k.tier_cost[g.tier]
+    g.tech_share *= g.next_cost < np.inf  # nothing left to research at the top tier
+    g.mix_index = k.side_offset + 2 * g.tier
+    g.props = k.prop_table[:, g.mix_index]
+    g.capacity = g.factories * g.props[P_CAPRATE] * g.build_speed
+    g.fire = g.form * (1.0 - k.harass * g.props[P_RAIDER]) * (k.combat.intensity * k.dt)
+    g.counts = np.repeat(start.counts_q[:, None, :], G, axis=1)
+    g.army_value = per_game(start.army_value)
+    g.mobile_value = per_game(start.mobile_value)
+    g.position = per_game(start.position)
+    g.direction = per_game(start.direction)
+    g.launch_value = g.mobile_value * (g.direction > 0)
+    g.control = np.full(G, start.control)
+    start_s = k.start_step * k.dt
+    if start.expanded.any():  # expansions yield and can be worn down from the first step
+        g.expand_first = min(g.expand_first, start_s)
+        g.next_due = g.expand_first
+    if start.launched:  # an army already attacking may retreat before anyone's first attack
+        g.posture_from = -np.inf
+
+
+def _record_start(k: _Constants, g: Games, out: RawResults, offset: int) -> None:
+    """Timeline samples before a situated game's start hold its starting army values."""
+    before = np.flatnonzero(k.sample_steps < 0)
+    if before.size:
+        out.timeline[offset + g.rows[:, None], before[None, :], :] = g.army_value.T[:, None, :]
 
 
 def _switch_mix(k: _Constants, g: Games, side: Ints, row: Ints, new: Ints) -> None:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from skillstudio.engine.doctrine import Doctrine
 from skillstudio.engine.module import GameModule, UnitType
 from skillstudio.engine.tuning import DEFAULT_TUNING, Tuning
+
+if TYPE_CHECKING:  # situation.py compiles StartTables with this module's help
+    from skillstudio.engine.situation import Situation
 
 QUANTUM = 1024.0  # unit counts are multiples of 1/1024 unit
 MAX_COUNT_Q = float(2**23)  # at most 8192 units of one type per side
@@ -204,8 +208,10 @@ def _counter_weights(
 
 
 def compile_side(
-    cm: CompiledModule, doctrine: Doctrine, enemy: Doctrine, tuning: Tuning = DEFAULT_TUNING
+    cm: CompiledModule, doctrine: Doctrine, enemy: Doctrine, tuning: Tuning = DEFAULT_TUNING, first_tier: int = 1
 ) -> SideTables:
+    """The side's production mixes at every tier; ``first_tier`` is the lowest it plays (a
+    situated game may start higher), below which nothing is worth a note."""
     module = cm.module
     tiers = module.max_tier
     cost = np.array([float(u.cost) for u in cm.units])
@@ -226,7 +232,10 @@ def compile_side(
         mobile_w = _normalized(own_units * available)
         if mobile_w.sum() == 0:
             mobile_w = _normalized((available & ~static).astype(float))
-            notes.append(f"{doctrine.label}: nothing of its mix is available at tier {t}; builds every unlocked unit")
+            if t >= first_tier:
+                notes.append(
+                    f"{doctrine.label}: nothing of its mix is available at tier {t}; builds every unlocked unit"
+                )
         static_w = _normalized(own_defenses * available)
         share = static_share if static_w.sum() > 0 else 0.0
         enemy_w = _normalized(enemy_units * (tier_of <= t))
@@ -248,11 +257,38 @@ def compile_side(
     return SideTables(doctrine=doctrine, mix_q=mix_q, props=props, notes=notes)
 
 
+@dataclass(frozen=True)
+class StartTables:
+    """Where situated games start (situation.py compiles it), per side ``[2]`` unless stated.
+    Every game of a batch starts from the same state; their draws still differ."""
+
+    start_step: int  # steps already played: the game clock starts at start_step x step
+    tier: np.ndarray  # [2] int, 1-based
+    counts_q: np.ndarray  # [2, U] units in quanta
+    army_value: np.ndarray
+    mobile_value: np.ndarray
+    credits: np.ndarray
+    harvesters: np.ndarray
+    factories: np.ndarray
+    ore_main: np.ndarray
+    expanded: np.ndarray  # 1.0 where the side holds an expansion
+    position: np.ndarray  # how far along the lane each army is
+    direction: np.ndarray  # +1 for an army already attacking
+    income: np.ndarray  # multiplies each side's income
+    control: float  # the skill side's share of map control
+
+    @property
+    def launched(self) -> bool:
+        return bool(np.any(self.direction > 0))
+
+
 @dataclass
 class MatchSetup:
     cm: CompiledModule
     sides: tuple[SideTables, SideTables]
     tuning: Tuning = DEFAULT_TUNING
+    start: StartTables | None = None  # None: the module's standard opening
+    situation: Situation | None = None  # what ``start`` was compiled from (None: not situated)
 
     @property
     def module(self) -> GameModule:
@@ -266,7 +302,11 @@ def compile_match(
     cm: CompiledModule | None = None,
     *,
     tuning: Tuning = DEFAULT_TUNING,
+    first_tiers: tuple[int, int] = (1, 1),
 ) -> MatchSetup:
     cm = cm or compile_module(module)
-    sides = (compile_side(cm, skill, opponent, tuning), compile_side(cm, opponent, skill, tuning))
+    sides = (
+        compile_side(cm, skill, opponent, tuning, first_tiers[0]),
+        compile_side(cm, opponent, skill, tuning, first_tiers[1]),
+    )
     return MatchSetup(cm, sides, tuning)

@@ -12,7 +12,56 @@ differ in the last bit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseStart:
+    """Where a game in the mid or late phase starts (the early phase is the module's opening).
+    The figures are what an even standard game of the ra1 module holds at that time, on average
+    (sensible plan against IC Default Normal and Hard: docs/reference-engine.md)."""
+
+    start_s: float  # game clock at the start; a multiple of the step
+    tier: int  # tech tier unlocked by both sides
+    army: float  # each side's army value in credits (units and static defences)
+    harvesters: float
+    factories: float
+    credits: float
+    ore_mined: float  # taken from each side's main field
+
+
+@dataclass(frozen=True, slots=True)
+class ThreatStart:
+    """The opponent's army at the start for a threat level: ``max(phase army x army_factor,
+    army_floor)``, and, when ``position`` is set, already attacking, that far along the lane."""
+
+    army_factor: float
+    army_floor: float = 0.0
+    position: float | None = None
+
+
+MID_GAME = PhaseStart(
+    start_s=480.0, tier=2, army=5000.0, harvesters=4.0, factories=2.0, credits=300.0, ore_mined=22000.0
+)
+LATE_GAME = PhaseStart(
+    start_s=1080.0, tier=3, army=8000.0, harvesters=4.0, factories=2.0, credits=200.0, ore_mined=49000.0
+)
+# By ThreatLevel value. In this model an attack into a defended base is costly, so an attack
+# already under way threatens less than a bigger army does: the ladder raises the opponent's army
+# first and launches it only at critical (each step lowers the win rate, in every phase).
+THREATS: Mapping[str, ThreatStart] = MappingProxyType(
+    {
+        "none": ThreatStart(0.8),
+        "low": ThreatStart(1.0),  # the standard
+        "medium": ThreatStart(1.2, 1500.0),
+        "high": ThreatStart(1.4, 3000.0),
+        "critical": ThreatStart(1.6, 5000.0, 0.5),
+    }
+)
+# by EconomyState value: the skill side's income, relative to what it would gather
+INCOME: Mapping[str, float] = MappingProxyType({"ahead": 1.1, "even": 1.0, "behind": 0.9})
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +117,16 @@ class Tuning:
     defense_divisor: float = 250.0  # static defences get defense_ratio / 250 of production
     counter_units: int = 3  # an adapting AI builds the best few counters...
     counter_cutoff: float = 0.5  # ...that score at least this share of the best one
+
+    # --- the starting situation (a skill's SituationSignature; situation.py) -----------------------
+    mid_game: PhaseStart = MID_GAME
+    late_game: PhaseStart = LATE_GAME
+    threats: Mapping[str, ThreatStart] = field(default_factory=lambda: THREATS)
+    income: Mapping[str, float] = field(default_factory=lambda: INCOME)
+    # A side holds an expansion at the start with at least this share of map control: in the
+    # early phase only a clear majority does, later an even share is enough.
+    early_territory_share: float = 0.8
+    territory_share: float = 0.35
 
 
 DEFAULT_TUNING = Tuning()
