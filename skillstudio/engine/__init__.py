@@ -19,7 +19,7 @@ from skillstudio.engine.batch import (
     engine_version,
     run_batch,
 )
-from skillstudio.engine.doctrine import PARAMETERS, Doctrine, ParameterSpec
+from skillstudio.engine.doctrine import PARAMETERS, Doctrine, ParameterSpec, default_plan
 from skillstudio.engine.module import GameModule, Mix, available_modules, load_module, parse_module
 from skillstudio.engine.opponents import Opponent, UnknownOpponentError, opponent_names, parse_opponent
 from skillstudio.engine.protocol import (
@@ -60,6 +60,7 @@ __all__ = [
     "Tuning",
     "UnknownOpponentError",
     "available_modules",
+    "default_plan",
     "derive_seeds",
     "engine_version",
     "load_module",

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillstudio.engine import rng
-from skillstudio.engine.doctrine import Doctrine, doctrine_from_pattern, doctrine_from_preset, with_difficulty
+from skillstudio.engine.doctrine import (
+    Doctrine,
+    default_plan,
+    doctrine_from_pattern,
+    doctrine_from_preset,
+    with_difficulty,
+)
 from skillstudio.engine.module import GameModule, Mix, load_module
 from skillstudio.engine.opponents import Opponent, parse_opponent
 from skillstudio.engine.results import GameResult, Timeline
@@ -66,6 +72,7 @@ class BatchResult:
     notes: tuple[str, ...] = field(default=())
     situation: Situation | None = None  # where the games started; None: the standard opening
     start_s: float = 0.0  # the game clock at the start (duration_s and timeline_t are on that clock, from 0:00)
+    baseline: bool = False  # the module's default plan played in the skill's place
 
     def __len__(self) -> int:
         return int(self.game.shape[0])
@@ -135,6 +142,7 @@ class BatchResult:
             notes=first.notes,
             situation=first.situation,
             start_s=first.start_s,
+            baseline=first.baseline,
         )
 
 
@@ -177,19 +185,22 @@ def prepare(
     *,
     opponent_mix: Mix | None = None,
     situation: SituationSignature | Situation | None = None,
+    baseline: bool = False,
 ) -> tuple[MatchSetup, Opponent, str, tuple[str, ...], tuple[str, ...]]:
     """Compile a match-up once: (setup, opponent, skill id, ignored parameters, notes).
 
     The games start from ``situation``, by default the pattern's own SituationSignature
     (``STANDARD`` forces the standard opening). Raises SituationError for a situation that cannot
-    be read at all; anything merely out of range is clamped or left out, and noted."""
+    be read at all; anything merely out of range is clamped or left out, and noted.
+    ``baseline``: the skill's side plays the module's :func:`default_plan` instead of the pattern,
+    from the same situation against the same opponent."""
     game_module = module if isinstance(module, GameModule) else load_module(module)
     pattern, skill_id = pattern_of(skill_or_pattern)
     rival = opponent if isinstance(opponent, Opponent) else parse_opponent(opponent, game_module)
     if opponent_mix is not None:
         rival = Opponent(rival.preset, rival.difficulty, rival.label + " (custom mix)", opponent_mix)
     place = situation_from_signature(pattern.situation if situation is None else situation, game_module)
-    skill_side = doctrine_from_pattern(pattern, game_module)
+    skill_side = default_plan(game_module) if baseline else doctrine_from_pattern(pattern, game_module)
     rival_side = opponent_doctrine(rival, game_module, pattern)
     if place.enemy and opponent_mix is None:  # the estimate is what the opponent builds
         rival_side = with_composition(rival_side, place.enemy, game_module)
@@ -215,6 +226,7 @@ def run_batch(
     opponent_mix: Mix | None = None,
     seeds: np.ndarray | None = None,
     situation: SituationSignature | Situation | None = None,
+    baseline: bool = False,
 ) -> BatchResult:
     """Play games ``first_game .. first_game + games - 1`` of a batch.
 
@@ -224,11 +236,13 @@ def run_batch(
     ``opponent_mix`` replaces the opponent's production mix (experiments and tests).
     ``situation`` replaces the pattern's own SituationSignature as the games' start
     (``situation.STANDARD``: the standard opening); SituationError if it cannot be read.
+    ``baseline=True`` plays the module's default plan (:func:`default_plan`) in the skill's place:
+    the same seeds, situation and opponent, so its games pair with the skill's one by one.
     """
     if not 0 <= games <= MAX_GAMES:
         raise ValueError(f"games must be 0..{MAX_GAMES}, got {games}")
     setup, rival, own_id, ignored, notes = prepare(
-        skill_or_pattern, opponent, module, opponent_mix=opponent_mix, situation=situation
+        skill_or_pattern, opponent, module, opponent_mix=opponent_mix, situation=situation, baseline=baseline
     )
     key = own_id if skill_id is None else skill_id
     if seeds is None:
@@ -257,4 +271,5 @@ def run_batch(
         notes=notes,
         situation=setup.situation,
         start_s=setup.start.start_step * setup.module.match.step_s if setup.start is not None else 0.0,
+        baseline=baseline,
     )

@@ -318,3 +318,15 @@ def with_difficulty(doctrine: Doctrine, module: GameModule, difficulty_id: str) 
         reaction_delay_s=difficulty.reaction_delay_ticks / 30.0,
         vision=difficulty.vision,
     )
+
+
+DEFAULT_PRESET, DEFAULT_DIFFICULTY = "ic-default", "normal"
+
+
+def default_plan(module: GameModule) -> Doctrine:
+    """The module's default plan, the baseline a skill is measured against: what the stock AI
+    plays when no skill is retrieved, i.e. the default preset (``ic-default``, else the module's
+    first) at normal difficulty (else the module's first), like the skill's side."""
+    preset = DEFAULT_PRESET if DEFAULT_PRESET in module.presets else next(iter(module.presets))
+    difficulty = DEFAULT_DIFFICULTY if DEFAULT_DIFFICULTY in module.difficulties else next(iter(module.difficulties))
+    return doctrine_from_preset(module, preset, difficulty, label="default plan")
