@@ -7,6 +7,7 @@ This is what the verification runner calls (directly, or through the process pro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -31,8 +32,9 @@ from skillstudio.engine.situation import (
     start_tiers,
     with_composition,
 )
-from skillstudio.engine.tables import CompiledModule, MatchSetup, compile_match, compile_module
+from skillstudio.engine.tables import CompiledModule, MatchSetup, PlanSwitch, compile_match, compile_module
 from skillstudio.engine.tuning import DEFAULT_TUNING
+from skillstudio.model.enums import GamePhase
 from skillstudio.model.skill import SituationSignature, Skill, StrategicPattern
 
 ENGINE_NAME = "skillstudio-reference"
@@ -73,6 +75,7 @@ class BatchResult:
     situation: Situation | None = None  # where the games started; None: the standard opening
     start_s: float = 0.0  # the game clock at the start (duration_s and timeline_t are on that clock, from 0:00)
     baseline: bool = False  # the module's default plan played in the skill's place
+    switches: tuple[tuple[float, str], ...] = ()  # a composition: (game time, plan) of each later plan
 
     def __len__(self) -> int:
         return int(self.game.shape[0])
@@ -143,6 +146,7 @@ class BatchResult:
             situation=first.situation,
             start_s=first.start_s,
             baseline=first.baseline,
+            switches=first.switches,
         )
 
 
@@ -186,6 +190,7 @@ def prepare(
     opponent_mix: Mix | None = None,
     situation: SituationSignature | Situation | None = None,
     baseline: bool = False,
+    then: Sequence[tuple[float | GamePhase, Skill | StrategicPattern]] = (),
 ) -> tuple[MatchSetup, Opponent, str, tuple[str, ...], tuple[str, ...]]:
     """Compile a match-up once: (setup, opponent, skill id, ignored parameters, notes).
 
@@ -193,7 +198,9 @@ def prepare(
     (``STANDARD`` forces the standard opening). Raises SituationError for a situation that cannot
     be read at all; anything merely out of range is clamped or left out, and noted.
     ``baseline``: the skill's side plays the module's :func:`default_plan` instead of the pattern,
-    from the same situation against the same opponent."""
+    from the same situation against the same opponent (for the whole match: ``then`` is not used).
+    ``then``: a composition, ``(time, plan)`` pairs in increasing time: from that game time (in
+    seconds, or the start of a GamePhase) the skill's side plays that plan instead."""
     game_module = module if isinstance(module, GameModule) else load_module(module)
     pattern, skill_id = pattern_of(skill_or_pattern)
     rival = opponent if isinstance(opponent, Opponent) else parse_opponent(opponent, game_module)
@@ -207,11 +214,63 @@ def prepare(
     first_tiers, _why = start_tiers(place, game_module, DEFAULT_TUNING)
     setup = compile_match(game_module, skill_side, rival_side, _compiled(game_module), first_tiers=first_tiers)
     notes = tuple(skill_side.notes) + tuple(note for side in setup.sides for note in side.notes)
+    ignored = skill_side.ignored_parameters
     if not place.is_standard:
         setup.start, start_notes = compile_start(setup, place)
         setup.situation = place
         notes += (f"situation: {place.describe()}", *start_notes)
-    return setup, rival, skill_id, skill_side.ignored_parameters, notes + place.notes
+    if then and not baseline:
+        setup.switches, plan_notes, plan_ignored = _compile_switches(setup, then, rival_side, first_tiers)
+        notes += plan_notes
+        ignored = tuple(dict.fromkeys((*ignored, *plan_ignored)))
+    return setup, rival, skill_id, ignored, notes + place.notes
+
+
+MAX_SWITCHES = 8
+
+
+def _compile_switches(
+    setup: MatchSetup,
+    then: Sequence[tuple[float | GamePhase, Skill | StrategicPattern]],
+    rival: Doctrine,
+    first_tiers: tuple[int, int],
+) -> tuple[tuple[PlanSwitch, ...], tuple[str, ...], tuple[str, ...]]:
+    """The later plans of a composition; ValueError for a schedule that cannot be played."""
+    module, tuning = setup.module, setup.tuning
+    if isinstance(then, str | bytes) or not isinstance(then, Sequence) or len(then) > MAX_SWITCHES:
+        raise ValueError(f"then: expected at most {MAX_SWITCHES} (time, plan) pairs")
+    phase_start = {
+        GamePhase.EARLY: 0.0,
+        GamePhase.MID: tuning.mid_game.start_s,
+        GamePhase.LATE: tuning.late_game.start_s,
+    }
+    start_s = setup.start.start_step * module.match.step_s if setup.start is not None else 0.0
+    switches: list[PlanSwitch] = []
+    notes: list[str] = []
+    ignored: list[str] = []
+    previous = -math.inf
+    for i, entry in enumerate(then):
+        if not isinstance(entry, tuple | list) or len(entry) != 2:
+            raise ValueError(f"then[{i}]: expected a (time, plan) pair")
+        when, plan = entry
+        at = phase_start[when] if isinstance(when, GamePhase) else when
+        if isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at) or at <= previous:
+            raise ValueError(f"then[{i}]: {when!r} is not a game time after the previous switch")
+        previous = float(at)
+        pattern, plan_id = pattern_of(plan)
+        label = plan_id or f"plan {i + 2}"
+        if at >= module.match.time_limit_s:
+            notes.append(f"composition: {label} at {at:g} s is after the time limit; not played")
+            continue
+        if at <= start_s:
+            notes.append(f"composition: {label} at {at:g} s, before the situation's start; plays from the start")
+        doctrine = doctrine_from_pattern(pattern, module)
+        sides = compile_match(module, doctrine, rival, setup.cm, tuning=tuning, first_tiers=first_tiers).sides
+        switches.append(PlanSwitch(round(at / module.match.step_s), sides, label))
+        notes.extend(doctrine.notes)
+        ignored.extend(doctrine.ignored_parameters)
+        notes.append(f"composition: from {at:g} s the skill's side plays {label}")
+    return tuple(switches), tuple(notes), tuple(ignored)
 
 
 def run_batch(
@@ -227,6 +286,7 @@ def run_batch(
     seeds: np.ndarray | None = None,
     situation: SituationSignature | Situation | None = None,
     baseline: bool = False,
+    then: Sequence[tuple[float | GamePhase, Skill | StrategicPattern]] = (),
 ) -> BatchResult:
     """Play games ``first_game .. first_game + games - 1`` of a batch.
 
@@ -238,11 +298,20 @@ def run_batch(
     (``situation.STANDARD``: the standard opening); SituationError if it cannot be read.
     ``baseline=True`` plays the module's default plan (:func:`default_plan`) in the skill's place:
     the same seeds, situation and opponent, so its games pair with the skill's one by one.
+    ``then=[(600.0, skill_b), (GamePhase.LATE, skill_c)]`` plays a composition: the skill's plan
+    until 600 s of game time, then skill_b's, from the late game on skill_c's (seeds and
+    situation from the first); ValueError for times that do not increase or are not numbers.
     """
     if not 0 <= games <= MAX_GAMES:
         raise ValueError(f"games must be 0..{MAX_GAMES}, got {games}")
     setup, rival, own_id, ignored, notes = prepare(
-        skill_or_pattern, opponent, module, opponent_mix=opponent_mix, situation=situation, baseline=baseline
+        skill_or_pattern,
+        opponent,
+        module,
+        opponent_mix=opponent_mix,
+        situation=situation,
+        baseline=baseline,
+        then=then,
     )
     key = own_id if skill_id is None else skill_id
     if seeds is None:
@@ -272,4 +341,5 @@ def run_batch(
         situation=setup.situation,
         start_s=setup.start.start_step * setup.module.match.step_s if setup.start is not None else 0.0,
         baseline=baseline,
+        switches=tuple((s.at_step * setup.module.match.step_s, s.label) for s in setup.switches),
     )

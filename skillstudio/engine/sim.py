@@ -24,7 +24,7 @@ chunk or internal block it is simulated in (tests/engine/test_determinism.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ from skillstudio.engine.tables import (
     P_RAIDER,
     P_SPEED,
     MatchSetup,
+    PlanSwitch,
     StartTables,
 )
 from skillstudio.engine.tuning import Tuning
@@ -104,7 +105,10 @@ def _simulate_block(
         _situate(k, g, setup.start)
         _record_start(k, g, out, offset)
     slow_every, start_step = k.tuning.slow_every, k.start_step
+    switches = {max(switch.at_step - start_step, 0): switch for switch in setup.switches}
     for step in range(k.steps):
+        if switches and step in switches:
+            k = _switch_plan(setup, k, g, switches[step], seeds, out.timeline_t)
         now = (start_step + step + 1) * k.dt  # the game clock
         p = step // k.period  # the luck period
         _economy(k, g, now)
@@ -305,48 +309,80 @@ class Games:
                 setattr(self, f.name, value[:, keep] if f.name == "counts" else value[..., keep])
 
 
-def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
-    """Each game's draws from its own seed, and the standard skirmish opening."""
-    t, combat, econ = k.tuning, k.combat, k.econ
+@dataclass(slots=True)
+class _PlanDraws:
+    """The per-game draws that follow from a side's plan parameters ([2, G]; perceive [P, 2, G])."""
+
+    tech_share: F64
+    first_attack: F64
+    theta: F64
+    expand_at: F64
+    perceive: F32
+
+
+def _side_seeds(seeds: np.ndarray) -> npt.NDArray[np.uint64]:
+    return np.stack([seeds, seeds ^ np.uint64(0x5DEECE66D5DEECE6)])  # [2, G]
+
+
+def _jitter(side_seeds: npt.NDArray[np.uint64], stream: int, spread: float) -> F64:
+    return 1.0 + spread * np.stack([rng.symmetric(side_seeds[s], stream + 32 * s) for s in (0, 1)])
+
+
+def _per_period(side_seeds: npt.NDArray[np.uint64], stream: int, k: _Constants) -> F64:
+    periods = np.arange((k.steps + k.period - 1) // k.period, dtype=np.uint64)[:, None]
+    return np.stack([rng.symmetric(side_seeds[s], stream + 32 * s, periods) for s in (0, 1)], axis=1)
+
+
+def _plan_draws(setup: MatchSetup, k: _Constants, side_seeds: npt.NDArray[np.uint64]) -> _PlanDraws:
+    t = k.tuning
     d0, d1 = setup.sides[0].doctrine, setup.sides[1].doctrine
-    G, dt = seeds.shape[0], k.dt
-    side_seeds = np.stack([seeds, seeds ^ np.uint64(0x5DEECE66D5DEECE6)])  # [2, G]
-
-    def jitter(stream: int, spread: float) -> F64:
-        return 1.0 + spread * np.stack([rng.symmetric(side_seeds[s], stream + 32 * s) for s in (0, 1)])
-
-    def per_period(stream: int) -> F64:
-        return np.stack([rng.symmetric(side_seeds[s], stream + 32 * s, periods) for s in (0, 1)], axis=1)
 
     def param(name: str) -> F64:
         return _col([float(d0.param(name)), float(d1.param(name))])
-
-    def attr(name: str) -> F64:
-        return _col([float(getattr(d0, name)), float(getattr(d1, name))])
 
     aggression = param("aggression")
     urgency = param("reaction_urgency")
     expansion = param("expansion_priority")
     scout = param("scout_priority") / 100.0
-    vision = attr("vision")
-    periods = np.arange((k.steps + k.period - 1) // k.period, dtype=np.uint64)[:, None]
-
-    tech_share = (t.tech_share_base + t.tech_share_per_priority * param("tech_priority") / 100.0) * jitter(
-        S_TECH, t.spread_tech
+    vision = _col([float(d0.vision), float(d1.vision)])
+    tech_share = (t.tech_share_base + t.tech_share_per_priority * param("tech_priority") / 100.0) * _jitter(
+        side_seeds, S_TECH, t.spread_tech
     )
-    tech_share *= k.tier_cost[0] < np.inf  # a module with a single tier has nothing to research
-    build_speed = dt / attr("build_time") * jitter(S_BUILD, t.spread_build_speed)
     speedup = 1.0 - t.urgency_speedup * np.maximum(urgency - t.urgency_neutral, 0.0) / t.urgency_neutral
     first_attack = (t.first_attack_s - t.first_attack_per_aggression_s * aggression) * speedup
-    first_attack = first_attack * jitter(S_FIRST, t.spread_first_attack)
     expand_at = np.where(
         expansion >= t.expansion_min_priority, t.expansion_s - t.expansion_per_priority_s * expansion, np.inf
-    ) * jitter(S_EXPAND, t.spread_expansion)
-    adapt_at = np.where(attr("adaptation") > 0, attr("adaptation_time_s"), np.inf) * jitter(
-        S_ADAPT, t.spread_adaptation
-    )
-    form = attr("combat_efficiency") * jitter(S_FORM, combat.form)
+    ) * _jitter(side_seeds, S_EXPAND, t.spread_expansion)
     misjudgement = t.misjudgement / (vision * (0.5 + scout))
+    return _PlanDraws(
+        tech_share=tech_share,
+        first_attack=first_attack * _jitter(side_seeds, S_FIRST, t.spread_first_attack),
+        theta=(t.attack_threshold - t.attack_threshold_per_aggression * aggression)
+        * _jitter(side_seeds, S_THETA, t.spread_attack_threshold),
+        expand_at=expand_at,
+        perceive=(1.0 + misjudgement * _per_period(side_seeds, S_PERCEIVE, k)).astype(np.float32),
+    )
+
+
+def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
+    """Each game's draws from its own seed, and the standard skirmish opening."""
+    t, combat, econ = k.tuning, k.combat, k.econ
+    d0, d1 = setup.sides[0].doctrine, setup.sides[1].doctrine
+    G, dt = seeds.shape[0], k.dt
+    side_seeds = _side_seeds(seeds)
+
+    def attr(name: str) -> F64:
+        return _col([float(getattr(d0, name)), float(getattr(d1, name))])
+
+    plan = _plan_draws(setup, k, side_seeds)
+    tech_share = plan.tech_share
+    tech_share *= k.tier_cost[0] < np.inf  # a module with a single tier has nothing to research
+    build_speed = dt / attr("build_time") * _jitter(side_seeds, S_BUILD, t.spread_build_speed)
+    adapt_at = np.where(attr("adaptation") > 0, attr("adaptation_time_s"), np.inf) * _jitter(
+        side_seeds, S_ADAPT, t.spread_adaptation
+    )
+    form = attr("combat_efficiency") * _jitter(side_seeds, S_FORM, combat.form)
+    first_attack, expand_at = plan.first_attack, plan.expand_at
 
     shape = (2, G)
     mix_index = np.broadcast_to(k.side_offset, shape).copy()
@@ -356,16 +392,15 @@ def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
     return Games(
         rows=np.arange(G),
         tech_share=tech_share,
-        gather=econ.gather_rate_per_s * dt * attr("gather_rate") * jitter(S_INCOME, t.spread_income),
+        gather=econ.gather_rate_per_s * dt * attr("gather_rate") * _jitter(side_seeds, S_INCOME, t.spread_income),
         build_speed=build_speed,
         first_attack=first_attack,
-        theta=(t.attack_threshold - t.attack_threshold_per_aggression * aggression)
-        * jitter(S_THETA, t.spread_attack_threshold),
+        theta=plan.theta,
         expand_at=expand_at,
         adapt_at=adapt_at,
         form=form,
-        luck=(1.0 + combat.luck * per_period(S_LUCK)).astype(np.float32),
-        perceive=(1.0 + misjudgement * per_period(S_PERCEIVE)).astype(np.float32),
+        luck=(1.0 + combat.luck * _per_period(side_seeds, S_LUCK, k)).astype(np.float32),
+        perceive=plan.perceive,
         credits=np.full(shape, econ.start_credits),
         harvesters=np.full(shape, econ.start_harvesters),
         expanded=np.zeros(shape),
@@ -444,6 +479,27 @@ def _record_start(k: _Constants, g: Games, out: RawResults, offset: int) -> None
     before = np.flatnonzero(k.sample_steps < 0)
     if before.size:
         out.timeline[offset + g.rows[:, None], before[None, :], :] = g.army_value.T[:, None, :]
+
+
+def _switch_plan(
+    setup: MatchSetup, old: _Constants, g: Games, switch: PlanSwitch, seeds: np.ndarray, timeline_t: F64
+) -> _Constants:
+    """A composition's next plan takes over: units produced so far stay what they were built as,
+    the plan's parameters, mixes and plan-driven draws (from the same seeds) replace the old."""
+    plan = replace(setup, sides=switch.sides, switches=())
+    k = _constants(plan, timeline_t)
+    g.counts += g.pending[:, :, None] * old.mix_table[g.mix_index]
+    g.pending = np.zeros_like(g.pending)
+    draws = _plan_draws(plan, k, _side_seeds(seeds[g.rows]))
+    g.tech_share = draws.tech_share * (g.next_cost < np.inf)
+    g.first_attack, g.theta, g.expand_at, g.perceive = draws.first_attack, draws.theta, draws.expand_at, draws.perceive
+    g.props = k.prop_table[:, g.mix_index]  # same tier, same adaptation, the new plan's mix
+    g.capacity = g.factories * g.props[P_CAPRATE] * g.build_speed
+    g.fire = g.form * (1.0 - k.harass * g.props[P_RAIDER]) * (k.combat.intensity * k.dt)
+    g.expand_first = min(g.expand_first, float(g.expand_at.min()))
+    g.next_due = -np.inf  # expansions are re-planned under the new plan
+    g.posture_from = min(g.posture_from, k.tuning.posture_lookahead * float(g.first_attack.min()))
+    return k
 
 
 def _switch_mix(k: _Constants, g: Games, side: Ints, row: Ints, new: Ints) -> None:

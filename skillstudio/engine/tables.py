@@ -282,6 +282,17 @@ class StartTables:
         return bool(np.any(self.direction > 0))
 
 
+@dataclass(frozen=True)
+class PlanSwitch:
+    """From game step ``at_step`` on (game clock ``at_step x step``), the sides play these tables:
+    the skill's side the next plan of a composition, the opponent its own doctrine compiled
+    against it (its counters follow the new plan)."""
+
+    at_step: int
+    sides: tuple[SideTables, SideTables]
+    label: str  # the plan, for notes
+
+
 @dataclass
 class MatchSetup:
     cm: CompiledModule
@@ -289,6 +300,7 @@ class MatchSetup:
     tuning: Tuning = DEFAULT_TUNING
     start: StartTables | None = None  # None: the module's standard opening
     situation: Situation | None = None  # what ``start`` was compiled from (None: not situated)
+    switches: tuple[PlanSwitch, ...] = ()  # a composition's later plans, in time order
 
     @property
     def module(self) -> GameModule:
