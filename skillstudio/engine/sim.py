@@ -6,10 +6,12 @@ the model; this module is its implementation, :mod:`tables` compiles a match-up 
 it works on and :mod:`tuning` holds the model's constants.
 
 A block of games is played by :func:`_simulate_block`: :func:`_constants` (what is fixed for the
-block), :func:`_opening` (each game's draws and starting state, a :class:`Games`), then every
-step the phases in order: :func:`_economy`, :func:`_production`, :func:`_posture`,
+block), :func:`_opening` (each game's draws and starting state, a :class:`Games`) and, for a
+situated match, :func:`_situate` (the skill's SituationSignature, compiled by :mod:`situation`);
+then every step the phases in order: :func:`_economy`, :func:`_production`, :func:`_posture`,
 :func:`_movement`, :func:`_combat` (only where armies meet), :func:`_raids_and_control` (every
-few steps), :func:`_record_timeline` and :func:`_end_games`.
+few steps), :func:`_record_timeline` and :func:`_end_games`. A composition's next plan takes
+over between two steps (:func:`_switch_plan`).
 
 Determinism: every game's randomness is a counter-based hash of its own seed (:mod:`rng`) and
 all per-game arithmetic is elementwise. The one sum across unit types, the matrix product
