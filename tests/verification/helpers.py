@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from skillstudio.model import BuildFocus, Confidence, Quality
+from skillstudio.model import BuildFocus, Confidence, EconomyState, GamePhase, Quality, SituationSignature
 from skillstudio.store import Actor, Database, SkillRepository
 from tests.factories import ai_skill, strategic_body
 
@@ -17,7 +17,11 @@ def playable_skills(count: int, confidence: Confidence = Confidence.TENTATIVE):
         ai_skill(
             id=f"5a000000-0000-4000-8000-{index:012d}",
             name=f"Playable plan {index}",
-            body=strategic_body(FOCUSES[index % len(FOCUSES)]),
+            # the standard opening: these tests pin outcomes the situated start (engine 1.1) would change
+            body=replace(
+                strategic_body(FOCUSES[index % len(FOCUSES)]),
+                situation=SituationSignature(GamePhase.EARLY, EconomyState.EVEN),
+            ),
             quality=Quality(0, 0.0, None, confidence, None),
         )
         for index in range(count)

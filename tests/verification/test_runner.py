@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from skillstudio.engine import ENGINE_VERSION
 from skillstudio.model import Confidence, Quality
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import (
@@ -63,7 +64,7 @@ def test_events_persistence_and_quality(library: Database) -> None:
     store = RunStore(library)
     info = store.run(final.run_id)
     assert (info.status, info.games_recorded, info.skills, info.opponent, info.seed) == ("finished", 36, 3, HARD, 3)
-    assert info.engine_version.startswith("1.0.0+ra1")
+    assert info.engine_version.startswith(f"{ENGINE_VERSION}+ra1")
     repository = SkillRepository(library)
     for result in final.results:
         skill = repository.get(result.skill_id)
