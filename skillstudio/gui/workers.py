@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThreadPool
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThreadPool, QTimer
 from PySide6.QtWidgets import QMessageBox, QWidget
 from shiboken6 import isValid
 from superqt.utils import FunctionWorker, GeneratorWorker, WorkerBase, create_worker
@@ -101,6 +101,7 @@ class Tasks(QObject):
 
     def __init__(self, parent: QObject, *, threads: int = 1) -> None:
         super().__init__(parent)
+        collect_on_gui_thread()
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(threads)
         self._workers: set[WorkerBase[Any]] = set()
@@ -287,6 +288,41 @@ class LibraryOp(Generic[T]):
             progress=self._progress,
             finished=lambda: self.state.end_busy(token),
         )
+
+
+COLLECT_INTERVAL_MS = 100
+
+
+def collect_on_gui_thread() -> None:
+    """Run Python's cycle collector only on the GUI thread, from a timer, once per process.
+
+    The collector runs in whichever thread happens to allocate. Run in a worker, it may free a
+    cycle holding a Qt object while the GUI thread is destroying widgets; each thread then
+    waits for the other (seen as a hang in the dashboard tests). So automatic collection is
+    turned off and a GUI-thread timer collects each generation when its count passes the
+    threshold, read live so that FullCollectionsHeld still holds off the full passes."""
+    global _collector
+    app = QCoreApplication.instance()
+    if _collector is not None or app is None:
+        return
+    gc.disable()
+    timer = QTimer(app)
+    timer.setInterval(COLLECT_INTERVAL_MS)
+    timer.timeout.connect(_collect_due_generations)
+    timer.start()
+    _collector = timer
+
+
+_collector: QTimer | None = None
+
+
+def _collect_due_generations() -> None:
+    counts = gc.get_count()
+    thresholds = gc.get_threshold()
+    for generation in (2, 1, 0):  # the oldest due generation collects the younger ones too
+        if counts[generation] > thresholds[generation]:
+            gc.collect(generation)
+            return
 
 
 class FullCollectionsHeld:

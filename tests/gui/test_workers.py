@@ -124,3 +124,26 @@ def test_trash_announces_the_skills_that_left(qtbot, qapp, repository):
     trashed = next(c for c in changes if c.action is AuditAction.DELETE)
     assert trashed.removes(skill.id) and trashed.touches(ChangeKind.MEMBERSHIP)
     assert not any(c.removes(skill.id) for c in changes if c.action is AuditAction.CREATE)
+
+
+def test_cycles_made_in_a_worker_are_collected_on_the_gui_thread(qtbot, qapp):
+    gui_thread = threading.get_ident()
+    freed_on: list[int] = []
+
+    class Cyclic:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            freed_on.append(threading.get_ident())
+
+    def make_garbage() -> None:
+        Cyclic()  # unreachable at once, freeable only by the cycle collector
+        # allocate enough that an automatic collection would run here, on this thread
+        junk = [[] for _ in range(50_000)]
+        del junk
+
+    tasks = Tasks(qapp)
+    tasks.run(make_garbage)
+    qtbot.waitUntil(lambda: bool(freed_on), timeout=5_000)
+    assert freed_on == [gui_thread]
