@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
-from skillstudio.model import Issue, Skill, skill_to_document
+from skillstudio.model import Issue, Skill, Source, SourceKind, skill_to_document
 from skillstudio.model.evidence import VerificationRecord, record_to_document
 from skillstudio.store import LibraryStats, Revision, SkillSummary
 
@@ -180,9 +180,7 @@ def skill_text(
         f"  confidence    {quality.confidence.value}    success {_rate(quality.success_rate)} over "
         f"{quality.verification_count} verifications"
         + (f"    rating {quality.average_rating:.2f}" if quality.average_rating is not None else ""),
-        f"  source        {source.kind.value}"
-        + (f" ({source.source_id} by {source.author})" if source.source_id else "")
-        + (f" (refines {source.original_id})" if source.original_id else ""),
+        f"  source        {source.kind.value}{source_details(source)}",
         f"  created       {skill.created_at} by {skill.created_by}"
         + (f" with {skill.provenance.model_id}" if skill.provenance.model_id else ""),
         f"  engine        {skill.provenance.engine_version or '-'}    used {skill.use_count} times"
@@ -212,6 +210,16 @@ def skill_text(
     body = skill_to_document(skill)["body"]
     lines.append(yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100).rstrip())
     return "\n".join(lines)
+
+
+def source_details(source: Source) -> str:
+    """A Workshop package and author, or a refinement's original; "unknown" where an engine's
+    row (D057 has no column for them) left them out, never a made-up value."""
+    if source.kind is SourceKind.WORKSHOP:
+        return f" ({source.source_id or 'package unknown'} by {source.author or 'unknown author'})"
+    if source.kind is SourceKind.HUMAN_REFINED:
+        return f" (refines {source.original_id or 'an unknown original'})"
+    return ""
 
 
 def stats_text(stats: LibraryStats, path: str) -> str:
