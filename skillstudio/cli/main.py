@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from skillstudio import __version__
+from skillstudio.cli import config as config_cli
 from skillstudio.cli import output, verification
 from skillstudio.cli import packages as packages_cli
 from skillstudio.cli import retrieval as retrieval_cli
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     COMMANDS.update(verification.add_commands(commands, common, as_json))
     COMMANDS.update(review_cli.add_commands(commands, common, as_json))
     COMMANDS.update(retrieval_cli.add_commands(commands, common, as_json))
+    config_cli.add_commands(commands, common, as_json)
     return parser
 
 
@@ -128,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
             return _init(args)
         if args.command in packages_cli.NO_LIBRARY:
             return packages_cli.run_without_library(args)
+        if args.command == "config":  # the user's settings file needs no library
+            return config_cli.run(args)
         with open_library(getattr(args, "db", None), on_wait=_WaitNotice()) as database:
             return COMMANDS[args.command](args, database)
     except (
