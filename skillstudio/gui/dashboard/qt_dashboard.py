@@ -541,6 +541,11 @@ class QtDashboard(QDockWidget):
         first = f"{finished.games_done:,} of {finished.games_total:,} games recorded; {len(finished.results):,} skills applied"
         if outcome.errors:
             first += f"; {outcome.errors:,} error games (they count for nothing)"
+        if finished.skipped:
+            reasons = sorted({s.reason for s in finished.skipped})
+            first += (
+                f"; {len(finished.skipped):,} skipped ({'; '.join(reasons[:2])}{'; …' if len(reasons) > 2 else ''})"
+            )
         lines = [first + "."]
         changes = [
             "Promoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in promoted) if promoted else "none"),
