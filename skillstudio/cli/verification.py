@@ -101,8 +101,10 @@ def add_commands(
     verify.add_argument("--opponent", metavar="NAME", help='e.g. "IC Default Hard"')
     verify.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
 
-    record = commands.add_parser("record", parents=[common, as_json], help="import play outcomes of content skills")
-    record.add_argument("plays", metavar="PLAYS.jsonl")
+    record = commands.add_parser(
+        "record", parents=[common, as_json], help="import real outcomes: plays of content skills, AI matches"
+    )
+    record.add_argument("plays", metavar="FILE.jsonl")
 
     revalidate = commands.add_parser(
         "revalidate", parents=[common, as_json, batch], help="re-verify Proven skills after an engine update (decay)"
@@ -437,15 +439,22 @@ def _record(args: argparse.Namespace, database: Database) -> int:
                     "version": JSON_VERSION,
                     "file": summary.path,
                     "plays": summary.plays,
+                    "matches": summary.matches,
                     "already_imported": summary.already_imported,
                     "skills": [
                         {
                             "id": r.skill_id,
                             "name": r.name,
+                            "kind": r.kind,
                             "new_plays": r.new_plays,
                             "completed": r.completed,
                             "rated": r.rated,
                             "rating": r.rating,
+                            "wins": r.completed if r.kind == "gameplay" else None,
+                            "losses": r.losses if r.kind == "gameplay" else None,
+                            "draws": r.draws if r.kind == "gameplay" else None,
+                            "opponent": r.opponent,
+                            "engine_version": r.engine_version or None,
                             "confidence_before": r.before,
                             "confidence_after": r.after,
                             "action": r.action,
@@ -455,6 +464,7 @@ def _record(args: argparse.Namespace, database: Database) -> int:
                             "wilson_95": r.interval.as_list(),
                             "average_rating": r.average_rating,
                             "validation": list(r.validation),
+                            "contradicted": None if r.contradiction is None else r.contradiction.as_document(),
                         }
                         for r in summary.results
                     ],
@@ -462,18 +472,26 @@ def _record(args: argparse.Namespace, database: Database) -> int:
             )
         )
         return EXIT_OK
-    print(
-        f"{summary.path}: {summary.plays} plays, {summary.plays - summary.already_imported} new, "
-        f"{summary.already_imported} already imported"
-    )
+    new = summary.plays + summary.matches - summary.already_imported
+    counted = f"{summary.plays} plays" + (f", {summary.matches} matches" if summary.matches else "")
+    print(f"{summary.path}: {counted}, {new} new, {summary.already_imported} already imported")
     for r in summary.results:
-        rating = "-" if r.average_rating is None else f"{r.average_rating:.2f}"
-        print(
-            f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} plays  completion {r.completion_rate:.0%} "
-            f"{r.interval} over {r.verification_count}  rating {rating}  {_tier(r.before, r.after)}"
-        )
+        if r.kind == "gameplay":
+            print(
+                f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} matches vs {r.opponent} "
+                f"({r.completed}W {r.losses}L {r.draws}D)  success {r.completion_rate:.0%} {r.interval} "
+                f"over {r.verification_count}  {_tier(r.before, r.after)}"
+            )
+        else:
+            rating = "-" if r.average_rating is None else f"{r.average_rating:.2f}"
+            print(
+                f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} plays  completion {r.completion_rate:.0%} "
+                f"{r.interval} over {r.verification_count}  rating {rating}  {_tier(r.before, r.after)}"
+            )
         for finding in r.validation:
             print(f"    {finding}")
+        if r.contradiction is not None:
+            print(f"    contradicted: {r.contradiction.reason}; {r.contradiction.advice}")
     return EXIT_OK
 
 
