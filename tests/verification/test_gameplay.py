@@ -1,4 +1,5 @@
-"""D057's promotion path: `record` takes AI match outcomes from real games (gameplay evidence)."""
+"""D057's promotion path: `record` takes AI match outcomes from real games (gameplay evidence),
+kept apart from headless games everywhere they are shown; contradicted tiers are flagged."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import pytest
 
 from skillstudio.cli.main import main as cli
 from skillstudio.model import Confidence, Quality, ValidationError
-from skillstudio.model.evidence import EvidenceKind
-from skillstudio.store import Database, SkillRepository, body_hash
+from skillstudio.model.evidence import EvidenceKind, VerificationRecord
+from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, body_hash
 from skillstudio.store.runs import RunStore
+from skillstudio.verification.dashboard_data import snapshot
 from skillstudio.verification.plays import record_plays
+from skillstudio.verification.standing import contradictions
 from tests.factories import ai_skill, content_skill
+
+HARD = "IC Default Hard"
 
 
 def match(skill_id: str, outcome: str = "win", **extra: object) -> dict[str, object]:
@@ -101,6 +106,79 @@ def test_a_file_with_bad_lines_is_refused_whole(repository: SkillRepository, tmp
     assert repository.evidence.verifications(ai.id) == []
     assert RunStore(repository.database).known_play_keys([]) == set()
     assert record_plays(write(tmp_path / "good.jsonl", [match(ai.id)]), repository).results[0].new_plays == 1
+
+
+def test_kinds_are_kept_apart_in_show_and_the_dashboard_data(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "lib.db"
+    with Database(path, create=True) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        skill = ai_skill(quality=Quality(13, 9 / 13, None, Confidence.ESTABLISHED))
+        headless = VerificationRecord(
+            "2026-05-01T00:00:00.000Z", EvidenceKind.HEADLESS, 6, 4, opponent=HARD, body_hash=body_hash(skill)
+        )
+        gameplay = VerificationRecord(
+            "2026-05-02T00:00:00.000Z", EvidenceKind.GAMEPLAY, 3, 0, opponent="kessler", body_hash=body_hash(skill)
+        )
+        repository.create(skill, verifications=[headless, gameplay])
+        data = snapshot(repository, SkillQuery(), [skill.id])
+        [series] = data.skills
+        assert [p.kind for p in series.history] == ["headless", "gameplay"]
+        assert [(p.wins, p.decided) for p in series.headless_history] == [(6, 10)]
+        assert [(p.wins, p.decided) for p in series.gameplay_history] == [(3, 3)]
+        assert series.standing is not None and series.standing.gameplay.tier is Confidence.ESTABLISHED
+        assert [o.opponent for o in data.gameplay_opponents] == ["kessler"]
+        assert [o.opponent for o in data.opponents] == [HARD]
+    assert cli(["show", skill.id, "--db", str(path), "--json"]) == 0
+    evidence = json.loads(capsys.readouterr().out)["evidence"]
+    assert (evidence["headless"]["wins"], evidence["headless"]["decided"]) == (6, 10)
+    assert (evidence["gameplay"]["wins"], evidence["gameplay"]["decided"], evidence["gameplay"]["supports"]) == (
+        3,
+        3,
+        "established",
+    )
+    assert cli(["show", skill.id, "--db", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "headless 6/10 (60%)" in shown and "gameplay 3/3 (100%)" in shown
+
+
+def test_a_contradicted_tier_is_flagged_in_list_show_and_the_dashboard(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "lib.db"
+    with Database(path, create=True) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        # "proven at 37% over 300 games"
+        weak = ai_skill(name="Balanced opening", quality=Quality(300, 0.37, None, Confidence.PROVEN))
+        fine = ai_skill(name="Fine plan", quality=Quality(10, 0.9, None, Confidence.PROVEN))
+        records = {
+            weak.id: VerificationRecord(
+                "2026-05-01T00:00:00.000Z", EvidenceKind.HEADLESS, 111, 189, opponent=HARD, body_hash=body_hash(weak)
+            ),
+            fine.id: VerificationRecord(
+                "2026-05-01T00:00:00.000Z", EvidenceKind.HEADLESS, 9, 1, opponent=HARD, body_hash=body_hash(fine)
+            ),
+        }
+        repository.create_many([(s, [records[s.id]]) for s in (weak, fine)])
+        assert set(contradictions(repository, [weak.id, fine.id])) == {weak.id}
+        assert set(snapshot(repository, SkillQuery(), []).contradicted) == {weak.id}
+    db = ["--db", str(path)]
+    assert cli(["list", *db, "--json"]) == 0
+    listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)["skills"]}
+    flag = listed["Balanced opening"]["contradicted"]
+    assert (flag["tier"], flag["supported"], flag["conclusive"], flag["settle"]) == (
+        "proven",
+        "tentative",
+        True,
+        ["demote", "revalidate"],
+    )
+    assert "111/300 (37%" in flag["reason"]
+    assert listed["Fine plan"]["contradicted"] is None
+    assert cli(["list", *db]) == 0
+    table = capsys.readouterr().out
+    assert "proven!" in table and "1 tier (!) contradicted" in table
+    assert cli(["show", weak.id, *db]) == 0
+    shown = capsys.readouterr().out
+    assert "CONTRADICTED  proven needs 10+ decided games above 70%" in shown and "demote to tentative" in shown
+    assert cli(["show", weak.id, *db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["contradicted"]["supported"] == "tentative"
 
 
 def test_record_cli_reports_matches(tmp_path: Path, capsys) -> None:
