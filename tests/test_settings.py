@@ -194,3 +194,32 @@ def test_migration_11_keeps_the_evidence_and_allows_gameplay(tmp_path: Path) -> 
         ]
         indexes = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert {"studio_verifications_skill", "studio_verifications_run_skill"} <= indexes
+
+
+def test_prune_limits_come_from_the_settings(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from skillstudio.model import Quality
+    from skillstudio.packages.prune import plan_prune
+
+    now = datetime(2026, 9, 1, tzinfo=UTC)
+    old = (now - timedelta(days=100)).isoformat().replace("+00:00", "Z")
+    with Database(tmp_path / "lib.db", create=True) as database:
+        repository = SkillRepository(database, Actor("ana"))
+        stale = ai_skill(
+            created_at=old, last_used=old, use_count=3, quality=Quality(0, 0.0, None, Confidence.TENTATIVE, old)
+        )
+        keep = ai_skill(  # proven, used recently, no better rate than stale: nothing to prune it for
+            created_at=old,
+            last_used=now.isoformat().replace("+00:00", "Z"),
+            use_count=3,
+            quality=Quality(0, 0.0, None, Confidence.PROVEN, old),
+        )
+        repository.create_many([stale, keep])
+        assert [c.skill_id for c in plan_prune(repository, now=now)] == [stale.id]  # D057: 30 days
+        repository.settings.save({"prune.stale_days": 120, "prune.unused_days": 365}, below={})
+        assert plan_prune(repository, now=now) == []
+        repository.settings.save({"prune.stale_days": 120, "prune.unused_days": 365, "prune.max_size": 1}, below={})
+        [capped] = plan_prune(repository, now=now)
+        assert capped.skill_id == stale.id and "above 1 skills" in capped.reason
+        assert len(plan_prune(repository, now=now, max_size=0)) == 2  # `prune --max-size` overrides
