@@ -155,6 +155,12 @@ def test_config_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     capsys.readouterr()
     assert cli(["config", "get", "thresholds.proven", "--db", str(db)]) == 0
     assert capsys.readouterr().out.strip() == "0.7"
+    # a bad value written by hand stops what needs the settings, names itself, and can be removed
+    user_settings_path().write_text("thresholds:\n  proven: 7\nprune:\n  stale_days: 45\n")
+    assert cli(["config", "get", "--db", str(db)]) == 1
+    assert "thresholds.proven: 7 is not a rate between 0 and 1" in capsys.readouterr().err
+    assert cli(["config", "unset", "thresholds.proven"]) == 0
+    assert load_user_values() == {"prune.stale_days": 45}
 
 
 def test_migration_11_keeps_the_evidence_and_allows_gameplay(tmp_path: Path) -> None:

@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _edit_user(args: argparse.Namespace) -> int:
     _known(args.key, allow_unknown=args.config_command == "unset")
-    values = load_user_values()
+    # unset reads the file as it is, so a bad value can be removed (what remains is checked)
+    values = load_user_values(checked=args.config_command == "set")
     if args.config_command == "set":
         values[args.key] = parse_value(args.value)
     else:

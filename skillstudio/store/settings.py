@@ -284,8 +284,9 @@ def parse_value(text: str) -> JsonValue:
     return text
 
 
-def flatten(document: object, *, context: str) -> Values:
-    """A nested settings mapping (the file's shape) as dotted keys; unknown keys are refused."""
+def flatten(document: object, *, context: str, strict: bool = True) -> Values:
+    """A nested settings mapping (the file's shape) as dotted keys; unknown keys are refused
+    (``strict=False``: kept under their dotted path, for a repair to remove them)."""
     check = Checker()
     mapping = check.mapping({} if document is None else document, "")
     out: Values = {}
@@ -300,8 +301,10 @@ def flatten(document: object, *, context: str) -> Values:
                 out[key] = value
             elif not prefix and name in sections and isinstance(value, Mapping):
                 walk(value, f"{name}.")
-            else:
+            elif strict:
                 check.fail(key, _unknown(key))
+            else:
+                out[key] = value
 
     if mapping is not None:
         walk(mapping, "")
@@ -329,10 +332,11 @@ def user_settings_path() -> Path:
     return platformdirs.user_config_path("SkillStudio", appauthor=False) / FILE_NAME
 
 
-def load_user_values(path: Path | None = None) -> Values:
+def load_user_values(path: Path | None = None, *, checked: bool = True) -> Values:
     """The keys the user's settings file sets (checked); a missing file sets none.
 
-    Raises :class:`ValidationError` naming the file and each bad key."""
+    Raises :class:`ValidationError` naming the file and each bad key. ``checked=False`` reads
+    the keys as they are, bad ones included, so that one can be removed (``config unset``)."""
     path = path or user_settings_path()
     try:
         with path.open("rb") as stream:
@@ -347,8 +351,9 @@ def load_user_values(path: Path | None = None) -> Values:
         document = yaml.safe_load(raw.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as error:
         raise ValidationError([Issue("", f"cannot be read as YAML: {error}")], context=str(path)) from None
-    values = flatten(document, context=str(path))
-    resolve(values, context=str(path))
+    values = flatten(document, context=str(path), strict=checked)
+    if checked:
+        resolve(values, context=str(path))
     return values
 
 
