@@ -54,7 +54,7 @@ def test_verify_selection_leaves_out_what_the_engine_cannot_play(qtbot, state: B
     qtbot.addWidget(dashboard)
     qtbot.waitUntil(lambda: not dashboard.loading, timeout=WAIT)
     with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
-        assert dashboard.start_batch([playable, instructions.id, example.id], BatchOptions(games=3))
+        assert dashboard.start_batch([playable, instructions.id, example.id], BatchOptions(games=3, seed=42))
     outcome = finished.args[0]
     qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
     skipped = {s.skill_id: s.reason for s in outcome.finished.skipped}
@@ -63,7 +63,8 @@ def test_verify_selection_leaves_out_what_the_engine_cannot_play(qtbot, state: B
     assert "2 skipped" in dashboard.panel.summary.text() and "built-in engine plays" in dashboard.panel.summary.text()
     run = RunStore(repository.database).run(outcome.finished.run_id)
     assert [s.skill_id for s in RunStore(repository.database).skills(run.id)] == [playable]
-    assert run.seed != 0  # a fresh seed, recorded
+    assert run.seed == 42  # the typed seed, recorded; the next dialog draws a fresh one again
+    assert dashboard._options.seed is None and dashboard._options.games == 3
     for skipped_id in (instructions.id, example.id):  # no all-error session rewrote their figures
         assert repository.evidence.verifications(skipped_id) == []
         assert (

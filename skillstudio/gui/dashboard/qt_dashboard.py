@@ -442,7 +442,7 @@ class QtDashboard(QDockWidget):
         """Verify these skills off the GUI thread; whether a batch started."""
         if self.running or not skill_ids:
             return False
-        self._options = options
+        self._options = replace(options, seed=None)  # a typed seed replays one run; the next draws its own
         repository = self.state.require_repository()
         names = {s.id: s.name for s in repository.summaries(list(skill_ids)[: QtLiveRatePlot.MAX_LIVE])}
         self.live_plot.reset(list(skill_ids), names)
