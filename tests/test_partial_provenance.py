@@ -105,6 +105,10 @@ def test_verify_and_export(engine_library: Path, tmp_path: Path, capsys: pytest.
     assert {s["id"] for s in run["skills"]} == {WORKSHOP_ID, REFINED_ID}
     assert all(s["applied"] for s in run["skills"]) and run["skipped"] == []
 
+    # the engine's body_json is not SkillStudio's canonical text: the evidence is still matched
+    assert cli(["show", WORKSHOP_ID, *db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["evidence"]["headless"]["decided"] == 3
+
     target = tmp_path / "out.icpkg"
     assert cli(["export", *db, "-o", str(target)]) == 0
     capsys.readouterr()

@@ -10,6 +10,7 @@ standing, so a page of a 100k-skill list stays cheap.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -76,42 +77,47 @@ def standings(
     """The standing of each of these skills that exists and holds a valid skill, by id.
 
     ``policy`` default: the library's settings. Rows that hold no valid skill are left out
-    (they have no body to credit evidence against)."""
+    (they have no body to credit evidence against). Bodies are parsed only when needed: the
+    hash of the stored ``body_json`` text is the body's own hash whenever it matches a record's
+    (SkillStudio stores the canonical text), so most skills are judged from their rows alone."""
     policy = policy or policy_for(repository.database)
     ids = list(dict.fromkeys(skill_ids))
     evidence = repository.evidence.verifications_many(ids)
+    summaries = {s.id: s for s in repository.summaries(ids) if not s.issues}
     out: dict[str, Standing] = {}
-    for summary in repository.summaries([i for i in ids if i not in evidence]):
-        try:
-            tier = Confidence.parse(summary.confidence)
-        except ValueError:
-            continue  # a tier another program misspelt: `show` names the problem
-        out[summary.id] = _empty(summary.id, tier)
-    with_evidence = [i for i in ids if i in evidence]
-    known = dict(skills or {})
-    missing = [i for i in with_evidence if i not in known]
-    if missing:
-        valid, _invalid = repository.get_many_valid(missing)
-        known.update((skill.id, skill) for skill in valid)
+    for skill_id in ids:
+        summary = summaries.get(skill_id)
+        if summary is not None and skill_id not in evidence:
+            out[skill_id] = _empty(skill_id, Confidence.parse(summary.confidence))
+    with_evidence = [i for i in ids if i in evidence and i in summaries]
+    hashes = {i: body_hash(skill) for i, skill in (skills or {}).items() if i in evidence}
+    raw = repository.body_json_many([i for i in with_evidence if i not in hashes])
+    for skill_id, text in raw.items():
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if any(record.body_hash == digest for record in evidence[skill_id]):
+            hashes[skill_id] = digest
+    unparsed = [i for i in with_evidence if i not in hashes]
+    if unparsed:  # text another program wrote, or evidence of other bodies only: parse to be sure
+        valid, _invalid = repository.get_many_valid(unparsed)
+        hashes.update((skill.id, body_hash(skill)) for skill in valid)
     revalidated = repository.runs.revalidated_engines(with_evidence)
     for skill_id in with_evidence:
-        skill = known.get(skill_id)
-        if skill is None:
+        if skill_id not in hashes:
             continue
+        summary = summaries[skill_id]
+        try:
+            domain, tier = Domain.parse(summary.domain), Confidence.parse(summary.confidence)
+        except ValueError:
+            continue  # a domain another program misspelt: `show` names the problem
         assessment = policy.assess(
-            skill.domain,
+            domain,
             evidence[skill_id],
-            body_hash(skill),
-            skill.quality.confidence,
-            engine_version=revalidated.get(skill_id) if skill.domain is Domain.AI_STRATEGY else None,
+            hashes[skill_id],
+            tier,
+            engine_version=revalidated.get(skill_id) if domain is Domain.AI_STRATEGY else None,
         )
         out[skill_id] = Standing(
-            skill_id,
-            skill.quality.confidence,
-            assessment.headless,
-            assessment.gameplay,
-            assessment.plays,
-            assessment.contradiction,
+            skill_id, tier, assessment.headless, assessment.gameplay, assessment.plays, assessment.contradiction
         )
     return out
 
