@@ -67,6 +67,7 @@ def test_list_json_is_stable_and_documented(capsys, library) -> None:
         "last_used",
         "tags",
         "review_state",
+        "contradicted",  # added in version 1: null, or why the credited evidence contradicts the tier
     }
 
 

@@ -123,15 +123,24 @@ def test_a_skill_cannot_compose_with_itself() -> None:
     assert problems(document) == ["composable_with: a skill cannot be composed with itself"]
 
 
-def test_workshop_and_refined_sources_need_their_details() -> None:
+def test_workshop_and_refined_details_may_be_unknown_but_never_invalid() -> None:
+    """D057's skills table has no columns for them: an engine's row has none, and they stay
+    unknown (None) rather than being made up. Given, they are checked."""
     document = skill_to_document(ai_skill())
     document["provenance"] = {"source": "workshop", "game_module": "ra1"}
+    source = parse_skill(document).provenance.source
+    assert (source.kind, source.source_id, source.author) == (SourceKind.WORKSHOP, None, None)
+    document["provenance"] = {"source": "workshop", "game_module": "ra1", "source_id": None, "author": "kessler"}
+    assert parse_skill(document).provenance.source.author == "kessler"
+    document["provenance"] = {"source": "human_refined", "game_module": "ra1", "original_id": None}
+    assert parse_skill(document).provenance.source.original_id is None
+    document["provenance"] = {"source": "workshop", "game_module": "ra1", "source_id": "", "author": 7}
     assert problems(document) == [
-        "provenance.source_id: expected text, got null",
-        "provenance.author: expected text, got null",
+        "provenance.source_id: must not be empty",
+        "provenance.author: expected text, got 7",
     ]
-    document["provenance"] = {"source": "human_refined", "game_module": "ra1"}
-    assert problems(document) == ["provenance.original_id: expected text, got null"]
+    document["provenance"] = {"source": "human_refined", "game_module": "ra1", "original_id": "not an id!"}
+    assert problems(document)[0].startswith("provenance.original_id: ")
 
 
 def test_not_a_mapping_at_all() -> None:

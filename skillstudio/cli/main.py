@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from skillstudio import __version__
+from skillstudio.cli import config as config_cli
 from skillstudio.cli import output, verification
 from skillstudio.cli import packages as packages_cli
 from skillstudio.cli import retrieval as retrieval_cli
@@ -23,6 +24,8 @@ from skillstudio.packages.importer import claimed_quality_text
 from skillstudio.retrieval import ProviderError
 from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
 from skillstudio.store.errors import InvalidStoredSkill
+from skillstudio.verification.policy import policy_for
+from skillstudio.verification.standing import Standing, standings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MAX_PAGE = 2**31 - 1  # --limit / --offset: SQLite takes 64-bit integers; nobody pages further
@@ -106,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     COMMANDS.update(verification.add_commands(commands, common, as_json))
     COMMANDS.update(review_cli.add_commands(commands, common, as_json))
     COMMANDS.update(retrieval_cli.add_commands(commands, common, as_json))
+    config_cli.add_commands(commands, common, as_json)
     return parser
 
 
@@ -128,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
             return _init(args)
         if args.command in packages_cli.NO_LIBRARY:
             return packages_cli.run_without_library(args)
+        if args.command == "config":  # the user's settings file needs no library
+            return config_cli.run(args)
         with open_library(getattr(args, "db", None), on_wait=_WaitNotice()) as database:
             return COMMANDS[args.command](args, database)
     except (
@@ -185,11 +191,22 @@ def _list(args: argparse.Namespace, database: Database, text: str | None = None)
     repository = SkillRepository(database)
     result = repository.query(_query_from(args, args.query if text is None else text))
     summaries = repository.summaries(result.ids)
+    found = _standings(repository, result.ids)
     if args.json:
-        print(output.dump_json(output.list_document(summaries, result.total)))
+        print(output.dump_json(output.list_document(summaries, result.total, found)))
     else:
-        print(output.summary_table(summaries, result.total))
+        print(output.summary_table(summaries, result.total, found))
     return EXIT_OK
+
+
+def _standings(repository: SkillRepository, ids: Sequence[str]) -> dict[str, Standing]:
+    """Each skill's tier against its credited evidence; with settings that are not valid, the
+    listing still works and says why the check is missing."""
+    try:
+        return standings(repository, ids, policy_for(repository.database))
+    except ValidationError as error:
+        print(f"skillstudio: {error}; tiers are shown without checking them against the evidence", file=sys.stderr)
+        return {}
 
 
 def _search(args: argparse.Namespace, database: Database) -> int:
@@ -208,15 +225,16 @@ def _show(args: argparse.Namespace, database: Database) -> int:
         "revisions": repository.history.revisions(skill.id),
         "verifications": repository.evidence.verifications(skill.id),
     }
+    standing = _standings(repository, [skill.id]).get(skill.id)
     # A package's figures are its claim, not this library's evidence (docs/packages.md).
     extras = repository.extras.get(skill.id)
     claim = extras.frontmatter.get("claimed_quality") if extras is not None else None
     if args.json:
-        document = output.skill_document(skill, **details)
+        document = output.skill_document(skill, **details, standing=standing)
         document["claimed_quality"] = claim if isinstance(claim, dict) else None
         print(output.dump_json(document))
     else:
-        print(output.skill_text(skill, **details))
+        print(output.skill_text(skill, **details, standing=standing))
         if isinstance(claim, dict):
             print(claimed_quality_text(claim))
     return EXIT_OK

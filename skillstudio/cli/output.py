@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from skillstudio.model import Issue, Skill, skill_to_document
+from skillstudio.model import Issue, Skill, Source, SourceKind, skill_to_document
 from skillstudio.model.evidence import VerificationRecord, record_to_document
 from skillstudio.store import LibraryStats, Revision, SkillSummary
+from skillstudio.verification.standing import Standing
 
 JSON_VERSION = 1
 
@@ -22,10 +23,12 @@ def issues_document(issues: Sequence[Issue]) -> list[dict[str, str]]:
     return [{"path": issue.path, "message": issue.message} for issue in issues]
 
 
-def summary_document(summary: SkillSummary) -> dict[str, Any]:
+def summary_document(summary: SkillSummary, standing: Standing | None = None) -> dict[str, Any]:
     """One listed skill. A column holding a value of the wrong type or range (another program
     wrote the row) is null here, and ``invalid`` lists each such field path with the reason;
-    the key is present only then, so valid rows keep the documented shape."""
+    the key is present only then, so valid rows keep the documented shape. ``contradicted``
+    says whether the credited evidence contradicts the tier (null when it does not, or when
+    the row holds no valid skill)."""
     document: dict[str, Any] = {
         "id": summary.id,
         "name": summary.name,
@@ -43,20 +46,28 @@ def summary_document(summary: SkillSummary) -> dict[str, Any]:
         "last_used": summary.last_used,
         "tags": list(summary.tags),
         "review_state": summary.review_state,
+        "contradicted": _contradicted(standing),
     }
     if summary.issues:
         document["invalid"] = issues_document(summary.issues)
     return document
 
 
-def list_document(summaries: Sequence[SkillSummary], total: int) -> dict[str, Any]:
+def list_document(
+    summaries: Sequence[SkillSummary], total: int, standings: Mapping[str, Standing] | None = None
+) -> dict[str, Any]:
+    found = standings or {}
     return {
         "format": "skillstudio.skill-list",
         "version": JSON_VERSION,
         "total": total,
         "count": len(summaries),
-        "skills": [summary_document(summary) for summary in summaries],
+        "skills": [summary_document(summary, found.get(summary.id)) for summary in summaries],
     }
+
+
+def _contradicted(standing: Standing | None) -> dict[str, object] | None:
+    return None if standing is None or standing.contradiction is None else standing.contradiction.as_document()
 
 
 class SkillDetails(TypedDict):
@@ -73,6 +84,7 @@ def skill_document(
     refinements: Sequence[str],
     revisions: Sequence[Revision],
     verifications: Sequence[VerificationRecord],
+    standing: Standing | None = None,
 ) -> dict[str, Any]:
     return {
         "format": "skillstudio.skill",
@@ -81,6 +93,8 @@ def skill_document(
         "refined_by": list(refinements),
         "revision_count": len(revisions),
         "verifications": [record_to_document(record) for record in verifications],
+        "evidence": None if standing is None else standing.evidence_document(),
+        "contradicted": _contradicted(standing),
     }
 
 
@@ -136,22 +150,28 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
 
 
-def summary_table(summaries: Sequence[SkillSummary], total: int) -> str:
+def summary_table(
+    summaries: Sequence[SkillSummary], total: int, standings: Mapping[str, Standing] | None = None
+) -> str:
     width = shutil.get_terminal_size((120, 24)).columns
     name_width = max(20, min(48, width - 78))
     header = (
-        f"{'ID':<8}  {'NAME':<{name_width}}  {'DOMAIN':<7}  {'MODULE':<6}  {'CONFIDENCE':<11}  "
+        f"{'ID':<8}  {'NAME':<{name_width}}  {'DOMAIN':<7}  {'MODULE':<6}  {'CONFIDENCE':<12}  "
         f"{'RATE':>4}  {'N':>5}  SOURCE"
     )
     lines = [header]
-    invalid_rows = 0
+    invalid_rows = contradicted = 0
+    found = standings or {}
     for s in summaries:
         bad = set(s.invalid)
         invalid_rows += bool(bad)
+        flagged = s.id in found and found[s.id].contradicted
+        contradicted += flagged
+        tier = s.confidence + ("!" if flagged else "")
         domain = {"ai_strategy": "ai", "content_generation": "content"}.get(s.domain, s.domain)
         lines.append(
             f"{s.id[:8]:<8}  {_cut(s.name, name_width):<{name_width}}  {_cut(domain, 7):<7}  "
-            f"{_cut(s.game_module, 6):<6}  {_cut(s.confidence, 11):<11}  "
+            f"{_cut(s.game_module, 6):<6}  {_cut(tier, 12):<12}  "
             f"{_rate(s.success_rate, 'success_rate' in bad):>4}  "
             f"{_count(s.verification_count, 'verification_count' in bad):>5}  {s.source}"
             + ("  (invalid: " + ", ".join(dict.fromkeys(s.invalid)) + ")" if bad else "")
@@ -159,6 +179,11 @@ def summary_table(summaries: Sequence[SkillSummary], total: int) -> str:
     lines.append(f"{len(summaries)} of {total} matching skills" if len(summaries) != total else f"{total} skills")
     if invalid_rows:
         lines.append(f"{invalid_rows} with invalid values shown as ?; `skillstudio show ID` names the problems")
+    if contradicted:
+        lines.append(
+            f"{contradicted} tier{'s' if contradicted != 1 else ''} (!) contradicted by the credited evidence; "
+            "`skillstudio show ID` says why and what would settle it"
+        )
     return "\n".join(lines)
 
 
@@ -168,6 +193,7 @@ def skill_text(
     refinements: Sequence[str],
     revisions: Sequence[Revision],
     verifications: Sequence[VerificationRecord],
+    standing: Standing | None = None,
 ) -> str:
     import yaml
 
@@ -180,15 +206,19 @@ def skill_text(
         f"  confidence    {quality.confidence.value}    success {_rate(quality.success_rate)} over "
         f"{quality.verification_count} verifications"
         + (f"    rating {quality.average_rating:.2f}" if quality.average_rating is not None else ""),
-        f"  source        {source.kind.value}"
-        + (f" ({source.source_id} by {source.author})" if source.source_id else "")
-        + (f" (refines {source.original_id})" if source.original_id else ""),
+        f"  source        {source.kind.value}{source_details(source)}",
         f"  created       {skill.created_at} by {skill.created_by}"
         + (f" with {skill.provenance.model_id}" if skill.provenance.model_id else ""),
         f"  engine        {skill.provenance.engine_version or '-'}    used {skill.use_count} times"
         + (f", last {skill.last_used}" if skill.last_used else ""),
         f"  tags          {', '.join(skill.tags) if skill.tags else '(untagged)'}",
     ]
+    if standing is not None:
+        lines.append(f"  evidence      {evidence_text(standing)}")
+        if standing.contradiction is not None:
+            flag = standing.contradiction
+            lines.append(f"  CONTRADICTED  {flag.reason}")
+            lines.append(f"  to settle     {flag.advice}")
     if skill.review_state:
         lines.append(f"  review        {skill.review_state.value}")
     if skill.composable_with:
@@ -212,6 +242,32 @@ def skill_text(
     body = skill_to_document(skill)["body"]
     lines.append(yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100).rstrip())
     return "\n".join(lines)
+
+
+def evidence_text(standing: Standing) -> str:
+    """The credited evidence, each kind apart: ``headless 12/20 (60%) [0.387, 0.781] · gameplay none``."""
+    parts = []
+    for figures in (standing.headless, standing.gameplay, standing.plays):
+        if figures.kind.value == "play" and not figures.decided:
+            continue  # plays are for content skills: no need to say an AI skill has none
+        if not figures.decided:
+            parts.append(f"{figures.kind.value} none")
+            continue
+        shown = f"{figures.kind.value} {figures.wins}/{figures.decided} ({figures.wins / figures.decided:.0%}) {figures.interval}"
+        if figures.rating is not None:
+            shown += f" rating {figures.rating:.2f}"
+        parts.append(f"{shown} supports {figures.tier.value}")
+    return " · ".join(parts) + " (credited only)"
+
+
+def source_details(source: Source) -> str:
+    """A Workshop package and author, or a refinement's original; "unknown" where an engine's
+    row (D057 has no column for them) left them out, never a made-up value."""
+    if source.kind is SourceKind.WORKSHOP:
+        return f" ({source.source_id or 'package unknown'} by {source.author or 'unknown author'})"
+    if source.kind is SourceKind.HUMAN_REFINED:
+        return f" (refines {source.original_id or 'an unknown original'})"
+    return ""
 
 
 def stats_text(stats: LibraryStats, path: str) -> str:

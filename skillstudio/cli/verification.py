@@ -13,11 +13,11 @@ from typing import Any, TextIO
 
 from skillstudio.cli import output
 from skillstudio.cli.progress import ProgressLine
-from skillstudio.model import BodyKind, Confidence, Domain, Skill
+from skillstudio.model import BodyKind, Confidence, Domain
 from skillstudio.store import Database, LibraryBusy, LibraryError, SkillQuery, SkillRepository
 from skillstudio.store.runs import RunInfo, RunSkill, RunStore
 from skillstudio.verification.executors import ExecutorError, parse_executor
-from skillstudio.verification.policy import DEFAULT_POLICY
+from skillstudio.verification.policy import policy_for
 from skillstudio.verification.runner import (
     DEFAULT_CHUNK_GAMES,
     Progress,
@@ -26,6 +26,8 @@ from skillstudio.verification.runner import (
     VerificationError,
     revalidation_candidates,
     run_verification,
+    select_playable,
+    skipped_of,
     start_run,
 )
 from skillstudio.verification.stats import wilson
@@ -66,7 +68,9 @@ def add_commands(
 ) -> dict[str, Handler]:
     """Add the verification subcommands to ``commands``; returns their handlers by name."""
     batch = argparse.ArgumentParser(add_help=False)
-    batch.add_argument("--seed", type=int, default=None, help="batch seed (default 0); same seed, same games")
+    batch.add_argument(
+        "--seed", type=int, default=None, help="batch seed (default: a fresh one, recorded); same seed, same games"
+    )
     batch.add_argument(
         "--executor",
         type=_executor,
@@ -97,8 +101,10 @@ def add_commands(
     verify.add_argument("--opponent", metavar="NAME", help='e.g. "IC Default Hard"')
     verify.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
 
-    record = commands.add_parser("record", parents=[common, as_json], help="import play outcomes of content skills")
-    record.add_argument("plays", metavar="PLAYS.jsonl")
+    record = commands.add_parser(
+        "record", parents=[common, as_json], help="import real outcomes: plays of content skills, AI matches"
+    )
+    record.add_argument("plays", metavar="FILE.jsonl")
 
     revalidate = commands.add_parser(
         "revalidate", parents=[common, as_json, batch], help="re-verify Proven skills after an engine update (decay)"
@@ -118,15 +124,12 @@ def add_commands(
 # --- verify -------------------------------------------------------------------------------------
 
 
-Skipped = tuple[str, str, str]  # (skill id, name, why it was not verified)
-
-
 def _verify(args: argparse.Namespace, database: Database) -> int:
     repository = SkillRepository(database)
     store = RunStore(database)
     if args.resume:
         run_id = store.resolve(args.resume)
-        return _drive(args, database, run_id, [])
+        return _drive(args, database, run_id)
     if not args.games or not args.opponent:
         print("skillstudio: verify needs --games N and --opponent NAME (or --resume RUN_ID)", file=sys.stderr)
         return EXIT_USAGE
@@ -140,44 +143,34 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
         confidences = tuple(dict.fromkeys(c for group in args.confidence or () for c in group))
         query = SkillQuery(domains=domains, confidences=confidences, game_modules=tuple(args.game_module or ()))
         ids = list(repository.query(query).ids)
-    # A row that holds no valid skill (an engine's, say) is skipped and named; the others play.
-    skills, invalid = repository.get_many_valid(ids)
-    skipped: list[Skipped] = [(skill_id, "?", reason) for skill_id, reason in invalid]
-    skipped += [(s.id, s.name, "not an AI skill") for s in skills if s.domain is not Domain.AI_STRATEGY]
-    skills = [s for s in skills if s.domain is Domain.AI_STRATEGY]
-    engine = _engine(args, skills)
-    if not engine:
-        skipped += [
-            (s.id, s.name, f"a {s.body_kind.value} body; the built-in engine plays strategic_pattern")
-            for s in skills
-            if s.body_kind is not BodyKind.STRATEGIC_PATTERN
-        ]
-        skills = [s for s in skills if s.body_kind is BodyKind.STRATEGIC_PATTERN]
-    if not skills:
-        print("skillstudio: no skills to verify" + (f" ({len(skipped)} skipped)" if skipped else ""), file=sys.stderr)
-        return EXIT_FAILED
+    # The GUI's selection too: rows holding no valid skill, content skills and bodies the engine
+    # cannot play are skipped and named (recorded with the run); the others play.
+    modules = {s.game_module for s in repository.summaries(ids) if s.domain == Domain.AI_STRATEGY.value}
+    engine = _engine(args, modules)
+    skills, skipped = select_playable(repository, ids, engine=engine)
     run_id = start_run(
         database,
         skills,
         opponent=args.opponent,
         games=args.games,
-        seed=args.seed or 0,
+        seed=args.seed,
         executor=args.executor or "inprocess",
         engine=engine,
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
+        skipped=skipped,
     )
-    return _drive(args, database, run_id, skipped)
+    return _drive(args, database, run_id)
 
 
-def _engine(args: argparse.Namespace, skills: list[Skill]) -> list[str]:
-    """The external engine's argv, or [] for the built-in in-process engine."""
+def _engine(args: argparse.Namespace, modules: set[str]) -> list[str]:
+    """The external engine's argv for skills of these game modules, or [] for the built-in
+    in-process engine."""
     from skillstudio.engine.settings import engine_argv, load_engine_settings
 
     if args.engine:
         return engine_argv("", override=args.engine)
     settings = load_engine_settings()
-    modules = {s.provenance.game_module for s in skills}
     configured = {tuple(settings[m]) for m in modules if m in settings}
     if not configured:
         return []
@@ -186,7 +179,7 @@ def _engine(args: argparse.Namespace, skills: list[Skill]) -> list[str]:
     return list(configured.pop())
 
 
-def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: list[Skipped]) -> int:
+def _drive(args: argparse.Namespace, database: Database, run_id: str) -> int:
     progress = _ProgressView(sys.stderr, quiet=args.quiet or False)
     final: RunFinished | None = None
     events = run_verification(database, run_id, executor=args.executor or None)
@@ -228,13 +221,9 @@ def _drive(args: argparse.Namespace, database: Database, run_id: str, skipped: l
     run_skills = store.skills(run_id)
     names = _names(database, [s.skill_id for s in run_skills])
     if args.json:
-        document = run_document(info, run_skills, names, database)
-        document["skipped"] = [{"id": skill_id, "name": name, "reason": why} for skill_id, name, why in skipped]
-        print(output.dump_json(document))
+        print(output.dump_json(run_document(info, run_skills, names, database)))
     else:
         print(run_text(info, run_skills, names, database))
-        for skill_id, name, why in skipped:
-            print(f"skipped {skill_id[:8]} {name}: {why}")
     return EXIT_OK if final.status == "finished" else EXIT_FAILED
 
 
@@ -295,6 +284,7 @@ def run_summary_document(info: RunInfo) -> dict[str, Any]:
         "started_at": info.started_at,
         "finished_at": info.finished_at,
         "message": info.message,
+        "policy": info.policy,
     }
 
 
@@ -323,6 +313,7 @@ def run_document(info: RunInfo, skills: list[RunSkill], names: dict[str, str], d
                 "confidence_before": entry.confidence_before,
                 "confidence_after": entry.confidence_after,
                 "applied": entry.applied_at is not None,
+                "duplicates": entry.duplicates,
                 "note": entry.note,
                 "skill_quality": None
                 if not quality
@@ -340,6 +331,7 @@ def run_document(info: RunInfo, skills: list[RunSkill], names: dict[str, str], d
         "version": JSON_VERSION,
         "run": run_summary_document(info),
         "skills": entries,
+        "skipped": [s.as_document() for s in skipped_of(info)],
     }
 
 
@@ -366,9 +358,10 @@ def run_text(info: RunInfo, skills: list[RunSkill], names: dict[str, str], datab
         interval = str(wilson(wins, decided)) if decided else "-"
         name = names.get(entry.skill_id, "(deleted)")
         name = name if len(name) <= 32 else name[:31] + "…"
+        repeated = f"  ({entry.duplicates} games already credited, not counted again)" if entry.duplicates else ""
         lines.append(
             f"{entry.skill_id[:8]:<8}  {name:<32}  {wins:>4} {losses:>4} {draws:>4} {errors:>4}  {rate:>5}  {interval:<16}  "
-            f"{_tier(entry.confidence_before, entry.confidence_after)}"
+            f"{_tier(entry.confidence_before, entry.confidence_after)}{repeated}"
         )
     wins, losses, draws, errors = totals
     decided = wins + losses + draws
@@ -387,6 +380,7 @@ def run_text(info: RunInfo, skills: list[RunSkill], names: dict[str, str], datab
         if s.confidence_after and Confidence(s.confidence_after).rank < Confidence(s.confidence_before).rank
     )
     lines.append(f"{promoted} promoted, {demoted} demoted; error games are not losses")
+    lines.extend(f"skipped {s.skill_id[:8]} {s.name}: {s.reason}" for s in skipped_of(info))
     return "\n".join(lines)
 
 
@@ -445,15 +439,22 @@ def _record(args: argparse.Namespace, database: Database) -> int:
                     "version": JSON_VERSION,
                     "file": summary.path,
                     "plays": summary.plays,
+                    "matches": summary.matches,
                     "already_imported": summary.already_imported,
                     "skills": [
                         {
                             "id": r.skill_id,
                             "name": r.name,
+                            "kind": r.kind,
                             "new_plays": r.new_plays,
                             "completed": r.completed,
                             "rated": r.rated,
                             "rating": r.rating,
+                            "wins": r.completed if r.kind == "gameplay" else None,
+                            "losses": r.losses if r.kind == "gameplay" else None,
+                            "draws": r.draws if r.kind == "gameplay" else None,
+                            "opponent": r.opponent,
+                            "engine_version": r.engine_version or None,
                             "confidence_before": r.before,
                             "confidence_after": r.after,
                             "action": r.action,
@@ -463,6 +464,7 @@ def _record(args: argparse.Namespace, database: Database) -> int:
                             "wilson_95": r.interval.as_list(),
                             "average_rating": r.average_rating,
                             "validation": list(r.validation),
+                            "contradicted": None if r.contradiction is None else r.contradiction.as_document(),
                         }
                         for r in summary.results
                     ],
@@ -470,18 +472,26 @@ def _record(args: argparse.Namespace, database: Database) -> int:
             )
         )
         return EXIT_OK
-    print(
-        f"{summary.path}: {summary.plays} plays, {summary.plays - summary.already_imported} new, "
-        f"{summary.already_imported} already imported"
-    )
+    new = summary.plays + summary.matches - summary.already_imported
+    counted = f"{summary.plays} plays" + (f", {summary.matches} matches" if summary.matches else "")
+    print(f"{summary.path}: {counted}, {new} new, {summary.already_imported} already imported")
     for r in summary.results:
-        rating = "-" if r.average_rating is None else f"{r.average_rating:.2f}"
-        print(
-            f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} plays  completion {r.completion_rate:.0%} "
-            f"{r.interval} over {r.verification_count}  rating {rating}  {_tier(r.before, r.after)}"
-        )
+        if r.kind == "gameplay":
+            print(
+                f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} matches vs {r.opponent} "
+                f"({r.completed}W {r.losses}L {r.draws}D)  success {r.completion_rate:.0%} {r.interval} "
+                f"over {r.verification_count}  {_tier(r.before, r.after)}"
+            )
+        else:
+            rating = "-" if r.average_rating is None else f"{r.average_rating:.2f}"
+            print(
+                f"  {r.skill_id[:8]}  {r.name[:32]:<32}  +{r.new_plays} plays  completion {r.completion_rate:.0%} "
+                f"{r.interval} over {r.verification_count}  rating {rating}  {_tier(r.before, r.after)}"
+            )
         for finding in r.validation:
             print(f"    {finding}")
+        if r.contradiction is not None:
+            print(f"    contradicted: {r.contradiction.reason}; {r.contradiction.advice}")
     return EXIT_OK
 
 
@@ -492,7 +502,7 @@ def _revalidate(args: argparse.Namespace, database: Database) -> int:
     repository = SkillRepository(database)
     ids = repository.query(SkillQuery(domains=(Domain.AI_STRATEGY,), confidences=(Confidence.PROVEN,))).ids
     skills = revalidation_candidates(repository, args.engine_version, [repository.get(i) for i in ids])
-    engine = _engine(args, skills) if skills else []
+    engine = _engine(args, {s.provenance.game_module for s in skills}) if skills else []
     if not engine:
         skills = [s for s in skills if s.body_kind is BodyKind.STRATEGIC_PATTERN]
     if not skills:
@@ -508,9 +518,9 @@ def _revalidate(args: argparse.Namespace, database: Database) -> int:
     run_id = start_run(
         database,
         skills,
-        opponent=args.opponent or DEFAULT_POLICY.reference_opponent,
+        opponent=args.opponent or policy_for(database).reference_opponent,
         games=args.games,
-        seed=args.seed or 0,
+        seed=args.seed,
         executor=args.executor or "inprocess",
         engine=engine,
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
@@ -518,7 +528,7 @@ def _revalidate(args: argparse.Namespace, database: Database) -> int:
         kind="revalidate",
         options={"engine_version": args.engine_version},
     )
-    return _drive(args, database, run_id, [])
+    return _drive(args, database, run_id)
 
 
 __all__ = ["ExecutorError", "VerificationError", "add_commands"]

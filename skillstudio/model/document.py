@@ -453,14 +453,25 @@ def _read_source(check: Checker, holder: Mapping[str, Any], path: str) -> Source
         check.fail(join_path(path, "source"), f"missing (one of {SourceKind.choices()})")
         return None
     kind = check.enum(SourceKind, raw, join_path(path, "source"))
+    # D057's skills table has no columns for these details, so a row an engine wrote has none:
+    # absent or null means unknown (None), never invented. Given, they must be valid.
     if kind is SourceKind.WORKSHOP:
-        source_id = check.text(details.get("source_id"), join_path(path, "source_id"), allow_empty=False)
-        author = check.text(details.get("author"), join_path(path, "author"), allow_empty=False)
-        return Source.workshop(source_id, author) if source_id and author else None
+        issues = len(check.issues)
+        source_id = _optional_detail(check, details.get("source_id"), join_path(path, "source_id"))
+        author = _optional_detail(check, details.get("author"), join_path(path, "author"))
+        return Source(kind, source_id=source_id, author=author) if len(check.issues) == issues else None
     if kind is SourceKind.HUMAN_REFINED:
-        original = _read_id(check, details.get("original_id"), join_path(path, "original_id"))
+        raw_original = details.get("original_id")
+        if raw_original is None:
+            return Source(kind)
+        original = _read_id(check, raw_original, join_path(path, "original_id"))
         return Source.human_refined(original) if original else None
     return Source(kind) if kind else None
+
+
+def _optional_detail(check: Checker, value: object, path: str) -> str | None:
+    """Absent or null: unknown (None). Given: non-empty text, else an issue."""
+    return None if value is None else check.text(value, path, allow_empty=False)
 
 
 def _read_provenance(check: Checker, doc: Mapping[str, Any]) -> Provenance | None:

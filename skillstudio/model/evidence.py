@@ -34,6 +34,7 @@ _RECORD_KEYS = (
 class EvidenceKind(SpelledEnum):
     HEADLESS = "headless"  # automated games against a reference opponent (AI skills)
     PLAY = "play"  # missions played by people (content skills); wins = completed plays
+    GAMEPLAY = "gameplay"  # AI skills in real matches, reported by an engine (`record`)
 
 
 @dataclass(frozen=True, slots=True)

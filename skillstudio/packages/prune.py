@@ -1,6 +1,7 @@
 """D057 "Skill pruning": which skills to move to the trash, and why.
 
-A skill is pruned when it is
+The limits are studio settings (``prune.stale_days``, ``prune.unused_days``, ``prune.max_size``;
+:mod:`skillstudio.store.settings`), D057's 30 and 90 days by default. A skill is pruned when it is
 
 * **stale**: ``tentative`` and not verified for more than 30 days (its last verification, or its
   creation if never verified, is more than 30 days old);
@@ -23,9 +24,7 @@ from datetime import UTC, datetime, timedelta
 
 from skillstudio.model import Confidence, EncounterPattern, Skill, StrategicPattern
 from skillstudio.store import AuditAction, SkillQuery, SkillRepository
-
-STALE_DAYS = 30
-UNUSED_DAYS = 90
+from skillstudio.store.settings import DEFAULTS, PruneLimits, effective_settings
 
 
 @dataclass(frozen=True)
@@ -59,10 +58,17 @@ def situation_key(skill: Skill) -> tuple[Hashable, ...] | None:
 
 
 def prune_candidates(
-    skills: Sequence[Skill], *, now: datetime | None = None, max_size: int | None = None
+    skills: Sequence[Skill],
+    *,
+    now: datetime | None = None,
+    max_size: int | None = None,
+    limits: PruneLimits = DEFAULTS.prune,
 ) -> list[PruneCandidate]:
-    """The skills D057's rules would prune, each once, with its first reason."""
+    """The skills D057's rules would prune, each once, with its first reason. ``max_size``
+    given overrides ``limits.max_size``."""
     now = now or datetime.now(UTC)
+    stale_days, unused_days = limits.stale_days, limits.unused_days
+    max_size = limits.max_size if max_size is None else max_size
     chosen: dict[str, PruneCandidate] = {}
 
     def add(skill: Skill, reason: str) -> None:
@@ -72,14 +78,14 @@ def prune_candidates(
     for skill in skills:
         created = _time(skill.created_at) or now
         verified = _time(skill.quality.last_verified) or created
-        if skill.confidence is Confidence.TENTATIVE and now - verified > timedelta(days=STALE_DAYS):
-            add(skill, f"tentative with no verification for more than {STALE_DAYS} days")
+        if skill.confidence is Confidence.TENTATIVE and now - verified > timedelta(days=stale_days):
+            add(skill, f"tentative with no verification for more than {stale_days} days")
             continue
         last_used = _time(skill.last_used)
-        if skill.use_count == 0 and last_used is None and now - created > timedelta(days=UNUSED_DAYS):
-            add(skill, f"never used in more than {UNUSED_DAYS} days")
-        elif last_used is not None and now - last_used > timedelta(days=UNUSED_DAYS):
-            add(skill, f"not used for more than {UNUSED_DAYS} days")
+        if skill.use_count == 0 and last_used is None and now - created > timedelta(days=unused_days):
+            add(skill, f"never used in more than {unused_days} days")
+        elif last_used is not None and now - last_used > timedelta(days=unused_days):
+            add(skill, f"not used for more than {unused_days} days")
 
     groups: dict[tuple[Hashable, ...], list[Skill]] = {}
     for skill in skills:
@@ -128,11 +134,17 @@ def prune_candidates(
 
 
 def plan_prune(
-    repository: SkillRepository, *, max_size: int | None = None, now: datetime | None = None
+    repository: SkillRepository,
+    *,
+    max_size: int | None = None,
+    now: datetime | None = None,
+    limits: PruneLimits | None = None,
 ) -> list[PruneCandidate]:
+    """What pruning the library would remove; ``limits`` default: the library's settings."""
+    limits = limits or effective_settings(repository.database).settings.prune
     # an invalid row an engine wrote is not ours to prune
     skills, _invalid = repository.get_many_valid(repository.query(SkillQuery()).ids)
-    return prune_candidates(skills, now=now, max_size=max_size)
+    return prune_candidates(skills, now=now, max_size=max_size, limits=limits)
 
 
 def apply_prune(repository: SkillRepository, candidates: Sequence[PruneCandidate]) -> int:

@@ -40,6 +40,7 @@ class AuditAction(StrEnum):
     DEMOTE = "skill.demote"
     PRIVACY_MARK = "skill.privacy_mark"
     PRIVACY_UNMARK = "skill.privacy_unmark"
+    SETTINGS = "library.settings"
 
     @property
     def kinds(self) -> ChangeKind:
@@ -70,6 +71,7 @@ class ChangeKind(Flag):
     REVIEW = auto()  # review state, decisions, risk findings and their marks
     RUNS = auto()  # verification evidence recorded by a batch
     VECTORS = auto()  # retrieval embeddings (derived data)
+    SETTINGS = auto()  # the library's settings (policy thresholds, prune limits): no skill row changes
 
 
 _KINDS: dict[AuditAction, ChangeKind] = {
@@ -88,6 +90,7 @@ _KINDS: dict[AuditAction, ChangeKind] = {
     AuditAction.DEMOTE: ChangeKind.QUALITY | ChangeKind.RUNS,
     AuditAction.PRIVACY_MARK: ChangeKind.REVIEW,
     AuditAction.PRIVACY_UNMARK: ChangeKind.REVIEW,
+    AuditAction.SETTINGS: ChangeKind.SETTINGS,
 }
 
 _LABELS: dict[AuditAction, str] = {
@@ -106,6 +109,7 @@ _LABELS: dict[AuditAction, str] = {
     AuditAction.EMBED: "Embed",
     AuditAction.PRIVACY_MARK: "Mark not private",
     AuditAction.PRIVACY_UNMARK: "Unmark not private",
+    AuditAction.SETTINGS: "Library settings",
 }
 
 # Who asked for the writes made in this context (thread or task); see initiated_by().

@@ -8,7 +8,7 @@ content change: the skill's version stays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from sqlalchemy import insert, select, text, update
@@ -19,13 +19,21 @@ from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_
 from skillstudio.store.errors import InvalidSkillData, SkillNotFound
 from skillstudio.store.events import AuditAction
 from skillstudio.store.orm import SkillCompositionRow, SkillRow, VerificationRow
-from skillstudio.store.runs import claim_plays, write_interval, write_run_result
+from skillstudio.store.query import chunks
+from skillstudio.store.runs import (
+    claim_plays,
+    close_unchanged,
+    duplicate_games,
+    write_interval,
+    write_run_result,
+)
 from skillstudio.store.skill_rows import body_hash, read_compositions
-from skillstudio.store.types import Composition, JsonInput, QualityOutcome
+from skillstudio.store.types import Composition, Counts, JsonInput, QualityOutcome, SessionApplied
 from skillstudio.store.unit_of_work import StorePart, UnitOfWork
 
-# Given the skill as stored now and all its evidence (the new record included), decide.
-Recompute = Callable[[Skill, list[VerificationRecord]], QualityOutcome]
+# Given the skill as stored now, all its evidence (the new record included) and the new record as
+# stored (without games already credited), decide.
+Recompute = Callable[[Skill, list[VerificationRecord], VerificationRecord], QualityOutcome]
 
 
 class Evidence(StorePart):
@@ -43,24 +51,48 @@ class Evidence(StorePart):
 
     def apply_session(
         self, skill_id: str, record: VerificationRecord, *, run_id: str, recompute: Recompute
-    ) -> Skill | None:
+    ) -> SessionApplied:
         """Store run ``run_id``'s session ``record`` and what ``recompute`` decides from it.
 
-        ``recompute(current, evidence)`` is called inside the transaction (BEGIN IMMEDIATE, so
-        writers are serialized) with the skill as stored now and all its evidence rows, ``record``
-        included: concurrent batches of one skill thus add up, as no figure computed before the
-        lock is trusted. A run's session is stored at most once per skill (a unique key on the
-        evidence rows, checked here): if it is stored already, nothing is written and None is
-        returned."""
+        Inside one transaction (BEGIN IMMEDIATE, so writers are serialized):
+
+        * a run's session is stored at most once per skill (a unique key on the evidence rows,
+          checked here): if it is stored already, nothing is written (``already``);
+        * games identical to games already credited to the skill (same body, engine version,
+          opponent and game seed) are taken out of the record: never counted twice;
+        * a session left with no decided game (only error games, or only duplicates) changes
+          nothing about the skill (``unchanged``): no evidence, quality, revision or audit entry;
+          only the run's own row records what was played;
+        * otherwise ``recompute(current, evidence, stored)`` is called with the skill as stored
+          now, all its evidence rows (the stored record included) and the record as stored, so
+          concurrent batches of one skill add up, as no figure computed before the lock is
+          trusted (``applied``)."""
         with self._work(AuditAction.VERIFY) as work:
             if _run_evidence_stored(work, run_id, skill_id):
-                return None
+                return SessionApplied("already")
+            duplicates = duplicate_games(work, run_id, skill_id)
+            fresh = replace(
+                record,
+                wins=record.wins - duplicates.wins,
+                losses=record.losses - duplicates.losses,
+                draws=record.draws - duplicates.draws,
+            )
+            if fresh.decided <= 0:
+                counts = Counts(record.wins, record.losses, record.draws, record.errors)
+                why = (
+                    f"all {duplicates.decided} decided games repeat games already credited: nothing changed"
+                    if duplicates.decided
+                    else f"only error games ({record.errors}): nothing changed"
+                )
+                close_unchanged(work, run_id, skill_id, counts, duplicates.decided, why)
+                return SessionApplied("unchanged", duplicates=duplicates)
             current = work.load(skill_id)
             work.record_untracked(skill_id, current)
-            _insert_record(work, current, record, run_id=run_id)
-            outcome = recompute(current, _evidence(work.session, skill_id))
+            _insert_record(work, current, fresh, run_id=run_id)
+            outcome = recompute(current, _evidence(work.session, skill_id), fresh)
             work.action = AuditAction(outcome.action)
-            return self._store(work, current, outcome)
+            stored = self._store(work, current, outcome)
+            return SessionApplied("applied", stored, fresh, duplicates)
 
     @staticmethod
     def _store(work: UnitOfWork, current: Skill, outcome: QualityOutcome) -> Skill:
@@ -93,6 +125,20 @@ class Evidence(StorePart):
         """The skill's evidence, oldest first."""
         with self.database.read() as session:
             return _evidence(session, skill_id)
+
+    def verifications_many(self, skill_ids: Sequence[str]) -> dict[str, list[VerificationRecord]]:
+        """The evidence of several skills (only those that have some), each oldest first."""
+        out: dict[str, list[VerificationRecord]] = {}
+        with self.database.read() as session:
+            for chunk in chunks(skill_ids):
+                rows = session.scalars(
+                    select(VerificationRow)
+                    .where(VerificationRow.skill_id.in_(chunk))
+                    .order_by(VerificationRow.skill_id, VerificationRow.recorded_at, VerificationRow.id)
+                )
+                for row in rows:
+                    out.setdefault(row.skill_id, []).append(_record(row))
+        return out
 
     def compositions(self, skill_id: str) -> list[Composition]:
         """The skills used together with this one, most successful first (D057 compositions)."""

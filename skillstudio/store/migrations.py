@@ -528,6 +528,58 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    Migration(
+        11,
+        "Library settings, gameplay evidence, the policy of each run, duplicate games",
+        """
+        -- Settings this library overrides (docs/verification.md, "Settings"): the policy's
+        -- thresholds, the reference opponent, headless_max_tier, demote_on_verify, prune limits.
+        -- One row per key that differs from the user's settings; the value is JSON.
+        CREATE TABLE studio_settings (
+            key         TEXT PRIMARY KEY,   -- e.g. thresholds.proven
+            value       TEXT NOT NULL,      -- JSON
+            updated_by  TEXT NOT NULL,
+            updated_at  TEXT NOT NULL
+        );
+        -- The policy a run applied (its settings, as JSON), so its tiers can be explained later.
+        ALTER TABLE studio_verification_runs ADD COLUMN policy TEXT NOT NULL DEFAULT '{}';
+        -- Games of a run identical to games already credited (same skill, body, engine version,
+        -- opponent and game seed): played and shown, never counted twice.
+        ALTER TABLE studio_run_skills ADD COLUMN duplicates INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX studio_run_games_skill_seed ON studio_run_games(skill_id, seed);
+        -- A third kind of evidence: AI match outcomes from real games (`record`). SQLite cannot
+        -- change a CHECK constraint, so the table is rebuilt with its rows, ids and indexes.
+        CREATE TABLE studio_verifications_new (
+            id              INTEGER PRIMARY KEY,
+            skill_id        TEXT NOT NULL,
+            recorded_at     TEXT NOT NULL,
+            kind            TEXT NOT NULL CHECK (kind IN ('headless', 'play', 'gameplay')),
+            opponent        TEXT,
+            wins            INTEGER NOT NULL DEFAULT 0,
+            losses          INTEGER NOT NULL DEFAULT 0,
+            draws           INTEGER NOT NULL DEFAULT 0,
+            errors          INTEGER NOT NULL DEFAULT 0,
+            rating          REAL,
+            rated           INTEGER NOT NULL DEFAULT 0,
+            engine_version  TEXT NOT NULL DEFAULT '',
+            body_hash       TEXT NOT NULL DEFAULT '',
+            note            TEXT NOT NULL DEFAULT '',
+            run_id          TEXT
+        );
+        INSERT INTO studio_verifications_new
+            SELECT id, skill_id, recorded_at, kind, opponent, wins, losses, draws, errors, rating, rated,
+                   engine_version, body_hash, note, run_id
+            FROM studio_verifications;
+        DROP TABLE studio_verifications;
+        ALTER TABLE studio_verifications_new RENAME TO studio_verifications;
+        CREATE INDEX studio_verifications_skill ON studio_verifications(skill_id, recorded_at);
+        CREATE UNIQUE INDEX studio_verifications_run_skill
+            ON studio_verifications(run_id, skill_id) WHERE run_id IS NOT NULL;
+        """,
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

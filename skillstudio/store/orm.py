@@ -172,6 +172,7 @@ class VerificationRunRow(Base):
     started_at: Mapped[str] = mapped_column(Text)
     finished_at: Mapped[str | None] = mapped_column(Text)
     message: Mapped[str] = mapped_column(Text, default="")
+    policy: Mapped[str] = mapped_column(Text, default="{}")  # migration 11: the settings it applied
 
 
 class RunSkillRow(Base):
@@ -193,6 +194,7 @@ class RunSkillRow(Base):
     wilson_high: Mapped[float | None] = mapped_column(Float)
     applied_at: Mapped[str | None] = mapped_column(Text)
     note: Mapped[str] = mapped_column(Text, default="")
+    duplicates: Mapped[int] = mapped_column(Integer, default=0)  # migration 11: games already credited
 
 
 class RunGameRow(Base):
@@ -263,3 +265,15 @@ class RiskFindingRow(Base):
     excerpt: Mapped[str] = mapped_column(Text, default="")
     version: Mapped[int] = mapped_column(Integer, default=0)
     linted_at: Mapped[str] = mapped_column(Text)
+
+
+# --- migration 11: the library's settings (docs/verification.md, "Settings") ---------------------
+
+
+class SettingRow(Base):
+    __tablename__ = "studio_settings"
+
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)  # JSON
+    updated_by: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[str] = mapped_column(Text)

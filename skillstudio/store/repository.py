@@ -14,6 +14,7 @@ the parts that own the rest, each bound to the same library and actor:
 * ``privacy_marks``: false-positive marks on export privacy findings
 * ``runs``: verification runs and their games
 * ``agent_writes``: each agent's write budget
+* ``settings``: the settings this library overrides (policy thresholds, prune limits)
 
 Every mutation runs in one transaction (:mod:`skillstudio.store.unit_of_work`) that also writes
 a revision (a full snapshot, author, time, message) and an audit-log entry, so history and audit
@@ -46,6 +47,7 @@ from skillstudio.store.privacy_marks import PrivacyMarks
 from skillstudio.store.query import SkillQuery, build_select, chunks
 from skillstudio.store.reviews import Reviews
 from skillstudio.store.runs import RunStore
+from skillstudio.store.settings import LibrarySettings
 from skillstudio.store.skill_rows import compositions_of, load_skill, parse_row, row_document, versions
 from skillstudio.store.skill_writes import insert_new, refuse_duplicate_ids, update_one
 from skillstudio.store.summaries import read_summaries
@@ -72,6 +74,7 @@ class SkillRepository(StorePart):
         self.privacy_marks = PrivacyMarks(database, self.actor)
         self.runs = RunStore(database)
         self.agent_writes = AgentWriteBudget(database)
+        self.settings = LibrarySettings(database, self.actor)
 
     def as_actor(self, actor: Actor) -> SkillRepository:
         """The same library, every part of it writing as ``actor``."""

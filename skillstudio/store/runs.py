@@ -38,6 +38,7 @@ from skillstudio.store.types import (
     Counts,
     GameRow,
     JsonInput,
+    JsonValue,
     PlayClaim,
     RunInfo,
     RunSkill,
@@ -77,6 +78,7 @@ class RunStore:
         engine_version: str = "",
         kind: str = "verify",
         options: Mapping[str, JsonInput] | None = None,
+        policy: Mapping[str, JsonInput] | None = None,
     ) -> str:
         run_id = uuid.uuid4().hex[:12]
         with self.database.write() as session:
@@ -94,6 +96,7 @@ class RunStore:
                     chunk_games=int(chunk_games),
                     actor=actor,
                     options=json.dumps(options or {}, sort_keys=True),
+                    policy=json.dumps(policy or {}, sort_keys=True),
                     started_at=utc_now(),
                     finished_at=None,
                     message="",
@@ -146,6 +149,15 @@ class RunStore:
                 update(VerificationRunRow)
                 .where(VerificationRunRow.id == run_id, VerificationRunRow.engine_version == "")
                 .values(engine_version=version)
+            )
+
+    def set_policy(self, run_id: str, policy: Mapping[str, JsonInput]) -> None:
+        """Record the policy (its settings) the run applies; a resume may apply another."""
+        with self.database.write() as session:
+            session.execute(
+                update(VerificationRunRow)
+                .where(VerificationRunRow.id == run_id)
+                .values(policy=json.dumps(policy, sort_keys=True))
             )
 
     def set_status(self, run_id: str, status: str, message: str = "") -> None:
@@ -314,6 +326,7 @@ class RunStore:
                     row.message,
                     skills.get(row.id, 0),
                     games.get(row.id, 0),
+                    _json_object(row.policy),
                 )
                 for row in rows
             ]
@@ -340,6 +353,7 @@ class RunStore:
                     r.wilson_high,
                     r.applied_at,
                     r.note,
+                    r.duplicates or 0,
                 )
                 for r in rows
             ]
@@ -424,6 +438,26 @@ class RunStore:
                 .limit(1)
             )
 
+    def revalidated_engines(self, skill_ids: Sequence[str]) -> dict[str, str]:
+        """:meth:`revalidated_engine` of several skills at once (only those ever revalidated)."""
+        out: dict[str, str] = {}
+        with self.database.read() as session:
+            for start in range(0, len(skill_ids), 500):
+                part = list(skill_ids[start : start + 500])
+                rows = session.execute(
+                    select(RunSkillRow.skill_id, VerificationRunRow.engine_version)
+                    .join(VerificationRunRow, RunSkillRow.run_id == VerificationRunRow.id)
+                    .where(
+                        RunSkillRow.skill_id.in_(part),
+                        RunSkillRow.applied_at.is_not(None),
+                        RunSkillRow.confidence_after.is_not(None),
+                        VerificationRunRow.kind == "revalidate",
+                    )
+                    .order_by(RunSkillRow.applied_at)
+                )
+                out.update((skill_id, version) for skill_id, version in rows)  # the latest wins
+        return out
+
     def known_play_keys(self, keys: Iterable[str]) -> set[str]:
         keys = list(keys)
         found: set[str] = set()
@@ -454,8 +488,59 @@ def write_run_result(work: UnitOfWork, skill_id: str, result: RunSkillResult) ->
             confidence_after=result.confidence_after,
             applied_at=utc_now(),
             note=result.note,
+            duplicates=result.duplicates,
         )
     )
+
+
+def close_unchanged(work: UnitOfWork, run_id: str, skill_id: str, counts: Counts, duplicates: int, note: str) -> None:
+    """Mark the skill's row of the run done with the games it played and no result: the session
+    gave nothing to credit (only error games, or only games already credited). confidence_after
+    stays NULL, so nothing reads it as applied (a revalidation, say)."""
+    work.session.execute(
+        update(RunSkillRow)
+        .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
+        .values(
+            wins=counts.wins,
+            losses=counts.losses,
+            draws=counts.draws,
+            errors=counts.errors,
+            applied_at=utc_now(),
+            note=note,
+            duplicates=duplicates,
+        )
+    )
+
+
+# A game of this run is a duplicate when a game already credited to the skill (its run's session is
+# stored as evidence) was played with the same body, engine version, opponent and game seed: the
+# engine is deterministic in those, so it is the same game, and counting it again would narrow the
+# interval on evidence nobody gathered. Error games are never duplicates (they count for nothing).
+_DUPLICATES = text(
+    """
+    SELECT g.outcome, COUNT(*) FROM studio_run_games g
+    JOIN studio_run_skills rs ON rs.run_id = g.run_id AND rs.skill_id = g.skill_id
+    JOIN studio_verification_runs r ON r.id = g.run_id
+    WHERE g.run_id = :run AND g.skill_id = :skill AND g.outcome != 'error' AND g.seed IS NOT NULL
+      AND EXISTS (
+        SELECT 1 FROM studio_run_games g2
+        JOIN studio_run_skills rs2 ON rs2.run_id = g2.run_id AND rs2.skill_id = g2.skill_id
+        JOIN studio_verification_runs r2 ON r2.id = g2.run_id
+        JOIN studio_verifications v ON v.run_id = g2.run_id AND v.skill_id = g2.skill_id
+        WHERE g2.skill_id = g.skill_id AND g2.seed = g.seed AND g2.run_id != g.run_id
+          AND g2.outcome != 'error' AND g2.engine_version = g.engine_version
+          AND rs2.body_hash = rs.body_hash AND r2.opponent = r.opponent
+      )
+    GROUP BY g.outcome
+    """
+)
+
+
+def duplicate_games(work: UnitOfWork, run_id: str, skill_id: str) -> Counts:
+    """The run's games of the skill that repeat games already credited to it (see above)."""
+    rows = work.session.execute(_DUPLICATES, {"run": run_id, "skill": skill_id}).all()
+    tally: dict[str, int] = {str(outcome): int(count) for outcome, count in rows}
+    return Counts(tally.get("win", 0), tally.get("loss", 0), tally.get("draw", 0), 0)
 
 
 def write_interval(work: UnitOfWork, skill_id: str, interval: SuccessInterval) -> None:
@@ -491,6 +576,14 @@ def claim_plays(work: UnitOfWork, skill_id: str, claim: PlayClaim) -> None:
             for key, play in claim.plays
         ],
     )
+
+
+def _json_object(text: str | None) -> dict[str, JsonValue]:
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 # --- claims -------------------------------------------------------------------------------------
@@ -555,6 +648,8 @@ __all__ = [
     "RunStore",
     "claim_is_stale",
     "claim_plays",
+    "close_unchanged",
+    "duplicate_games",
     "process_alive",
     "write_interval",
     "write_run_result",

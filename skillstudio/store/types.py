@@ -234,6 +234,16 @@ class SuccessInterval:
 
 
 @dataclass(frozen=True)
+class SessionApplied:
+    """What :meth:`Evidence.apply_session` did with a run's session of one skill."""
+
+    status: str  # applied | already (the run's session was stored before) | unchanged (nothing to credit)
+    skill: Skill | None = None  # as stored after, when applied
+    record: VerificationRecord | None = None  # the evidence stored: the session without its duplicate games
+    duplicates: Counts = field(default_factory=Counts)  # games identical to games already credited
+
+
+@dataclass(frozen=True)
 class RunSkillResult:
     """A run's result for one skill, written to its row of the run when the session is applied."""
 
@@ -244,6 +254,7 @@ class RunSkillResult:
     low: float  # the session's Wilson interval
     high: float
     note: str = ""
+    duplicates: int = 0  # games identical to games already credited: played, not counted
 
 
 @dataclass(frozen=True)
@@ -323,6 +334,7 @@ class RunSkill:
     wilson_high: float | None
     applied_at: str | None
     note: str
+    duplicates: int = 0  # games identical to games already credited (migration 11)
 
     @property
     def played(self) -> int:
@@ -348,6 +360,7 @@ class RunInfo:
     message: str
     skills: int = 0
     games_recorded: int = 0
+    policy: JsonObject = field(default_factory=dict)  # the settings the run applied (migration 11)
 
     @property
     def games_asked(self) -> int:

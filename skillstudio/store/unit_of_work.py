@@ -40,6 +40,7 @@ class UnitOfWork:
         self.now = utc_now()  # one time for every row the write stores
         self._touched: list[str] = []
         self._removed: list[str] = []
+        self._announce = False
 
     # --- what the announcement says ---------------------------------------------------------------
 
@@ -53,9 +54,13 @@ class UnitOfWork:
         self._touched.extend(ids)
         self._removed.extend(ids)
 
+    def announce(self) -> None:
+        """Announce the change even though it touched no skill (the library's settings)."""
+        self._announce = True
+
     def change(self) -> LibraryChange | None:
         """The change to announce once committed; None when the write touched no skill."""
-        if not self._touched:
+        if not self._touched and not self._announce:
             return None
         return change(self.action, self._touched, self.actor.id, removed=self._removed)
 

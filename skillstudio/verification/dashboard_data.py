@@ -9,7 +9,10 @@ and plots them. Every series can also be written as CSV (:func:`write_csv`).
   that counts (as the policy credits it), with its Wilson 95% interval;
 * :func:`win_rate_by_opponent`: headless evidence of some skills, summed per opponent;
 * :func:`content_history`: a content skill's completion rate and average rating over its plays;
-* :func:`snapshot`: all of the above at once, for one refresh of the dashboard.
+* :func:`snapshot`: all of the above at once, for one refresh of the dashboard, with each
+  selected skill's :class:`~skillstudio.verification.standing.Standing` (its credited evidence
+  per kind, headless and gameplay apart, and whether it contradicts the tier) and the
+  contradicted tiers among the query's skills.
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ from sqlalchemy import ScalarSelect, func, select
 from skillstudio.model.enums import Confidence, Domain
 from skillstudio.model.evidence import EvidenceKind
 from skillstudio.store import SkillNotFound, SkillQuery, SkillRepository, body_hash
-from skillstudio.store.orm import SkillRow
+from skillstudio.store.orm import SkillRow, VerificationRow
 from skillstudio.store.query import SortKey, build_select
 from skillstudio.store.runs import RunStore
-from skillstudio.verification.policy import DEFAULT_POLICY, VerificationPolicy
+from skillstudio.verification.policy import DEFAULT_POLICY, Contradiction, VerificationPolicy, policy_for
+from skillstudio.verification.standing import Standing, contradictions, standings
 from skillstudio.verification.stats import wilson
 
 TIERS = tuple(c.value for c in Confidence)  # tentative, established, proven
@@ -64,6 +68,7 @@ class HistoryPoint:
     rate: float
     low: float
     high: float
+    kind: str = EvidenceKind.HEADLESS.value  # this session's evidence: headless | gameplay | play
 
 
 @dataclass(frozen=True)
@@ -97,8 +102,12 @@ class SkillSeries:
     skill_id: str
     name: str
     domain: str
-    history: tuple[HistoryPoint, ...] = ()
+    history: tuple[HistoryPoint, ...] = ()  # every credited session, all kinds pooled (the quality columns)
     plays: tuple[PlayPoint, ...] = ()
+    # The same, one kind at a time: headless games and real matches are kept apart.
+    headless_history: tuple[HistoryPoint, ...] = ()
+    gameplay_history: tuple[HistoryPoint, ...] = ()
+    standing: Standing | None = None  # credited evidence per kind, and the contradiction flag
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,9 @@ class Snapshot:
     skills: tuple[SkillSeries, ...]  # the selected skills (at most ``max_skills``)
     opponents: tuple[OpponentRate, ...]
     thresholds: dict[str, float] = field(default_factory=dict)
+    # The query's skills whose tier the credited evidence contradicts, by id.
+    contradicted: dict[str, Contradiction] = field(default_factory=dict)
+    gameplay_opponents: tuple[OpponentRate, ...] = ()  # real matches of the selected skills, per opponent
 
 
 def _ids_of(query: SkillQuery) -> ScalarSelect[str]:
@@ -160,11 +172,17 @@ def success_rate_histogram(
 
 
 def success_history(
-    repository: SkillRepository, skill_id: str, policy: VerificationPolicy = DEFAULT_POLICY
+    repository: SkillRepository,
+    skill_id: str,
+    policy: VerificationPolicy | None = None,
+    *,
+    kind: EvidenceKind | None = None,
 ) -> list[HistoryPoint]:
     """The skill's success rate after each evidence session that counts for its tier (the policy
-    decides: current body, reference opponent, headless for AI and plays for content), oldest
-    first, with the Wilson 95% interval of the cumulative rate."""
+    decides: current body, reference opponent, headless and gameplay for AI, plays for content),
+    oldest first, with the Wilson 95% interval of the cumulative rate. With ``kind``, only that
+    kind's sessions (and cumulative figures)."""
+    policy = policy or policy_for(repository.database)
     skill = repository.get(skill_id)
     current = body_hash(skill)
     revalidated = RunStore(repository.database).revalidated_engine(skill_id)
@@ -172,6 +190,8 @@ def success_history(
     points: list[HistoryPoint] = []
     for record in repository.evidence.verifications(skill_id):
         if not policy.credits(record, skill.domain, current, revalidated) or not record.decided:
+            continue
+        if kind is not None and record.kind is not kind:
             continue
         wins += record.wins
         decided += record.decided
@@ -186,18 +206,21 @@ def success_history(
                 wins / decided,
                 interval.low,
                 interval.high,
+                record.kind.value,
             )
         )
     return points
 
 
-def win_rate_by_opponent(repository: SkillRepository, skill_ids: Iterable[str]) -> list[OpponentRate]:
-    """All headless evidence of these skills (whatever body or engine it was played with),
-    summed per opponent, most played first."""
+def win_rate_by_opponent(
+    repository: SkillRepository, skill_ids: Iterable[str], *, kind: EvidenceKind = EvidenceKind.HEADLESS
+) -> list[OpponentRate]:
+    """All evidence of ``kind`` (headless games, or real matches) of these skills, whatever body
+    or engine it was played with, summed per opponent, most played first."""
     tally: dict[str, list[int]] = {}
     for skill_id in skill_ids:
         for record in repository.evidence.verifications(skill_id):
-            if record.kind is not EvidenceKind.HEADLESS:
+            if record.kind is not kind:
                 continue
             counts = tally.setdefault(record.opponent or "(unknown)", [0, 0, 0, 0])
             for index, value in enumerate((record.wins, record.losses, record.draws, record.errors)):
@@ -236,8 +259,9 @@ def content_history(repository: SkillRepository, skill_id: str) -> list[PlayPoin
     return points
 
 
-def thresholds(policy: VerificationPolicy = DEFAULT_POLICY) -> dict[str, float]:
+def thresholds(policy: VerificationPolicy | None = None) -> dict[str, float]:
     """The promotion bars of AI skills, as rates: candidate, established, proven."""
+    policy = policy or DEFAULT_POLICY
     return {"candidate": policy.candidate_rate, "established": policy.established_rate, "proven": policy.proven_rate}
 
 
@@ -246,40 +270,76 @@ def snapshot(
     query: SkillQuery,
     selected: Sequence[str],
     *,
-    policy: VerificationPolicy = DEFAULT_POLICY,
+    policy: VerificationPolicy | None = None,
     max_skills: int = 6,
 ) -> Snapshot:
-    """Everything the dashboard shows for a browser filter and selection, in one call."""
+    """Everything the dashboard shows for a browser filter and selection, in one call
+    (``policy`` default: the library's settings)."""
+    policy = policy or policy_for(repository.database)
     series = []
     shown = list(selected)[:max_skills]
+    found = standings(repository, shown, policy)
     for skill_id in shown:
         try:
             skill = repository.get(skill_id)
         except SkillNotFound:
             continue
-        if skill.domain is Domain.CONTENT_GENERATION:
-            series.append(
-                SkillSeries(
-                    skill.id,
-                    skill.name,
-                    skill.domain.value,
-                    tuple(success_history(repository, skill.id, policy)),
-                    tuple(content_history(repository, skill.id)),
-                )
+        history = tuple(success_history(repository, skill.id, policy))
+        series.append(
+            SkillSeries(
+                skill.id,
+                skill.name,
+                skill.domain.value,
+                history,
+                tuple(content_history(repository, skill.id)) if skill.domain is Domain.CONTENT_GENERATION else (),
+                _alone(history, EvidenceKind.HEADLESS),
+                _alone(history, EvidenceKind.GAMEPLAY),
+                found.get(skill.id),
             )
-        else:
-            series.append(
-                SkillSeries(
-                    skill.id, skill.name, skill.domain.value, tuple(success_history(repository, skill.id, policy))
-                )
-            )
+        )
     return Snapshot(
         tuple(tier_distribution(repository, query)),
         success_rate_histogram(repository, query),
         tuple(series),
         tuple(win_rate_by_opponent(repository, shown)),
         thresholds(policy),
+        contradictions(repository, _matching_ids(repository, query), policy),
+        tuple(win_rate_by_opponent(repository, shown, kind=EvidenceKind.GAMEPLAY)),
     )
+
+
+def _alone(history: Sequence[HistoryPoint], kind: EvidenceKind) -> tuple[HistoryPoint, ...]:
+    """One kind's sessions of a pooled history, with that kind's own cumulative figures."""
+    points: list[HistoryPoint] = []
+    wins = decided = 0
+    previous_wins = previous_decided = 0
+    for point in history:
+        session_wins, session_decided = point.wins - previous_wins, point.decided - previous_decided
+        previous_wins, previous_decided = point.wins, point.decided
+        if point.kind != kind.value:
+            continue
+        wins += session_wins
+        decided += session_decided
+        interval = wilson(wins, decided)
+        points.append(
+            replace(
+                point,
+                session=len(points) + 1,
+                wins=wins,
+                decided=decided,
+                rate=wins / decided,
+                low=interval.low,
+                high=interval.high,
+            )
+        )
+    return tuple(points)
+
+
+def _matching_ids(repository: SkillRepository, query: SkillQuery) -> list[str]:
+    """The ids of the query's skills that have evidence (only they can be contradicted)."""
+    statement = select(VerificationRow.skill_id).where(VerificationRow.skill_id.in_(_ids_of(query))).distinct()
+    with repository.database.read() as session:
+        return list(session.scalars(statement))
 
 
 def write_csv(path: str | Path, headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:

@@ -15,6 +15,7 @@ counts; ``SkillRepository.evidence.apply_session`` stores it with a revision and
 from __future__ import annotations
 
 import contextlib
+import secrets
 import threading
 import time
 from collections import Counter
@@ -22,7 +23,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from skillstudio.model import Confidence, Domain, Skill, utc_now
+from skillstudio.model import BodyKind, Confidence, Domain, Skill, ValidationError, utc_now
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import (
     Actor,
@@ -49,12 +50,20 @@ from skillstudio.store.runs import (
     RunStore,
 )
 from skillstudio.verification.executors import Chunk, Executor, Piece, open_executor, play_chunk
-from skillstudio.verification.policy import DEFAULT_POLICY, Assessment, VerificationPolicy, audit_action
+from skillstudio.verification.policy import (
+    Assessment,
+    Contradiction,
+    VerificationPolicy,
+    audit_action,
+    policy_for,
+)
 from skillstudio.verification.stats import Interval, wilson
 
 DEFAULT_CHUNK_GAMES = 20
 MAX_GAMES = 100_000
 MAX_SEED = 2**63 - 1
+# Fresh seeds stay below 2**31 so a person can type them back into the verify dialog.
+FRESH_SEED_MAX = 2**31 - 1
 
 CancelToken = threading.Event | Callable[[], bool] | None
 
@@ -71,12 +80,26 @@ class ClaimLost(VerificationError):
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """A skill a batch was asked to verify but cannot play, and why."""
+
+    skill_id: str
+    name: str
+    reason: str
+
+    def as_document(self) -> dict[str, str]:
+        return {"id": self.skill_id, "name": self.name, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class RunStarted:
     run_id: str
     skills: int
     games_total: int
     games_done: int  # already recorded (a resumed run)
     executor: str
+    skipped: tuple[Skipped, ...] = ()  # asked for but not playable (recorded with the run)
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -109,6 +132,8 @@ class SkillResult:
     quality_rate: float | None = None  # the skill's success_rate over all evidence that counts
     quality_interval: Interval | None = None
     verification_count: int | None = None
+    duplicates: int = 0  # games identical to games already credited: played, not counted again
+    contradiction: Contradiction | None = None  # the tier after, if the credited evidence contradicts it
 
 
 @dataclass(frozen=True)
@@ -119,6 +144,7 @@ class RunFinished:
     games_done: int
     results: tuple[SkillResult, ...] = field(default=())
     message: str = ""
+    skipped: tuple[Skipped, ...] = ()
 
 
 Event = RunStarted | Progress | SkillResult | RunFinished
@@ -127,34 +153,81 @@ Event = RunStarted | Progress | SkillResult | RunFinished
 # --- starting a run -----------------------------------------------------------------------------
 
 
+def fresh_seed() -> int:
+    """A new batch's seed: a batch run twice must not replay (and count) the same games."""
+    return secrets.randbelow(FRESH_SEED_MAX) + 1
+
+
+def playable(skills: Sequence[Skill], *, external_engine: bool) -> tuple[list[Skill], list[Skipped]]:
+    """The skills a batch can play, and the others with why: content skills (plays verify them)
+    and, with the built-in engine, bodies other than a StrategicPattern."""
+    kept: list[Skill] = []
+    skipped: list[Skipped] = []
+    for skill in skills:
+        if skill.domain is not Domain.AI_STRATEGY:
+            skipped.append(Skipped(skill.id, skill.name, "not an AI skill: plays verify content skills (record)"))
+        elif not external_engine and skill.body_kind is not BodyKind.STRATEGIC_PATTERN:
+            why = f"a {skill.body_kind.value} body; the built-in engine plays strategic_pattern"
+            skipped.append(Skipped(skill.id, skill.name, why))
+        else:
+            kept.append(skill)
+    return kept, skipped
+
+
+def select_playable(
+    repository: SkillRepository, skill_ids: Sequence[str], *, engine: Sequence[str] = ()
+) -> tuple[list[Skill], list[Skipped]]:
+    """The skills among ``skill_ids`` a batch with ``engine`` can play, and the others with why
+    (rows that hold no valid skill too): what the CLI and the GUI both verify."""
+    skills, invalid = repository.get_many_valid(list(dict.fromkeys(skill_ids)))
+    kept, skipped = playable(skills, external_engine=bool(engine))
+    return kept, [Skipped(skill_id, "?", reason) for skill_id, reason in invalid] + skipped
+
+
 def start_run(
     database: Database,
     skills: Sequence[Skill],
     *,
     opponent: str,
     games: int,
-    seed: int = 0,
+    seed: int | None = None,
     executor: str = "inprocess",
     engine: Sequence[str] = (),
     chunk_games: int = DEFAULT_CHUNK_GAMES,
     actor: Actor | None = None,
     kind: str = "verify",
     options: dict[str, Any] | None = None,
+    policy: VerificationPolicy | None = None,
+    skipped: Sequence[Skipped] = (),
 ) -> str:
-    """Write a run for ``skills`` (nothing is played yet) and return its id."""
+    """Write a run for the playable ``skills`` (nothing is played yet) and return its id.
+
+    ``seed`` None draws a fresh one (recorded with the run, so it can be replayed). Skills the
+    engine cannot play are left out and recorded with the run beside ``skipped`` (what the
+    caller already left out); with none left, VerificationError says why. ``policy`` (default:
+    the library's settings) is recorded with the run and applied to it."""
     if not 1 <= games <= MAX_GAMES:
         raise VerificationError(f"--games must be 1..{MAX_GAMES}, got {games}")
+    if seed is None:
+        seed = fresh_seed()
     if not 0 <= seed <= MAX_SEED:
         raise VerificationError(f"--seed must be 0..{MAX_SEED}, got {seed}")
     if chunk_games < 1:
         raise VerificationError("chunk size must be at least one game")
-    if not skills:
-        raise VerificationError("no skills to verify")
-    opponent = canonical_opponent(opponent, skills[0].provenance.game_module, external=bool(engine))
+    kept, left_out = playable(skills, external_engine=bool(engine))
+    left_out = [*skipped, *left_out]
+    if not kept:
+        why = "; ".join(f"{s.name}: {s.reason}" for s in left_out[:3]) + ("; …" if len(left_out) > 3 else "")
+        raise VerificationError("no skills to verify" + (f" ({len(left_out)} skipped: {why})" if left_out else ""))
+    policy = policy or policy_for(database)
+    opponent = canonical_opponent(opponent, kept[0].provenance.game_module, external=bool(engine))
     entries = [
         RunSkillEntry(skill.id, skill.provenance.game_module, body_hash(skill), skill.quality.confidence.value)
-        for skill in skills
+        for skill in kept
     ]
+    recorded = dict(options or {})
+    if left_out:
+        recorded["skipped"] = [s.as_document() for s in left_out]
     return RunStore(database).create_run(
         skills=entries,
         opponent=opponent,
@@ -165,7 +238,20 @@ def start_run(
         actor=(actor or Actor.current_user()).id,
         engine=engine,
         kind=kind,
-        options=options,
+        options=recorded,
+        policy=policy.values(),
+    )
+
+
+def skipped_of(info: RunInfo) -> tuple[Skipped, ...]:
+    """The skills a run was asked for but could not play, as recorded with it."""
+    entries = info.options.get("skipped")
+    if not isinstance(entries, list):
+        return ()
+    return tuple(
+        Skipped(str(e.get("id", "?")), str(e.get("name", "?")), str(e.get("reason", "")))
+        for e in entries
+        if isinstance(e, dict)
     )
 
 
@@ -192,14 +278,15 @@ def run_verification(
     run_id: str,
     *,
     executor: Executor | str | None = None,
-    policy: VerificationPolicy = DEFAULT_POLICY,
+    policy: VerificationPolicy | None = None,
     cancel: CancelToken = None,
     actor: Actor | None = None,
 ) -> Generator[Event, None, None]:
     """Play what is missing of run ``run_id`` and apply each skill's result; yields events.
 
     ``executor``: an open :class:`Executor` (left open), a spelling (opened and closed here),
-    or None for the one the run was started with.
+    or None for the one the run was started with. ``policy``: None for the one the run
+    recorded when it started (a resumed run keeps its rules); the one applied is recorded.
     """
     store = RunStore(database)
     try:
@@ -221,7 +308,7 @@ def _run_claimed(
     store: RunStore,
     run_id: str,
     executor: Executor | str | None,
-    policy: VerificationPolicy,
+    chosen: VerificationPolicy | None,
     cancel: CancelToken,
     actor: Actor | None,
     heartbeat: _Heartbeat,
@@ -229,6 +316,10 @@ def _run_claimed(
     """``run_verification``'s body, run while holding the run's claim."""
     repository = SkillRepository(database, actor or Actor.current_user())
     info = store.run(run_id)
+    skipped = skipped_of(info)
+    policy = chosen or _recorded_policy(database, info)
+    if policy.values() != info.policy:
+        store.set_policy(run_id, policy.values())
     is_cancelled = _cancel_function(cancel)
     run_skills = store.skills(run_id)
     total = info.games * len(run_skills)
@@ -236,7 +327,8 @@ def _run_claimed(
     done_games = store.recorded_games(run_id)
     results: list[SkillResult] = []
     if info.status == "finished":
-        yield RunFinished(run_id, "finished", total, sum(c.played for c in counts.values()), message="already finished")
+        played = sum(c.played for c in counts.values())
+        yield RunFinished(run_id, "finished", total, played, message="already finished", skipped=skipped)
         return
     store.set_status(run_id, "running")
 
@@ -260,7 +352,7 @@ def _run_claimed(
     played = sum(c.played for c in counts.values())
     owned = not isinstance(executor, Executor)  # a spelling (or None) is opened here, and closed here
     runner = executor if isinstance(executor, Executor) else open_executor(executor or info.executor)
-    yield RunStarted(run_id, len(run_skills), total, played, runner.spec)
+    yield RunStarted(run_id, len(run_skills), total, played, runner.spec, skipped, info.seed)
     needs: dict[str, int] = {skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending}
     try:
         # Skills whose games are all in already (a run killed while applying them).
@@ -287,7 +379,7 @@ def _run_claimed(
                     yield results[-1]
         if pending and is_cancelled():
             store.finish_run(run_id, cancelled=True, message=f"cancelled with {total - played} games left")
-            yield RunFinished(run_id, "cancelled", total, played, tuple(results), "cancelled")
+            yield RunFinished(run_id, "cancelled", total, played, tuple(results), "cancelled", skipped)
             return
         for skill_id in list(pending):  # every chunk returned, yet games are missing: should not happen
             results.append(_apply(store, repository, policy, info, pending.pop(skill_id), skills[skill_id]))
@@ -304,7 +396,7 @@ def _run_claimed(
         if owned:
             runner.close()
     store.finish_run(run_id)
-    yield RunFinished(run_id, "finished", total, played, tuple(results))
+    yield RunFinished(run_id, "finished", total, played, tuple(results), skipped=skipped)
 
 
 def verify(
@@ -313,14 +405,15 @@ def verify(
     *,
     opponent: str,
     games: int,
-    seed: int = 0,
+    seed: int | None = None,
     executor: Executor | str = "inprocess",
     engine: Sequence[str] = (),
     chunk_games: int = DEFAULT_CHUNK_GAMES,
-    policy: VerificationPolicy = DEFAULT_POLICY,
+    policy: VerificationPolicy | None = None,
     cancel: CancelToken = None,
     actor: Actor | None = None,
     kind: str = "verify",
+    skipped: Sequence[Skipped] = (),
 ) -> Generator[Event, None, None]:
     """``start_run`` then ``run_verification``: the whole batch as one event stream."""
     spec = executor if isinstance(executor, str) else executor.spec
@@ -335,6 +428,8 @@ def verify(
         chunk_games=chunk_games,
         actor=actor,
         kind=kind,
+        policy=policy,
+        skipped=skipped,
     )
     yield from run_verification(database, run_id, executor=executor, policy=policy, cancel=cancel, actor=actor)
 
@@ -455,6 +550,16 @@ def _plan(
     return chunks
 
 
+def _recorded_policy(database: Database, info: RunInfo) -> VerificationPolicy:
+    """The policy the run recorded (a resumed run keeps its rules), else the library's."""
+    if info.policy:
+        try:
+            return VerificationPolicy.from_values(info.policy)
+        except ValidationError:
+            pass  # a record another program wrote: apply the library's settings, and record them
+    return policy_for(database)
+
+
 def _apply(
     store: RunStore,
     repository: SkillRepository,
@@ -492,19 +597,32 @@ def _apply(
     )
     decisions: list[_Decision] = []  # recompute's, inside the transaction; the last one is stored
 
-    def recompute(current: Skill, evidence: list[VerificationRecord]) -> QualityOutcome:
-        """Inside the write transaction: the skill as stored now and all its evidence (this
-        session's record included), so concurrent batches of one skill add up."""
+    def recompute(current: Skill, evidence: list[VerificationRecord], stored: VerificationRecord) -> QualityOutcome:
+        """Inside the write transaction: the skill as stored now, all its evidence and this
+        session's record as stored (without games already credited), so concurrent batches of
+        one skill add up."""
         before = current.quality.confidence
         current_hash = body_hash(current)
+        duplicates = record.decided - stored.decided
         revalidated = None if info.kind == "revalidate" else store.revalidated_engine(current.id)
         if info.kind == "revalidate":
             assessment = policy.decayed(evidence, current.domain, current_hash, engine_version)
         else:
             assessment = policy.assess(current.domain, evidence, current_hash, before, engine_version=revalidated)
-        credited = policy.credits(record, current.domain, current_hash, revalidated)
+        credited = policy.credits(stored, current.domain, current_hash, revalidated)
+        note = "" if credited else _why_not_credited(policy, stored, current, current_hash)
         after = assessment.confidence
-        if after.rank < before.rank and info.kind != "revalidate" and not policy.demote_on_verify:
+        if not credited:
+            # Evidence that credits nothing is recorded for the history and changes no figure:
+            # recomputing here would rewrite figures the session has nothing to do with.
+            after = before
+            assessment = replace(
+                assessment,
+                confidence=before,
+                quality=current.quality,
+                reason=note,
+            )
+        elif after.rank < before.rank and info.kind != "revalidate" and not policy.demote_on_verify:
             after = before
             assessment = replace(
                 assessment,
@@ -512,8 +630,9 @@ def _apply(
                 quality=replace(assessment.quality, confidence=before),
                 reason=assessment.reason + f"; {before.value} kept (demote_on_verify is off)",
             )
+        # assess() judged the tier it was given; a tier the evidence moved is the one it supports.
+        contradiction = assessment.contradiction if after is before else None
         overall = assessment.interval
-        note = "" if credited else _why_not_credited(policy, record, current, current_hash)
         details: dict[str, JsonInput] = {
             "run": info.id,
             "opponent": info.opponent,
@@ -522,24 +641,28 @@ def _apply(
             "losses": counts.losses,
             "draws": counts.draws,
             "errors": counts.errors,
+            "duplicates": duplicates,
             "success_rate": round(session_rate, 4),
             "wilson_95": session_interval.as_list(),
             "credited": credited,
             "before": before.value,
             "after": after.value,
             "reason": assessment.reason,
-            "verification_count": assessment.decided,
+            "verification_count": assessment.quality.verification_count,
             "overall_success_rate": round(assessment.quality.success_rate, 4),
             "overall_wilson_95": overall.as_list(),
+            "contradicted": None if contradiction is None else contradiction.reason,
         }
         message = f"{'revalidated' if info.kind == 'revalidate' else 'verified'} in run {info.id}: {assessment.reason}"
-        decisions.append(_Decision(before, after, assessment, credited, note))
+        decisions.append(_Decision(before, after, assessment, credited, note, duplicates, contradiction))
         return QualityOutcome(
             assessment.quality,
             AuditAction(audit_action(before, after)),
             message,
             details,
-            interval=SuccessInterval(assessment.wins, assessment.decided, overall.low, overall.high),
+            interval=SuccessInterval(assessment.wins, assessment.decided, overall.low, overall.high)
+            if credited
+            else None,
             run_result=RunSkillResult(
                 run_id=info.id,
                 counts=counts,
@@ -548,14 +671,30 @@ def _apply(
                 low=session_interval.low,
                 high=session_interval.high,
                 note=note or assessment.reason,
+                duplicates=duplicates,
             ),
         )
 
-    stored = repository.evidence.apply_session(skill.id, record, run_id=info.id, recompute=recompute)
-    if stored is None:  # this run's session for the skill is stored already (another runner, a crash)
-        why = f"already applied: run {info.id}'s games for this skill are stored once"
+    applied = repository.evidence.apply_session(skill.id, record, run_id=info.id, recompute=recompute)
+    if applied.status != "applied":
+        if applied.status == "already":  # this run's session is stored already (another runner, a crash)
+            why = f"already applied: run {info.id}'s games for this skill are stored once"
+        elif applied.duplicates.decided:
+            why = f"all {applied.duplicates.decided} decided games repeat games already credited: nothing changed"
+        else:
+            why = f"only error games ({counts.errors}): nothing changed"
         return SkillResult(
-            skill.id, skill.name, counts, session_rate, session_interval, before.value, before.value, "", why, False
+            skill.id,
+            skill.name,
+            counts,
+            session_rate,
+            session_interval,
+            before.value,
+            before.value,
+            "",
+            why,
+            False,
+            duplicates=applied.duplicates.decided,
         )
     decided = decisions[-1]
     assessment = decided.assessment
@@ -571,8 +710,10 @@ def _apply(
         decided.note or assessment.reason,
         decided.credited,
         assessment.quality.success_rate,
-        assessment.interval,
-        assessment.decided,
+        assessment.interval if decided.credited else None,
+        assessment.quality.verification_count,
+        decided.duplicates,
+        decided.contradiction,
     )
 
 
@@ -585,6 +726,8 @@ class _Decision:
     assessment: Assessment
     credited: bool
     note: str
+    duplicates: int = 0
+    contradiction: Contradiction | None = None
 
 
 def _why_not_credited(policy: VerificationPolicy, record: VerificationRecord, skill: Skill, current_hash: str) -> str:
@@ -604,9 +747,13 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "SkillResult",
+    "Skipped",
     "VerificationError",
     "collect",
+    "fresh_seed",
+    "playable",
     "run_verification",
+    "select_playable",
     "start_run",
     "verify",
 ]

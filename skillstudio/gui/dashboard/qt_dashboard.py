@@ -442,7 +442,7 @@ class QtDashboard(QDockWidget):
         """Verify these skills off the GUI thread; whether a batch started."""
         if self.running or not skill_ids:
             return False
-        self._options = options
+        self._options = replace(options, seed=None)  # a typed seed replays one run; the next draws its own
         repository = self.state.require_repository()
         names = {s.id: s.name for s in repository.summaries(list(skill_ids)[: QtLiveRatePlot.MAX_LIVE])}
         self.live_plot.reset(list(skill_ids), names)
@@ -541,6 +541,11 @@ class QtDashboard(QDockWidget):
         first = f"{finished.games_done:,} of {finished.games_total:,} games recorded; {len(finished.results):,} skills applied"
         if outcome.errors:
             first += f"; {outcome.errors:,} error games (they count for nothing)"
+        if finished.skipped:
+            reasons = sorted({s.reason for s in finished.skipped})
+            first += (
+                f"; {len(finished.skipped):,} skipped ({'; '.join(reasons[:2])}{'; …' if len(reasons) > 2 else ''})"
+            )
         lines = [first + "."]
         changes = [
             "Promoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in promoted) if promoted else "none"),

@@ -38,9 +38,13 @@ class QtVerifyDialog(QDialog):
         self.games.setRange(1, 100_000)
         self.games.setValue(options.games)
         self.games.setSuffix(" games")
+        # -1 shows as "new each batch": a batch run twice must not replay the same games. A seed
+        # typed in (one a run recorded, say) replays that run's games.
         self.seed = QSpinBox(self)
-        self.seed.setRange(0, 2**31 - 1)
-        self.seed.setValue(options.seed)
+        self.seed.setRange(-1, 2**31 - 1)
+        self.seed.setSpecialValueText("new each batch")
+        self.seed.setValue(-1 if options.seed is None else options.seed)
+        self.seed.setToolTip("Leave at 'new each batch'; type a run's seed to replay its games (they count once)")
         self.executor = QComboBox(self)
         self.executor.setEditable(True)
         self.executor.addItems(EXECUTORS)
@@ -55,7 +59,7 @@ class QtVerifyDialog(QDialog):
         form.addRow("Executor:", self.executor)
         form.addRow("Engine command:", self.engine)
         noun = "skill" if count == 1 else "skills"
-        text = f"Play {count:,} AI {noun} headless and apply the promotion policy."
+        text = f"Play {count:,} AI {noun} headless and apply the promotion policy (skills the engine cannot play are skipped and listed)."
         if skipped:
             text += f"\n{skipped:,} content skill{'s' if skipped != 1 else ''} left out: plays verify them (skillstudio record)."
         self.summary = QLabel(text, self)
@@ -85,7 +89,7 @@ class QtVerifyDialog(QDialog):
         return BatchOptions(
             opponent=self.opponent.currentText().strip() or OPPONENTS[0],
             games=self.games.value(),
-            seed=self.seed.value(),
+            seed=None if self.seed.value() < 0 else self.seed.value(),
             executor=self.executor.currentText().strip() or "inprocess",
             engine=tuple(shlex.split(self.engine.text())),
         )

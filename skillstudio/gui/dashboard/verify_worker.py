@@ -29,6 +29,7 @@ from skillstudio.verification.runner import (
     SkillResult,
     VerificationError,
     run_verification,
+    select_playable,
     verify,
 )
 
@@ -39,7 +40,7 @@ THROTTLE_S = 0.1
 class BatchOptions:
     opponent: str = "IC Default Hard"
     games: int = 20
-    seed: int = 0
+    seed: int | None = None  # None: a fresh seed per batch (recorded with the run)
     executor: str = "inprocess"
     engine: tuple[str, ...] = ()
     chunk_games: int = 20
@@ -79,8 +80,10 @@ def batch_events(
     if run_id is not None:
         events = run_verification(database, run_id, executor=executor, cancel=cancel, actor=actor)
     else:
-        skills = SkillRepository(database, actor).get_many(list(skill_ids))
         o = options or BatchOptions()
+        # The CLI's selection: skills the engine cannot play (content, or bodies the built-in
+        # engine does not play) and rows holding no valid skill are left out and reported.
+        skills, skipped = select_playable(SkillRepository(database, actor), skill_ids, engine=o.engine)
         events = verify(
             database,
             skills,
@@ -92,6 +95,7 @@ def batch_events(
             chunk_games=o.chunk_games,
             cancel=cancel,
             actor=actor,
+            skipped=skipped,
         )
     last_update = 0.0
     latest: Progress | None = None
