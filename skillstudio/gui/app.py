@@ -16,7 +16,8 @@ from skillstudio.store import Actor, LibraryError, SkillRepository
 
 
 def main(db: str | None = None) -> int:
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    running = QApplication.instance()
+    app = running if isinstance(running, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("SkillStudio")
     app.setApplicationVersion(__version__)
     app.setOrganizationName("SkillStudio")

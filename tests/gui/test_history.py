@@ -30,8 +30,8 @@ def edited(repository: SkillRepository):
 
 
 @pytest.fixture
-def state(repository: SkillRepository) -> BrowserState:
-    return BrowserState(repository)
+def state(browser_state: BrowserState) -> BrowserState:
+    return browser_state
 
 
 def settled(qtbot, dialog: QtHistoryDialog) -> None:
@@ -40,10 +40,9 @@ def settled(qtbot, dialog: QtHistoryDialog) -> None:
 
 
 @pytest.fixture
-def open_history(qtbot, state: BrowserState):
+def open_history(qtbot, state: BrowserState, owner):
     def make(skill_id: str) -> QtHistoryDialog:
-        dialog = QtHistoryDialog(state, skill_id)
-        qtbot.addWidget(dialog)
+        dialog = QtHistoryDialog(state, skill_id, owner)
         dialog.show()
         qtbot.waitExposed(dialog)
         settled(qtbot, dialog)
@@ -177,9 +176,8 @@ def test_the_history_follows_changes_saved_elsewhere(qtbot, open_history, edited
     assert ("name: Ambush C", "name: Ambush D") in [(r.old, r.new) for r in dialog.diff.changed_rows()]
 
 
-def test_the_history_is_read_in_the_background(qtbot, state: BrowserState, edited) -> None:
-    dialog = QtHistoryDialog(state, edited.id)
-    qtbot.addWidget(dialog)
+def test_the_history_is_read_in_the_background(qtbot, state: BrowserState, edited, owner) -> None:
+    dialog = QtHistoryDialog(state, edited.id, owner)
     assert dialog.loading and dialog.revision_numbers() == []  # the window answers meanwhile
     assert not dialog.revert_button.isEnabled() and not dialog.original_button.isEnabled()
     settled(qtbot, dialog)
@@ -206,10 +204,11 @@ def test_the_history_closes_when_another_library_opens(
         assert not dialog.isVisible()
 
 
-def test_a_dialog_given_only_a_repository_still_follows_the_library(qtbot, edited, repository: SkillRepository) -> None:
+def test_a_dialog_given_only_a_repository_still_follows_the_library(
+    qtbot, edited, repository: SkillRepository, owner
+) -> None:
     # The editor and the audit log open it with their repository until they hold the state.
-    dialog = QtHistoryDialog(repository, edited.id)
-    qtbot.addWidget(dialog)
+    dialog = QtHistoryDialog(repository, edited.id, owner)
     settled(qtbot, dialog)
     repository.update(replace(repository.get(edited.id), name="Ambush D"))
     qtbot.waitUntil(lambda: dialog.revision_numbers() == [1, 2, 3, 4], timeout=10_000)
