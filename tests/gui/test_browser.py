@@ -453,3 +453,35 @@ def test_the_detail_pane_reads_in_the_background(qtbot, repository: SkillReposit
     assert "Read off the GUI thread" in pane.toPlainText()
     repository.update(replace(repository.get(skill.id), name="Renamed elsewhere"))
     qtbot.waitUntil(lambda: "Renamed elsewhere" in pane.toPlainText(), timeout=10_000)
+
+
+def test_the_gui_stalls_benchmark_runs(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.bench_gui_stalls",
+            "--sizes",
+            "300",
+            "--settle",
+            "0",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root), "QT_QPA_PLATFORM": "offscreen"},
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads((tmp_path / "gui-stalls.json").read_text())["rows"]
+    assert [row["operation"] for row in rows] == ["add a tag to 300 skills", "undo it"]
+    assert rows[-1]["notes"]["tagged_after_undo"] == 0 and all(row["ticks"] > 0 for row in rows)
