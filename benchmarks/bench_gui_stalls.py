@@ -121,6 +121,7 @@ class Bench:
     def open_window(self, library: Path) -> Any:
         from PySide6.QtCore import QSettings
 
+        from skillstudio.gui.app import freeze_startup_objects
         from skillstudio.gui.qt_main_window import QtMainWindow
         from skillstudio.store import Actor, Database, SkillRepository
 
@@ -128,6 +129,7 @@ class Bench:
         window = QtMainWindow(SkillRepository(Database(library), Actor("bench")), settings)
         window.resize(1400, 820)
         window.show()
+        freeze_startup_objects()  # as the app does once its window shows
         self.quiet(window)  # first paints, the filter lists filled in, the dashboard's first plots
         return window
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import inspect
+import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -705,7 +709,7 @@ class QtMainWindow(QMainWindow):
         self, op: Callable[[SkillRepository], Any], title: str, success: Callable[[Any], None] | None = None
     ) -> None:
         """Run a write in the background, as the browser's busy work (progress in the status bar)."""
-        operation: LibraryOp[Any] = LibraryOp(self.state, self, op, title=title)
+        operation: LibraryOp[Any] = LibraryOp(self.state, self, _without_full_collections(op), title=title)
         operation.progress(self._show_progress)
         if success is not None:
             operation.success(success)
@@ -741,6 +745,57 @@ class QtMainWindow(QMainWindow):
         for panel in (self.model, self.filters, self.detail):
             panel.shutdown()
         super().closeEvent(event)
+
+
+class _FullCollections:
+    """Postpones Python's full garbage collections while bulk writes run (they may overlap)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._writes = 0
+        self._threshold = gc.get_threshold()
+
+    @contextmanager
+    def postponed(self) -> Iterator[None]:
+        with self._lock:
+            if self._writes == 0:
+                self._threshold = gc.get_threshold()
+                young, middle, _full = self._threshold
+                gc.set_threshold(young, middle, 2**31 - 1)  # the oldest generation waits
+            self._writes += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._writes -= 1
+                if self._writes == 0:
+                    gc.set_threshold(*self._threshold)
+
+
+_full_collections = _FullCollections()
+
+
+def _without_full_collections(op: Callable[[SkillRepository], Any]) -> Callable[[SkillRepository], Any]:
+    """``op`` with Python's full garbage collections postponed until it ends.
+
+    A bulk write keeps every skill it writes alive (and the ORM rows behind them) until it
+    commits; a full collection walks all of them holding the GIL, and at 10,000 skills each one
+    stalled the GUI thread for 100-250 ms (benchmarks/bench_gui_stalls.py). The young
+    generations are still collected (the write's short-lived cycles die there); what a full
+    collection would find is mostly the write's own objects, freed when it ends."""
+    if inspect.isgeneratorfunction(op):
+
+        def paused_generator(repository: SkillRepository) -> Iterator[Any]:
+            with _full_collections.postponed():
+                return (yield from op(repository))
+
+        return paused_generator
+
+    def paused(repository: SkillRepository) -> Any:
+        with _full_collections.postponed():
+            return op(repository)
+
+    return paused
 
 
 class _BulkCommand(QUndoCommand):
