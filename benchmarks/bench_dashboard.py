@@ -96,7 +96,7 @@ def _wait_until(condition: Any, timeout_s: float = 60.0) -> None:
 def _one_batch(
     app: Any, library: Path, ids: list[str], games: int, chunk: int, seed: int, settings: Path, executor: str
 ) -> dict[str, Any]:
-    from PySide6.QtCore import QEventLoop, QItemSelectionModel, QSettings, QTimer
+    from PySide6.QtCore import QCoreApplication, QEventLoop, QItemSelectionModel, QSettings, QTimer
 
     from skillstudio.gui.dashboard.verify_worker import BatchOptions
     from skillstudio.gui.qt_main_window import QtMainWindow
@@ -108,7 +108,9 @@ def _one_batch(
     )
     window.resize(1500, 950)
     window.show()
-    window.model.wait()
+    while window.model.loading:  # the browser's first query, on its worker thread
+        QCoreApplication.sendPostedEvents()  # delivers the query's queued answer
+        time.sleep(0.005)
     for skill_id in ids[:10]:  # a selection for the dashboard to follow, as a user would have
         row = window.model.row_of(skill_id)
         if row is not None:

@@ -71,7 +71,7 @@ def retag(
     """Add and remove tags on many skills in one transaction (tags are metadata: in place)."""
     adding, removing = tuple(dict.fromkeys(add)), set(remove)
     changed = []
-    for skill in (repository.get(skill_id) for skill_id in skill_ids):
+    for skill in repository.get_many(skill_ids):  # one read, not one per skill
         tags = tuple(tag for tag in dict.fromkeys((*skill.tags, *adding)) if tag not in removing)
         if tags != skill.tags:
             changed.append(replace(skill, tags=tags))

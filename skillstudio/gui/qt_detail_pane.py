@@ -3,15 +3,22 @@
 Skill text comes from agents and strangers' packages, so every value is HTML-escaped before
 it reaches the rich-text view. Links to other skills use ``skill:<id>`` URLs and are
 announced through ``skill_activated`` for the browser to select.
+
+The pane shows ``BrowserState.current``. The page is built off the GUI thread (a dozen reads:
+revisions, verifications, vectors, risk findings) and re-read when a write touches the skill
+or a skill it links to; when the skill leaves the library, the pane says so.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import QTimer, QUrl, Signal
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
+from skillstudio.gui.workers import LatestOnly, readable
 from skillstudio.model import (
     EncounterPattern,
     Instructions,
@@ -22,7 +29,10 @@ from skillstudio.model import (
 )
 from skillstudio.model.evidence import VerificationRecord
 from skillstudio.packages.importer import claimed_quality_text
-from skillstudio.store import InvalidStoredSkill, LibraryError, SkillRepository
+from skillstudio.store import AuditAction, ChangeKind, InvalidStoredSkill, LibraryChange, LibraryError, SkillRepository
+
+if TYPE_CHECKING:
+    from skillstudio.gui.browser_state import BrowserState
 
 _STYLE = """
 <style>
@@ -39,6 +49,7 @@ pre { white-space: pre-wrap; }
 """
 NB_HYPHEN = "\u2011"  # dates must not wrap at their hyphens
 _BADGE = {"tentative": "#9a6b00", "established": "#0060a8", "proven": "#007a55"}
+FOLLOW_CHANGES_MS = 50  # changes arriving within this re-read the skill once
 
 
 def _e(value: object) -> str:
@@ -54,45 +65,166 @@ def _composition(pairs: tuple[tuple[str, int], ...]) -> str:
     return ", ".join(f"{_e(unit)} {share}%" for unit, share in pairs) or '<span class="muted">none</span>'
 
 
+_PLACEHOLDER = _STYLE + '<p class="muted">Select a skill to see everything about it.</p>'
+_LOADING = _STYLE + '<p class="muted">Loading…</p>'
+# How a skill left the library, by the write that removed it (typed: never the action's spelling).
+_LEFT_BY = {
+    AuditAction.DELETE: "was moved to the trash",
+    AuditAction.PRUNE: "was pruned (moved to the trash)",
+    AuditAction.PURGE: "was deleted for good",
+    AuditAction.IMPORT: "was replaced by an import (moved to the trash)",
+}
+_SHOWN_KINDS = ChangeKind.CONTENT | ChangeKind.QUALITY | ChangeKind.REVIEW | ChangeKind.VECTORS
+
+
+@dataclass(frozen=True)
+class Page:
+    """A rendered skill: the HTML body, and the other skills it links to (their names show)."""
+
+    skill_id: str
+    html: str
+    linked: frozenset[str] = frozenset()
+    found: bool = True  # False: the skill could not be read (gone, or not a valid skill)
+
+
+def render_page(repository: SkillRepository, skill_id: str) -> Page:
+    """Everything about a skill as escaped HTML; runs off the GUI thread (a dozen reads)."""
+    try:
+        skill = repository.get(skill_id)
+    except InvalidStoredSkill as error:
+        problems = "".join(f"<li>{_e(issue)}</li>" for issue in error.issues)
+        return Page(
+            skill_id,
+            f'<h2>{_e(skill_id)}</h2><p class="problem">This row in the library is not a valid '
+            f"skill (another program may have written it):</p><ul>{problems}</ul>",
+            found=False,
+        )
+    except LibraryError as error:
+        return Page(skill_id, f'<p class="problem">{_e(error)}</p>', found=False)
+    return _Renderer(repository).render(skill)
+
+
 class QtDetailPane(QTextBrowser):
+    """Shows ``state.current``, read in the background; follows the library's changes to it."""
+
     skill_activated = Signal(str)
 
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
-        self.skill_id: str | None = None
+        self.state = state
+        self.skill_id: str | None = None  # shown, or being read
+        self._page: Page | None = None
+        self._left: LibraryChange | None = None  # the change that took the shown skill away
+        self._loader = LatestOnly(self, self._show_page, self._show_failure)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=FOLLOW_CHANGES_MS)  # a burst: one read
+        self._refresh_timer.timeout.connect(self.refresh)
         self.setOpenLinks(False)
         self.anchorClicked.connect(self._follow)
         self.setMinimumWidth(320)
-        self.show_skill(None)
+        state.current_changed.connect(self.show_skill)
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
+        self.setHtml(_PLACEHOLDER)
+        self.show_skill(state.current)
+
+    @property
+    def loading(self) -> bool:
+        return self._loader.loading or self._refresh_timer.isActive()
 
     def show_skill(self, skill_id: str | None) -> None:
+        """Show ``skill_id`` (read in the background), or the placeholder for None.
+
+        A pane whose skill just left the library keeps saying so until another skill is chosen:
+        the table lets go of the row at the same moment, and the notice should not vanish with it.
+        """
+        if skill_id is None and self._left is not None:
+            return
+        self._left = None
         self.skill_id = skill_id
+        self._refresh_timer.stop()
         if skill_id is None:
-            self.setHtml(_STYLE + '<p class="muted">Select a skill to see everything about it.</p>')
+            self._loader.discard()
+            self._page = None
+            self.setHtml(_PLACEHOLDER)
             return
-        try:
-            skill = self.repository.get(skill_id)
-        except InvalidStoredSkill as error:
-            problems = "".join(f"<li>{_e(issue)}</li>" for issue in error.issues)
-            self.setHtml(
-                _STYLE + f'<h2>{_e(skill_id)}</h2><p class="problem">This row in the library is not a valid '
-                f"skill (another program may have written it):</p><ul>{problems}</ul>"
-            )
-            return
-        except LibraryError as error:
-            self.setHtml(_STYLE + f'<p class="problem">{_e(error)}</p>')
-            return
-        self.setHtml(_STYLE + self._render(skill))
+        if self._page is None or self._page.skill_id != skill_id:
+            self._page = None
+            self.setHtml(_LOADING)
+        self.refresh()
 
     def refresh(self) -> None:
-        self.show_skill(self.skill_id)
+        """Read the shown skill again (it changed, or the library was reloaded)."""
+        self._refresh_timer.stop()
+        repository = self.state.repository
+        if self.skill_id is None or repository is None:
+            return
+        self._loader.request(render_page, repository, self.skill_id)
+
+    def shutdown(self) -> None:
+        """Before the library closes: drop what is pending, let a running read finish unseen."""
+        self._refresh_timer.stop()
+        self._loader.discard()
+        self._loader.wait()
+
+    def _show_page(self, page: Page) -> None:
+        if page.skill_id != self.skill_id:
+            return
+        if self._left is not None and not page.found:
+            return  # still gone: the notice says more than "not found"
+        self._left = None
+        self._page = page
+        self._set_body(page.html)
+
+    def _show_failure(self, error: BaseException) -> None:
+        self._set_body(f'<p class="problem">This skill cannot be shown: {_e(readable(error))}</p>')
+
+    def _set_body(self, html: str) -> None:
+        bar = self.verticalScrollBar()
+        position = bar.value()  # a refresh of the same skill keeps the reader's place
+        self.setHtml(_STYLE + html)
+        bar.setValue(position)
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        self.shutdown()
+        self._left = None
+        self.show_skill(None)
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        skill_id = self.skill_id
+        if skill_id is None:
+            return
+        if change.removes(skill_id):
+            self._refresh_timer.stop()
+            self._loader.discard()
+            self._left = change
+            what = _LEFT_BY.get(change.action, "was removed")
+            notice = f'<p class="problem"><b>This skill left the library:</b> it {what} by {_e(change.actor)}.</p>'
+            self._set_body(notice + (self._page.html if self._page is not None else ""))
+            return
+        # Also when the skill comes back (a restore, an undo): the page replaces the notice.
+        mine = skill_id in change.skill_ids and change.touches(_SHOWN_KINDS | ChangeKind.MEMBERSHIP)
+        linked = self._page is not None and not self._page.linked.isdisjoint(change.skill_ids)
+        if (mine or linked) and not self._refresh_timer.isActive():
+            self._refresh_timer.start()
 
     def _follow(self, url: QUrl) -> None:
         if url.scheme() == "skill":
             self.skill_activated.emit(url.path())
 
+
+class _Renderer:
+    """Builds a skill's page from the library; plain Python, safe on any thread."""
+
+    def __init__(self, repository: SkillRepository) -> None:
+        self.repository = repository
+        self.linked: set[str] = set()
+
+    def render(self, skill: Skill) -> Page:
+        html = self._render(skill)
+        return Page(skill.id, html, frozenset(self.linked))
+
     def _link(self, skill_id: str, names: dict[str, str]) -> str:
+        self.linked.add(skill_id)
         name = names.get(skill_id)
         if name is None:
             return f'<span class="muted">{_e(skill_id)} (not in this library)</span>'
@@ -113,8 +245,10 @@ class QtDetailPane(QTextBrowser):
         colour = _BADGE.get(quality.confidence.value, "#707070")
         parts = [
             f"<h2>{_e(skill.name)}</h2>",
-            f'<p><span class="badge" style="background:{colour}">&nbsp;{_e(quality.confidence.value)}&nbsp;</span> '
-            f"&nbsp;{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}</p>",
+            (
+                f'<p><span class="badge" style="background:{colour}">&nbsp;{_e(quality.confidence.value)}&nbsp;</span> '
+                f"&nbsp;{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}</p>"
+            ),
             f"<p>{_e(skill.description) or '<span class=muted>No description.</span>'}</p>",
             "<p><b>Tags:</b> "
             + (", ".join(_e(t) for t in skill.tags) or '<span class="muted">untagged</span>')
@@ -194,7 +328,7 @@ class QtDetailPane(QTextBrowser):
             findings = self.repository.findings.get(skill.id)
         if not findings:
             return ""
-        from skillstudio.gui.review.qt_review_queue import findings_html
+        from skillstudio.gui.rich_text import findings_html
 
         return f"<h3>Risk findings ({len(findings)})</h3>" + findings_html(findings)
 

@@ -36,6 +36,7 @@ GAP_FOREGROUND = QColor("#6b7280")
 CONTEXT = 3
 
 _Index = QModelIndex | QPersistentModelIndex
+_TOP = QModelIndex()  # the table's rows have no parent
 
 
 def _fixed_font():
@@ -77,7 +78,7 @@ class DiffRowsModel(QAbstractTableModel):
             self._shown = list(self._rows)
             return
         changed = [i for i, row in enumerate(self._rows) if row.kind != "equal"]
-        keep = set()
+        keep: set[int] = set()
         for i in changed:
             keep.update(range(max(0, i - CONTEXT), min(len(self._rows), i + CONTEXT + 1)))
         shown: list[DiffRow | int] = []
@@ -94,10 +95,10 @@ class DiffRowsModel(QAbstractTableModel):
             shown.append(folded)
         self._shown = shown
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:
+    def rowCount(self, parent: _Index = _TOP) -> int:
         return 0 if parent.isValid() else len(self._shown)
 
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:
+    def columnCount(self, parent: _Index = _TOP) -> int:
         return 0 if parent.isValid() else 4
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -2,13 +2,15 @@
 
 Within a facet, checked choices combine with OR (any of these modules); across facets and for
 tags they combine with AND, as the store's SkillQuery does. Nothing checked means "any".
+The panel reads and writes ``BrowserState.query``; the table follows the state, not the panel.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QGroupBox,
     QLineEdit,
@@ -20,11 +22,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.gui.workers import LatestOnly
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
-from skillstudio.store import LibraryError, SkillQuery, SkillRepository
+from skillstudio.store import ChangeKind, LibraryChange, SkillQuery, SkillRepository
+
+if TYPE_CHECKING:
+    from skillstudio.gui.browser_state import BrowserState
 
 UNTAGGED = "\x00untagged"  # the item data of the "(untagged)" choice; no tag can be NUL
 NOT_REVIEWED = "\x00none"
+FOLLOW_CHANGES_MS = 50  # changes arriving within this reload the choices once
 
 
 class _Facet(QGroupBox):
@@ -85,33 +92,28 @@ class _Facet(QGroupBox):
             item.setHidden(bool(needle) and needle not in item.text().lower())
 
 
-class _ChoiceSignals(QObject):
-    loaded = Signal(int, list, list, dict)  # generation, modules, creators, tag counts
+@dataclass(frozen=True)
+class _Choices:
+    modules: list[str]
+    creators: list[str]
+    tag_counts: dict[str, int]
 
 
-class _ChoicesTask(QRunnable):
-    def __init__(self, repository: SkillRepository, generation: int, signals: _ChoiceSignals) -> None:
-        super().__init__()
-        self.repository, self.generation, self.signals = repository, generation, signals
-
-    def run(self) -> None:
-        try:
-            modules = self.repository.facets.game_modules()
-            creators = self.repository.facets.creators()
-            tags = self.repository.facets.tag_counts()
-        except LibraryError:
-            return  # the library went away (closed, replaced); the next reload will try again
-        self.signals.loaded.emit(self.generation, modules, creators, tags)
+def _read_choices(repository: SkillRepository) -> _Choices:
+    """Off the GUI thread: counting every tag of a 100k library takes seconds."""
+    return _Choices(repository.facets.game_modules(), repository.facets.creators(), repository.facets.tag_counts())
 
 
 class QtFilterPanel(QScrollArea):
-    """Emits ``changed`` whenever a choice is (un)checked; ``apply_to`` builds the query."""
+    """Shows ``state.query``'s filters as checked choices, and writes the user's clicks into it.
 
-    changed = Signal()
+    The choices that depend on the library (modules, creators, tags) are read in the background
+    when a library opens and whenever skills join, leave or change.
+    """
 
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.setWidgetResizable(True)
         self.setMinimumWidth(210)
         body = QWidget(self)
@@ -126,7 +128,7 @@ class QtFilterPanel(QScrollArea):
         self.tags = _Facet("&Tags (all of)", body, searchable=True)
         self.facets = (self.domain, self.confidence, self.module, self.source, self.review, self.creator, self.tags)
         for facet in self.facets:
-            facet.changed.connect(self.changed)
+            facet.changed.connect(self._write_query)
             layout.addWidget(facet)
         self.clear_button = QPushButton("Clear filters", body)
         self.clear_button.clicked.connect(self.clear)
@@ -138,51 +140,79 @@ class QtFilterPanel(QScrollArea):
         self.confidence.set_choices([(c.value, c.label) for c in Confidence])
         self.source.set_choices([(s.value, s.label) for s in SourceKind])
         self.review.set_choices([(NOT_REVIEWED, "Not reviewed"), *((r.value, r.label) for r in ReviewState)])
-        self._generation = 0
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._signals = _ChoiceSignals(self)
-        self._signals.loaded.connect(self._apply_choices)
+        self._loader = LatestOnly(self, self._apply_choices)
+        self._reload_timer = QTimer(self, singleShot=True, interval=FOLLOW_CHANGES_MS)  # a burst reloads once
+        self._reload_timer.timeout.connect(self.reload_choices)
+        state.query_changed.connect(self._show_query)
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
+        self._show_query(state.query)
         self.reload_choices()
 
+    @property
+    def loading(self) -> bool:
+        return self._loader.loading or self._reload_timer.isActive()
+
     def reload_choices(self) -> None:
-        """Re-read the choices that depend on the library's content (modules, creators, tags).
-
-        Counting every tag of a 100k library takes seconds, so it runs on a worker thread; the
-        lists fill in when it is done, keeping what was checked.
-        """
-        self._generation += 1
-        self._pool.clear()
-        self._pool.start(_ChoicesTask(self.repository, self._generation, self._signals))
-
-    def wait(self, timeout_ms: int = 30_000) -> None:
-        """Block until the choices are loaded (tests, benchmarks)."""
-        self._pool.waitForDone(timeout_ms)
-        QCoreApplication.sendPostedEvents()
+        """Re-read the choices that depend on the library's content (modules, creators, tags);
+        the lists fill in when they arrive, checked as the query says."""
+        self._reload_timer.stop()
+        repository = self.state.repository
+        if repository is not None:
+            self._loader.request(_read_choices, repository)
 
     def shutdown(self) -> None:
-        self._generation += 1
-        self._pool.clear()
-        self._pool.waitForDone()
+        """Before the library closes: drop what is pending, let a running read finish unseen."""
+        self._reload_timer.stop()
+        self._loader.discard()
+        self._loader.wait()
 
-    def _apply_choices(
-        self, generation: int, modules: list[str], creators: list[str], tag_counts: dict[str, int]
-    ) -> None:
-        if generation != self._generation:
-            return
-        self.module.set_choices([(m, m) for m in modules])
-        self.creator.set_choices([(c, c) for c in creators], max_visible=6)
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        self.shutdown()
+        for facet in (self.module, self.creator, self.tags):
+            facet.set_choices([])  # the previous library's; the new ones are on their way
+        self._show_query(self.state.query)
+        self.reload_choices()
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        # New skills may bring a module, a creator or tags; edits and removals change the counts.
+        if change.touches(ChangeKind.MEMBERSHIP | ChangeKind.CONTENT) and not self._reload_timer.isActive():
+            self._reload_timer.start()
+
+    def _apply_choices(self, choices: _Choices) -> None:
+        self.module.set_choices([(m, m) for m in choices.modules])
+        self.creator.set_choices([(c, c) for c in choices.creators], max_visible=6)
         self.tags.set_choices(
-            [(UNTAGGED, "(untagged)"), *((tag, f"{tag}  ({count})") for tag, count in tag_counts.items())],
+            [(UNTAGGED, "(untagged)"), *((tag, f"{tag}  ({count})") for tag, count in choices.tag_counts.items())],
             max_visible=12,
         )
+        self._show_query(self.state.query)
+        # A choice that is gone (the last skill of a module left) no longer filters: no row
+        # should be hidden by a box the user cannot see.
+        self._write_query()
+
+    # --- the query -------------------------------------------------------------------------------
+
+    def _show_query(self, query: SkillQuery) -> None:
+        """Check what ``query`` filters on (whoever set it: these boxes, Clear, another library)."""
+        self.domain.set_checked({d.value for d in query.domains})
+        self.confidence.set_checked({c.value for c in query.confidences})
+        self.module.set_checked(set(query.game_modules))
+        self.source.set_checked({s.value for s in query.sources})
+        self.review.set_checked({NOT_REVIEWED if r is None else r.value for r in query.review_states})
+        self.creator.set_checked(set(query.created_by))
+        self.tags.set_checked(set(query.tags) | ({UNTAGGED} if query.untagged else set()))
+
+    def _write_query(self) -> None:
+        self.state.set_query(self.apply_to(self.state.query))
 
     def clear(self) -> None:
         for facet in self.facets:
             facet.set_checked(set())
-        self.changed.emit()
+        self._write_query()
 
     def apply_to(self, query: SkillQuery) -> SkillQuery:
+        """``query`` filtered as the boxes are checked (its text and order stay)."""
         tags = self.tags.checked()
         reviews = self.review.checked()
         return replace(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import Qt, Signal
@@ -21,11 +22,11 @@ from PySide6.QtWidgets import (
 )
 
 from skillstudio.curation import revert_to_revision
-from skillstudio.gui.editor.widgets import forward_library_changes
+from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.qt_diff_view import QtDiffView
+from skillstudio.gui.workers import LatestOnly, LibraryOp
 from skillstudio.model import Skill, SourceKind, ValidationError
-from skillstudio.store import LibraryError, Revision, SkillNotFound, SkillRepository
-from skillstudio.store.events import LibraryChange
+from skillstudio.store import LibraryChange, LibraryError, Revision, SkillNotFound, SkillRepository
 
 ACTION_LABELS = {
     "create": "created",
@@ -43,9 +44,62 @@ ACTION_LABELS = {
 
 def _local(timestamp: str) -> str:
     try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
+        return datetime.fromisoformat(timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return timestamp
+
+
+@dataclass(frozen=True)
+class _History:
+    revisions: list[Revision]
+    current: Skill | None  # None: not in the library (trashed, deleted, or not a valid skill)
+    error: str = ""
+
+
+def _read_history(repository: SkillRepository, skill_id: str) -> _History:
+    """Off the GUI thread: every revision holds a whole snapshot of the skill."""
+    try:
+        revisions = repository.history.revisions(skill_id)
+    except LibraryError as error:
+        return _History([], None, str(error))
+    try:
+        current: Skill | None = repository.get(skill_id)
+    except LibraryError:
+        current = None
+    return _History(revisions, current)
+
+
+@dataclass(frozen=True)
+class _Original:
+    skill: Skill | None
+    label: str = ""
+    problem: str = ""  # why there is nothing to compare with
+
+
+def _read_original(repository: SkillRepository, original_id: str) -> _Original:
+    """The original as it is now, or as last stored if it is in the trash (off the GUI thread)."""
+    try:
+        original = repository.get(original_id)
+        return _Original(original, f"Original “{original.name}” (as it is now)")
+    except SkillNotFound:
+        pass
+    except LibraryError as error:
+        return _Original(None, problem=f"The original (id {original_id}) cannot be read: {error}")
+    try:
+        revisions = repository.history.revisions(original_id)
+    except LibraryError:
+        revisions = []
+    for revision in reversed(revisions):
+        try:
+            skill = revision.skill()
+        except ValidationError:
+            continue
+        return _Original(skill, f"Original “{skill.name}” (in the trash; as last stored)")
+    return _Original(
+        None,
+        problem=f"The original of this refinement (id {original_id}) is no longer in this library: "
+        "it was deleted for good, so there is nothing to compare with.",
+    )
 
 
 class QtHistoryDialog(QDialog):
@@ -55,13 +109,23 @@ class QtHistoryDialog(QDialog):
     """
 
     reverted = Signal(str)  # the skill id, after a revert made a new revision
-    _library_changed = Signal(object)
 
-    def __init__(self, repository: SkillRepository, skill_id: str, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState | SkillRepository, skill_id: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        if isinstance(state, SkillRepository):
+            # Until the editor and the audit log pass their BrowserState: a state of our own,
+            # which stops listening to the library with the dialog.
+            state = BrowserState(state, self)
+            self.destroyed.connect(state.close)
+        self.state = state
         self.skill_id = skill_id
         self._revisions: list[Revision] = []
+        self._current: Skill | None = None
+        self._select: int | None = None  # the revision to select when the history arrives
+        self._keep_selection = False  # ...or keep what the user looks at (someone else wrote)
+        self._loader = LatestOnly(self, self._show_history)
+        self._original_loader = LatestOnly(self, self._show_original)
+        self._original_revision: Revision | None = None
         self.setWindowFlag(Qt.WindowType.WindowMaximizeButtonHint, True)
         self.setSizeGripEnabled(True)
         self.resize(1180, 720)
@@ -119,34 +183,60 @@ class QtHistoryDialog(QDialog):
         layout.addWidget(self.heading)
         layout.addWidget(splitter, 1)
         layout.addLayout(buttons)
-        self.reload()
+        self.setWindowTitle(f"History of {skill_id} — SkillStudio")
+        self.heading.setText(f"<b>{_html(skill_id)}</b> — reading the history…")
+        self.diff.show_message("Reading the history…")
+        self._update_buttons()
+        self.original_button.setEnabled(False)
         self.list.setFocus()
-        forward_library_changes(self, repository, "_library_changed")
-        self._library_changed.connect(self._on_library_change, Qt.ConnectionType.QueuedConnection)
+        state.library_changed.connect(self._on_library_change)
+        state.library_opened.connect(self._on_library_opened)
+        self.reload()
+
+    @property
+    def loading(self) -> bool:
+        return self._loader.loading or self._original_loader.loading
 
     def _on_library_change(self, change: LibraryChange) -> None:
         """Another window (or a revert here) wrote to this skill: show the new revisions."""
-        if self.skill_id not in change.skill_ids:
-            return
-        try:
-            count = len(self.repository.history.revisions(self.skill_id))
-        except LibraryError:
-            return
-        if count != len(self._revisions):
-            selected = self.selected_numbers()
-            latest = bool(self._revisions) and selected == [self._revisions[-1].number]
-            self.reload(select=None if latest or not selected else selected[-1])
+        if self.skill_id in change.skill_ids:
+            self._request(select=None, keep_selection=True)
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        """The skill belongs to the library that closes: so does its history."""
+        for loader in (self._loader, self._original_loader):
+            loader.discard()
+            loader.wait()
+        self.close()
 
     # --- content ----------------------------------------------------------------------------------
 
     def reload(self, select: int | None = None) -> None:
-        """Read the revisions again and select ``select`` (default: the latest)."""
-        try:
-            self._revisions = self.repository.history.revisions(self.skill_id)
-        except LibraryError as error:
-            self._revisions = []
-            self.diff.show_message(f"Cannot read the history: {error}")
-        self._current = self._current_skill()
+        """Read the revisions again (in the background) and select ``select`` (default: the latest)."""
+        self._request(select=select, keep_selection=False)
+
+    def _request(self, *, select: int | None, keep_selection: bool) -> None:
+        repository = self.state.repository
+        if repository is None:
+            return
+        self._select, self._keep_selection = select, keep_selection
+        self._loader.request(_read_history, repository, self.skill_id)
+
+    def _show_history(self, history: _History) -> None:
+        select = self._select
+        if self._keep_selection:
+            unchanged = [r.number for r in history.revisions] == self.revision_numbers()
+            if unchanged:  # a write without a revision (vectors, quality): nothing new to list
+                self._current = history.current
+                self._update_buttons()
+                return
+            selected = self.selected_numbers()
+            latest = bool(self._revisions) and selected == [self._revisions[-1].number]
+            select = None if latest or not selected else selected[-1]
+        self._revisions = history.revisions
+        self._current = history.current
+        if history.error:
+            self.diff.show_message(f"Cannot read the history: {history.error}")
         name = self._current.name if self._current else self._latest_name()
         self.setWindowTitle(f"History of {name} — SkillStudio")
         state = "" if self._current is not None else " <i>(not in the library: in the trash or deleted)</i>"
@@ -177,18 +267,14 @@ class QtHistoryDialog(QDialog):
         if self._revisions:
             self.select_revisions([select if select is not None else self._revisions[-1].number])
         else:
-            self.diff.show_message("This skill has no recorded history.")
+            if not history.error:
+                self.diff.show_message("This skill has no recorded history.")
             self._update_buttons()
-
-    def _current_skill(self) -> Skill | None:
-        try:
-            return self.repository.get(self.skill_id)
-        except LibraryError:
-            return None
 
     def _latest_name(self) -> str:
         for revision in reversed(self._revisions):
-            name = revision.snapshot.get("name") or (revision.snapshot.get("row") or {}).get("name")
+            row = revision.snapshot.get("row")
+            name = revision.snapshot.get("name") or (row.get("name") if isinstance(row, dict) else None)
             if name:
                 return str(name)
         return self.skill_id
@@ -205,7 +291,7 @@ class QtHistoryDialog(QDialog):
         first = None
         for index in range(self.list.topLevelItemCount()):
             item = self.list.topLevelItem(index)
-            if item.data(0, Qt.ItemDataRole.UserRole) in numbers:
+            if item is not None and item.data(0, Qt.ItemDataRole.UserRole) in numbers:
                 item.setSelected(True)
                 first = first or item
         if first is not None:
@@ -230,6 +316,7 @@ class QtHistoryDialog(QDialog):
         return f"Revision {revision.number} ({action} by {revision.author}, {_local(revision.created_at)})"
 
     def _selection_changed(self) -> None:
+        self._original_loader.discard()  # the user chose what to compare
         numbers = self.selected_numbers()
         self._update_buttons()
         if not numbers:
@@ -240,7 +327,10 @@ class QtHistoryDialog(QDialog):
             newer = self._revisions[index]
             older = self._revisions[index - 1] if index > 0 else None
         else:
-            older, newer = self._revision(numbers[0]), self._revision(numbers[-1])
+            older, last = self._revision(numbers[0]), self._revision(numbers[-1])
+            if last is None:
+                return
+            newer = last
         self.compare(older, newer)
 
     def compare(self, older: Revision | None, newer: Revision) -> None:
@@ -265,7 +355,8 @@ class QtHistoryDialog(QDialog):
         )
         if not self.diff.changed_count():
             review = newer.snapshot.get("review_state")
-            extra = f" (review state: {review})" if newer.action == "review" and review else ""
+            changed = review != older.snapshot.get("review_state")  # a review, not an edit
+            extra = f" (review state: {review})" if changed and review else ""
             self.diff.summary.setText(f"No differences in content{extra}")
 
     # --- original -------------------------------------------------------------------------------
@@ -286,50 +377,34 @@ class QtHistoryDialog(QDialog):
     def compare_with_original(self) -> None:
         """The original as it is now (or as last stored, if trashed) against the selected revision."""
         original_id = self._original_id()
-        if original_id is None:
+        repository = self.state.repository
+        if original_id is None or repository is None:
             return
         numbers = self.selected_numbers()
         revision = self._revision(numbers[-1]) if numbers else (self._revisions[-1] if self._revisions else None)
         if revision is None:
             return
+        self._original_revision = revision
+        self._original_loader.request(_read_original, repository, original_id)
+
+    def _show_original(self, original: _Original) -> None:
+        revision = self._original_revision
+        if revision is None:
+            return
+        if original.skill is None:
+            self.diff.show_message(original.problem)
+            return
         mine = self._skill_at(revision)
         if mine is None:
             return
-        try:
-            original = self.repository.get(original_id)
-            label = f"Original “{original.name}” (as it is now)"
-        except SkillNotFound:
-            original, label = self._trashed_original(original_id)
-            if original is None:
-                self.diff.show_message(
-                    f"The original of this refinement (id {original_id}) is no longer in this library: "
-                    "it was deleted for good, so there is nothing to compare with."
-                )
-                return
-        except LibraryError as error:
-            self.diff.show_message(f"The original (id {original_id}) cannot be read: {error}")
-            return
         self.diff.set_skills(
-            original,
+            original.skill,
             mine,
-            old_label=label,
+            old_label=original.label,
             new_label=f"This refinement, {self._label(revision)}",
             old_title="Original",
             new_title=f"Refinement, revision {revision.number}",
         )
-
-    def _trashed_original(self, original_id: str) -> tuple[Skill | None, str]:
-        try:
-            revisions = self.repository.history.revisions(original_id)
-        except LibraryError:
-            return None, ""
-        for revision in reversed(revisions):
-            try:
-                skill = revision.skill()
-            except ValidationError:
-                continue
-            return skill, f"Original “{skill.name}” (in the trash; as last stored)"
-        return None, ""
 
     # --- revert ---------------------------------------------------------------------------------
 
@@ -361,19 +436,25 @@ class QtHistoryDialog(QDialog):
         return answer == QMessageBox.StandardButton.Yes
 
     def revert_selected(self) -> bool:
+        """Ask, then revert in the background; ``reverted`` follows once the revision is stored."""
         numbers = self.selected_numbers()
         if len(numbers) != 1 or not self.revert_button.isEnabled():
             return False
         number = numbers[0]
         if not self.confirm_revert(number):
             return False
-        try:
-            revert_to_revision(self.repository, self.skill_id, number)
-        except (LibraryError, ValidationError) as error:
-            QMessageBox.warning(self, "Cannot revert", str(error))
-            return False
-        self.reload()
-        self.reverted.emit(self.skill_id)
+        skill_id = self.skill_id
+
+        def reverted(_skill: Skill) -> None:
+            self.reload()
+            self.reverted.emit(skill_id)
+
+        LibraryOp(
+            self.state,
+            self,
+            lambda repository: revert_to_revision(repository, skill_id, number),
+            title=f"Revert to revision {number}",
+        ).success(reverted).run_in_background(initiator=self)
         return True
 
 

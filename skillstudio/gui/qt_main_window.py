@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QSettings, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMessageBox,
+    QProgressBar,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -42,7 +44,7 @@ from skillstudio.gui.qt_filter_panel import QtFilterPanel
 from skillstudio.gui.qt_retrieval_preview import QtRetrievalPreview
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog
 from skillstudio.gui.skill_table_model import COLUMNS, CONFIDENCE_COLUMN, SkillTableModel
-from skillstudio.gui.workers import show_error
+from skillstudio.gui.workers import LibraryOp, show_error, without_full_collections
 from skillstudio.library import create_library, sample_library_path
 from skillstudio.model import ValidationError
 from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
@@ -50,6 +52,7 @@ from skillstudio.store import Actor, Database, LibraryChange, LibraryError, Skil
 SEARCH_DEBOUNCE_MS = 200
 WATCH_INTERVAL_MS = 1000
 RECENT_LIMIT = 8
+PROGRESS_EVERY = 100  # skills between two progress reports of a long operation
 
 
 def _fitting_size(width: int, height: int) -> tuple[int, int]:
@@ -61,13 +64,11 @@ def _fitting_size(width: int, height: int) -> tuple[int, int]:
     return min(width, int(available.width() * 0.9)), min(height, int(available.height() * 0.9))
 
 
-class _ChangeBridge(QObject):
-    """Carries the store's change callbacks (any thread) onto the GUI thread as a signal."""
-
-    changed = Signal(object)
-
-
 class QtMainWindow(QMainWindow):
+    """The browser. It owns the :class:`BrowserState` (``self.state``) every panel follows: the
+    search box and the filter panel write its query, the table's selection writes its selection,
+    and the library's changes reach each panel through it."""
+
     def __init__(self, repository: SkillRepository, settings: QSettings | None = None) -> None:
         super().__init__()
         self.settings = settings or QSettings()
@@ -75,10 +76,10 @@ class QtMainWindow(QMainWindow):
         self.resize(*_fitting_size(1400, 820))
         self.undo_stack = QUndoStack(self)
         self._editors: list = []  # open skill editors, asked before the window closes
-        self._bridge = _ChangeBridge(self)
-        self._bridge.changed.connect(self._on_library_change)
-        self._unsubscribe = lambda: None
         self._data_version = 0
+        self._pending_selection: list[str] = []  # to select once the running query shows it
+        self._restoring = False  # the window itself is re-selecting rows after a query
+        self.state = BrowserState(repository, self)
 
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search names, descriptions and tags (Ctrl+F)")
@@ -100,62 +101,22 @@ class QtMainWindow(QMainWindow):
         self.table.horizontalHeader().setHighlightSections(False)
         self.table.setItemDelegateForColumn(CONFIDENCE_COLUMN, QtConfidenceDelegate(self.table))
         self.table.doubleClicked.connect(lambda _index: self.edit_current())
-
-        self._watch_timer = QTimer(self, interval=WATCH_INTERVAL_MS)
-        self._watch_timer.timeout.connect(self.check_external_changes)
-
-        self._build_actions()
-        self.repository: SkillRepository | None = None
-        self.state = BrowserState(parent=self)  # TEMP (dashboard branch): the browser branch owns the state
-        self.dashboard: QtDashboard | None = None  # the verification dashboard dock, added once the browser exists
-        self.retrieval_preview: QtRetrievalPreview | None = None  # likewise
-        # TEMP (preview branch): a result picked in the Retrieval Preview is revealed in the browser.
-        self.state.current_changed.connect(lambda skill_id: skill_id is not None and self.reveal_skill(skill_id))
-        self.install(repository)
-        self.dashboard = QtDashboard(self.state, self)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
-        # The browser is the main view: the dock starts at about a third of the window's height.
-        self.resizeDocks([self.dashboard], [max(240, self.height() // 3)], Qt.Orientation.Vertical)
-        self.menuBar().addMenu(self.dashboard.menu)
-        self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
-        # TEMP (dashboard branch): the table reloads once a batch ends, as before; see _on_library_change.
-        self.dashboard.batch_finished.connect(lambda _outcome: self.reload_all())
-        self.retrieval_preview = QtRetrievalPreview(self.state, self)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.retrieval_preview)
-        self.view_menu.addActions([self.retrieval_preview.toggle_action, self.retrieval_preview.embed_action])
-        self._watch_timer.start()
-
-    # ============================================================================================
-    # Library
-    # ============================================================================================
-
-    def install(self, repository: SkillRepository) -> None:
-        """Show ``repository``'s library (on start, and whenever another library is opened)."""
-        previous = self.repository
-        self._unsubscribe()
-        if previous is not None:
-            self.model.shutdown()
-            self.filters.shutdown()
-        self.repository = repository
-        self.undo_stack.clear()
-        self._pending_selection: list[str] = []
-        self.model = SkillTableModel(repository, self)
+        self.model = SkillTableModel(self.state, self)
+        self.model.query_started.connect(self._on_query_started)
         self.model.query_finished.connect(self._on_query_finished)
-        self.model.query_failed.connect(lambda message: self.statusBar().showMessage(message, 10_000))
-        self.filters = QtFilterPanel(repository, self)
-        self.filters.changed.connect(self.apply_filters)
-        self.detail = QtDetailPane(repository, self)
-        self.detail.skill_activated.connect(self.select_skill)
+        self.model.query_failed.connect(lambda message: self.state.say(message, 10_000))
         self.table.setModel(self.model)
-        self.table.selectionModel().currentRowChanged.connect(self._on_current_changed)
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
-        self.table.selectionModel().selectionChanged.connect(lambda *_: self._share_selection())  # TEMP
+        self.table.selectionModel().selectionChanged.connect(self._on_table_selection)
+        self.table.selectionModel().currentRowChanged.connect(self._on_table_selection)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         for column, width in enumerate((300, 95, 60, 105, 70, 95, 60, 55, 120, 160, 100)):
             self.table.setColumnWidth(column, width)
 
+        self.filters = QtFilterPanel(self.state, self)
+        self.detail = QtDetailPane(self.state, self)
+        self.detail.skill_activated.connect(self.select_skill)
         centre = QWidget(self)
         layout = QVBoxLayout(centre)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -167,34 +128,92 @@ class QtMainWindow(QMainWindow):
         splitter.addWidget(self.detail)
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([230, 820, 380])
-        old = self.centralWidget()
         self.setCentralWidget(splitter)
-        if old is not None:
-            old.deleteLater()
 
-        self._unsubscribe = repository.database.changes.subscribe(self._bridge.changed.emit)
+        self._watch_timer = QTimer(self, interval=WATCH_INTERVAL_MS)
+        self._watch_timer.timeout.connect(self.check_external_changes)
+
+        self._build_actions()
+        self.state.library_opened.connect(self._on_library_opened)
+        self.state.library_changed.connect(self._on_library_change)
+        self.state.busy_changed.connect(self._show_busy)
+        self.state.message.connect(self._show_message)
+        self.state.current_changed.connect(self._follow_current)
+        self.dashboard: QtDashboard | None = None  # the verification dashboard dock, added once the browser exists
+        self.retrieval_preview: QtRetrievalPreview | None = None  # likewise
+        self._on_library_opened(repository)
+        self.dashboard = QtDashboard(self.state, self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
+        # The browser is the main view: the dock starts at about a third of the window's height.
+        self.resizeDocks([self.dashboard], [max(240, self.height() // 3)], Qt.Orientation.Vertical)
+        self.menuBar().addMenu(self.dashboard.menu)
+        self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
+        self.retrieval_preview = QtRetrievalPreview(self.state, self)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.retrieval_preview)
+        self.view_menu.addActions([self.retrieval_preview.toggle_action, self.retrieval_preview.embed_action])
+        self._watch_timer.start()
+
+    @property
+    def repository(self) -> SkillRepository:
+        """The open library as the current user (the state's; read it when acting)."""
+        return self.state.require_repository()
+
+    # ============================================================================================
+    # Library
+    # ============================================================================================
+
+    def install(self, repository: SkillRepository) -> None:
+        """Show ``repository``'s library (whenever another library is opened)."""
+        previous = self.state.repository
+        self.state.operations.wait(-1)  # a bulk write on the previous library ends first
+        # Every panel lets go of the previous library: the dashboard stops a batch, the preview
+        # its search and Compute Embeddings, before the file closes below.
+        self.state.set_repository(repository)
+        if previous is not None and previous.database is not repository.database:
+            previous.database.close()
+
+    def _on_library_opened(self, repository: SkillRepository) -> None:
+        self.undo_stack.clear()  # its commands belong to the previous library
+        self._pending_selection = []
+        self._search_timer.stop()
+        self.search.blockSignals(True)
+        self.search.clear()  # the state's query starts empty for each library
+        self.search.blockSignals(False)
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self._data_version = repository.database.data_version()
         path = repository.database.path
         self.setWindowTitle(f"{path.stem} — SkillStudio")
         self.setWindowFilePath(str(path))
         self._remember_recent(path)
-        self.apply_filters()
-        self.state.set_repository(repository)  # another library: the dashboard stops a batch on the previous one
-        if previous is not None and previous.database is not repository.database:
-            previous.database.close()
+        self.status.setText("Searching…")  # the table's first query runs
+        self._update_actions()
+
+    def _refuse_while_busy(self) -> bool:
+        """Another library cannot open under a running operation (it writes to this one)."""
+        if not self.state.busy:
+            return False
+        QMessageBox.information(
+            self,
+            "An operation is running",
+            f"{self.state.busy_text} is still running on this library; open another one when it is done.",
+        )
+        return True
 
     def open_library_file(self, path: str | Path) -> bool:
+        if self._refuse_while_busy():
+            return False
         try:
             database = Database(path)
         except LibraryError as error:
             QMessageBox.warning(self, "Cannot open library", str(error))
             self._forget_recent(Path(path))
             return False
-        actor = self.repository.actor if self.repository else None
-        self.install(SkillRepository(database, actor))
+        self.install(SkillRepository(database, self.repository.actor))
         return True
 
     def new_library(self) -> None:
+        if self._refuse_while_busy():
+            return
         path, _ = QFileDialog.getSaveFileName(
             self, "New library", str(Path.home() / "skills.db"), "Skill libraries (*.db)"
         )
@@ -205,7 +224,7 @@ class QtMainWindow(QMainWindow):
         except LibraryError as error:
             QMessageBox.warning(self, "Cannot create library", str(error))
             return
-        self.install(SkillRepository(database, self.repository.actor if self.repository else None))
+        self.install(SkillRepository(database, self.repository.actor))
 
     def open_library_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -265,22 +284,25 @@ class QtMainWindow(QMainWindow):
     # ============================================================================================
 
     def current_query(self) -> SkillQuery:
-        return self.filters.apply_to(replace(self.model.query, text=self.search.text()))
+        return self.state.query
 
     def apply_filters(self) -> None:
-        """Re-query for the current filters and search; the table updates when the result
-        arrives (the query runs on a worker thread), keeping the selection where it can."""
+        """Search for what the search box says (after a pause in typing, or at once)."""
         self._search_timer.stop()
-        if not self._pending_selection:
-            self._pending_selection = self.selected_ids()
-        self.model.set_query(self.current_query())
+        self.state.set_query(replace(self.state.query, text=self.search.text()))
+
+    def _on_query_started(self) -> None:
         self.status.setText("Searching…")
 
     def _on_query_finished(self) -> None:
-        selected, self._pending_selection = self._pending_selection, []
-        self._restore_selection(selected)
-        self.state.set_query(self.model.query)  # TEMP (dashboard branch), as the selection below
-        self._share_selection()  # TEMP (dashboard branch): a reset model may have dropped the selection
+        """The table shows a new result: select what was selected (or asked for) where it still is."""
+        current: str | None
+        if self._pending_selection:
+            wanted, current = self._pending_selection, self._pending_selection[0]
+        else:
+            wanted, current = list(self.state.selection), self.state.current
+        self._pending_selection = []
+        self._restore_selection(wanted, current)
         self._update_status()
 
     def _update_status(self) -> None:
@@ -290,33 +312,42 @@ class QtMainWindow(QMainWindow):
         self._update_actions()
 
     def selected_ids(self) -> list[str]:
+        return list(self.state.selection)
+
+    def current_id(self) -> str | None:
+        """The skill of the table's current row (None when the detail pane shows one the table does not)."""
+        index = self.table.currentIndex()
+        return self.model.id_at(index.row()) if index.isValid() else None
+
+    def _table_selection(self) -> list[str]:
         rows = sorted(index.row() for index in self.table.selectionModel().selectedRows())
         return [self.model.id_at(row) for row in rows if row < self.model.rowCount()]
 
-    def _share_selection(self) -> None:
-        """TEMP (dashboard branch): what the dashboard follows, until the browser branch owns the state."""
-        self.state.set_selection(self.selected_ids(), self.current_id())
-
-    def current_id(self) -> str | None:
-        index = self.table.currentIndex()
-        return self.model.id_at(index.row()) if index.isValid() else None
+    def _on_table_selection(self, *_args: object) -> None:
+        """The table's selection is the state's: the panels follow the state, not the table."""
+        if self._restoring:
+            return
+        self.state.set_selection(self._table_selection(), self.current_id())
+        self._update_actions()
 
     def select_skill(self, skill_id: str) -> None:
         """Select a skill by id; clears the filters and search if they hide it."""
         row = self.model.row_of(skill_id)
-        if row is not None and not self.model.busy:
+        if row is not None and not self.model.loading:
             self.table.selectRow(row)
             self.table.scrollTo(self.model.index(row, 0))
             return
-        if not self.repository.exists(skill_id):
-            self.statusBar().showMessage("That skill is not in this library (it may be in the trash).", 5000)
+        if not self.state.require_repository().exists(skill_id):
+            self.state.say("That skill is not in this library (it may be in the trash).", 5000)
             return
-        self._pending_selection = [skill_id]
+        self._pending_selection = [skill_id]  # selected when the running (or next) query shows it
         if row is None:
-            self.search.blockSignals(True)
-            self.search.clear()
-            self.search.blockSignals(False)
-            self.filters.clear()  # re-queries; the selection follows when the result arrives
+            self.clear_filters()  # re-queries; the selection follows when the result arrives
+
+    def _follow_current(self, skill_id: str | None) -> None:
+        """Another panel (the Retrieval Preview) made a skill current: show it in the browser."""
+        if skill_id is not None and skill_id != self.current_id():
+            self.reveal_skill(skill_id)
 
     def reveal_skill(self, skill_id: str) -> None:
         """Select a skill if the browser shows it; else show it in the detail pane alone, leaving
@@ -326,48 +357,57 @@ class QtMainWindow(QMainWindow):
             self.select_skill(skill_id)
             return
         self.table.selectionModel().clear()  # no row stands for what the detail pane shows
-        self.detail.show_skill(skill_id)
+        self.state.set_selection((), skill_id)
 
-    def _restore_selection(self, skill_ids: Sequence[str]) -> None:
-        selection = self.table.selectionModel()
-        rows = [row for row in (self.model.row_of(i) for i in skill_ids) if row is not None]
-        for n, row in enumerate(rows):
-            flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
-            if n == 0:
-                flags |= QItemSelectionModel.SelectionFlag.Current
-                selection.setCurrentIndex(self.model.index(row, 0), flags)
-                self.table.scrollTo(self.model.index(row, 0))
-            else:
-                selection.select(self.model.index(row, 0), flags)
-        if not rows:
-            self.detail.show_skill(None)
-
-    def _on_current_changed(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
-        self.detail.show_skill(self.model.id_at(current.row()) if current.isValid() else None)
-        self._update_actions()
+    def _restore_selection(self, skill_ids: Sequence[str], current: str | None) -> None:
+        """Select these skills' rows in one go (one signal, however many), ``current`` first."""
+        rows = sorted(row for row in (self.model.row_of(i) for i in skill_ids) if row is not None)
+        selection = QItemSelection()
+        start = previous = None
+        for row in [*rows, None]:
+            if row is not None and previous is not None and row == previous + 1:
+                previous = row
+                continue
+            if start is not None and previous is not None:
+                selection.select(self.model.index(start, 0), self.model.index(previous, len(COLUMNS) - 1))
+            start = previous = row
+        current_row = self.model.row_of(current) if current is not None else None
+        if current_row is None and rows:
+            current_row = rows[0]
+        model = self.table.selectionModel()
+        self._restoring = True
+        try:
+            model.select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+            if current_row is not None:
+                model.setCurrentIndex(self.model.index(current_row, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
+                self.table.scrollTo(self.model.index(current_row, 0))
+        finally:
+            self._restoring = False
+        if rows or skill_ids:
+            self._on_table_selection()
+        else:  # nothing was selected: a skill the detail pane shows alone stays shown
+            self.state.set_selection((), current)
 
     # --- changes --------------------------------------------------------------------------------
 
     def _on_library_change(self, change: LibraryChange) -> None:
-        """A write from this process: refresh only what it touched, unless rows come or go."""
-        self._data_version = self.repository.database.data_version()  # ours, not external
-        if self.dashboard is not None and self.dashboard.running and change.started_by(self.dashboard):
-            return  # TEMP (dashboard branch): a running batch's results; the browser reloads when it ends
-        if change.action in ("skill.update", "skill.review", "skill.compose", "skill.embed"):
-            self.model.refresh(change.skill_ids)
-            if self.detail.skill_id in change.skill_ids or change.action == "skill.compose":
-                self.detail.refresh()
-        else:
-            self.apply_filters()
-        if change.action in ("skill.update", "skill.create", "skill.restore"):
-            self.filters.reload_choices()
+        """A write from this process (the panels follow it themselves through the state). It
+        moved the file's data_version too: remember that, so only other processes reload all."""
+        repository = self.state.repository
+        if repository is not None:
+            self._data_version = repository.database.data_version()
 
     def check_external_changes(self) -> None:
         """Another process (the CLI, an engine, an agent) committed: reload what we show."""
         if self.dashboard is not None and self.dashboard.running:
             return  # a verification batch of ours is writing; everything reloads when it ends
+        if self.state.busy:
+            return  # our own operation is writing; its change announcement follows
+        repository = self.state.repository
+        if repository is None:
+            return
         try:
-            version = self.repository.database.data_version()
+            version = repository.database.data_version()
         except Exception:  # noqa: BLE001 - the file may be gone; keep showing what we have
             return
         if version != self._data_version:
@@ -376,10 +416,24 @@ class QtMainWindow(QMainWindow):
 
     def reload_all(self) -> None:
         self.filters.reload_choices()
-        self.apply_filters()
+        self.model.reload()
         self.detail.refresh()
         if self.retrieval_preview is not None:
             self.retrieval_preview.schedule_search()
+
+    # --- status bar -------------------------------------------------------------------------------
+
+    def _show_busy(self, busy: bool) -> None:
+        self.busy_bar.setVisible(busy)
+        self.busy_label.setVisible(busy)
+        self.busy_label.setText(self.state.busy_text if busy else "")
+
+    def _show_progress(self, progress: object) -> None:
+        if isinstance(progress, str) and self.state.busy:
+            self.busy_label.setText(progress)
+
+    def _show_message(self, text: str, timeout_ms: int) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
 
     # ============================================================================================
     # Actions
@@ -426,7 +480,7 @@ class QtMainWindow(QMainWindow):
         self.undo_action = self.undo_stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
         self.redo_action = self.undo_stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence.StandardKey.Redo])
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence(QKeySequence.StandardKey.Redo)])
         edit_menu.addActions([self.undo_action, self.redo_action])
         edit_menu.addSeparator()
         self.new_skill_action = action("&New Skill…", self.new_skill, QKeySequence.StandardKey.New)
@@ -451,7 +505,7 @@ class QtMainWindow(QMainWindow):
         self.history_action = action("Skill &History…", self.show_history, QKeySequence("Ctrl+H"))
         self.trash_view_action = action("T&rash…", self.show_trash)
         self.refresh_action = action("Re&load", self.reload_all, QKeySequence.StandardKey.Refresh)
-        self.clear_filters_action = action("&Clear Filters", lambda: (self.search.clear(), self.filters.clear()))
+        self.clear_filters_action = action("&Clear Filters", self.clear_filters)
         view_menu.addActions(
             [self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action]
         )
@@ -480,6 +534,14 @@ class QtMainWindow(QMainWindow):
             if act not in self.table.actions():
                 self.table.addAction(act)
 
+        self.busy_label = QLabel(self)  # what the running operation does (state.busy_text, progress)
+        self.busy_bar = QProgressBar(self)
+        self.busy_bar.setRange(0, 0)  # it runs; how far is in the label when the operation says
+        self.busy_bar.setMaximumWidth(120)
+        self.busy_bar.setTextVisible(False)
+        for widget in (self.busy_label, self.busy_bar):
+            widget.hide()
+            self.statusBar().addPermanentWidget(widget)
         self.status = QLabel(self)
         self.statusBar().addPermanentWidget(self.status)
 
@@ -492,21 +554,29 @@ class QtMainWindow(QMainWindow):
         self.history_action.setEnabled(has_current)
 
     def ask_user_name(self) -> None:
+        repository = self.state.require_repository()
         name, ok = QInputDialog.getText(
-            self, "Your name", "Your edits are recorded under this name:", text=self.repository.actor.id
+            self, "Your name", "Your edits are recorded under this name:", text=repository.actor.id
         )
         if ok and name.strip():
             self.settings.setValue("user/name", name.strip())
-            self.repository = self.repository.as_actor(Actor(name.strip(), "human"))
-            self.state.set_repository(self.repository)  # TEMP (dashboard branch): batches run as the new name
-            self.model.repository = self.detail.repository = self.filters.repository = self.repository
+            self.state.set_repository(repository.as_actor(Actor(name.strip(), "human")))  # writes go out as them
+
+    def clear_filters(self) -> None:
+        """No filters, no search: the whole library (in the current order)."""
+        self._search_timer.stop()
+        self.search.blockSignals(True)
+        self.search.clear()
+        self.search.blockSignals(False)
+        query = self.state.query
+        self.state.set_query(SkillQuery(sort=query.sort, descending=query.descending))
 
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()
 
     def _report(self, title: str, error: Exception) -> None:
-        QMessageBox.warning(self, title, str(error))
+        show_error(self, title, error)
 
     # --- editing ------------------------------------------------------------------------------------
 
@@ -538,7 +608,7 @@ class QtMainWindow(QMainWindow):
 
         skill_id = self.current_id()
         if skill_id is not None:
-            QtHistoryDialog(self.repository, skill_id, self).show()
+            QtHistoryDialog(self.state, skill_id, self).show()
 
     def show_review_queue(self) -> QDialog:
         from skillstudio.gui.review import QtReviewQueue
@@ -555,7 +625,7 @@ class QtMainWindow(QMainWindow):
         return dialog
 
     def show_trash(self) -> None:
-        QtTrashDialog(self.repository, self).exec()
+        QtTrashDialog(self.state, self).exec()
 
     # --- sharing (docs/packages.md) ---------------------------------------------------------------
 
@@ -566,7 +636,11 @@ class QtMainWindow(QMainWindow):
 
     def export_ids(self) -> list[str]:
         """The selection, or every skill the filters show when nothing is selected."""
-        return self.selected_ids() or self.repository.query(self.current_query()).ids
+        if self.selected_ids():
+            return self.selected_ids()
+        if not self.model.loading:
+            return list(self.model.ids())  # what the table shows, without asking SQLite again
+        return self.state.require_repository().query(self.current_query()).ids
 
     def export_selection(self) -> None:
         from skillstudio.gui.qt_packages import QtExportDialog
@@ -587,12 +661,12 @@ class QtMainWindow(QMainWindow):
     def add_tags_to_selection(self) -> None:
         tags = self._ask_tags("Add tags")
         if tags:
-            self._push(_RetagCommand(self, self.selected_ids(), add=tags))
+            self._push(_RetagCommand(self._run_operation, self.selected_ids(), add=tags))
 
     def remove_tags_from_selection(self) -> None:
         tags = self._ask_tags("Remove tags")
         if tags:
-            self._push(_RetagCommand(self, self.selected_ids(), remove=tags))
+            self._push(_RetagCommand(self._run_operation, self.selected_ids(), remove=tags))
 
     def trash_selection(self) -> None:
         ids = self.selected_ids()
@@ -603,17 +677,27 @@ class QtMainWindow(QMainWindow):
             self, "Move to trash", f"Move {noun} to the trash? (Edit › Undo brings them back.)"
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self._push(_TrashCommand(self, ids))
+            self._push(_TrashCommand(self._run_operation, ids))
 
-    def _push(self, command: QUndoCommand) -> None:
-        """Run a command; if its first run fails, report it and keep it off the undo stack."""
-        try:
-            command.apply()  # type: ignore[attr-defined]
-        except (LibraryError, ValidationError) as error:
-            self._report(command.text(), error)
-            return
-        command.first_run_done = True  # type: ignore[attr-defined]
-        self.undo_stack.push(command)
+    def _run_operation(
+        self, op: Callable[[SkillRepository], Any], title: str, success: Callable[[Any], None] | None = None
+    ) -> None:
+        """Run a write in the background, as the browser's busy work (progress in the status bar)."""
+        operation: LibraryOp[Any] = LibraryOp(self.state, self, without_full_collections(op), title=title)
+        operation.progress(self._show_progress)
+        if success is not None:
+            operation.success(success)
+        operation.run_in_background()
+
+    def _push(self, command: _BulkCommand) -> None:
+        """Run a command; once its first run succeeded, it goes on the undo stack (a failure is
+        reported, and the command stays off the stack)."""
+
+        def applied(_result: object) -> None:
+            command.first_run_done = True
+            self.undo_stack.push(command)
+
+        self._run_operation(command.apply, command.text(), applied)
 
     # --- closing ---------------------------------------------------------------------------------
 
@@ -628,73 +712,76 @@ class QtMainWindow(QMainWindow):
         if self.retrieval_preview is not None:
             self.retrieval_preview.shutdown()  # cancels Compute Embeddings; the batches stored stay stored
         self._watch_timer.stop()
-        self._unsubscribe()
-        self.state.close()  # TEMP (dashboard branch)
-        self.model.shutdown()
-        self.filters.shutdown()
+        self.state.operations.wait(-1)  # a bulk write finishes before the library can close
+        self.state.close()
+        for panel in (self.model, self.filters, self.detail):
+            panel.shutdown()
         super().closeEvent(event)
 
 
-class _UndoableOperation(QUndoCommand):
-    """QUndoStack.push() calls redo(); the window ran it already, so the first call is skipped."""
+class _BulkCommand(QUndoCommand):
+    """An undoable change of many skills; each run (do, undo, redo) is a background operation.
 
-    def __init__(self, window: QtMainWindow, text: str) -> None:
+    QUndoStack.push() calls redo(); the window ran the command already, so the first call is
+    skipped. Operations run one at a time in the order asked, so an undo queued behind its
+    command's first run sees that run's result.
+    """
+
+    def __init__(self, run: Callable[..., None], text: str) -> None:
         super().__init__(text)
-        self.window = window
+        self.run = run  # QtMainWindow._run_operation
         self.first_run_done = False
 
     def redo(self) -> None:
         if self.first_run_done:
             self.first_run_done = False
             return
-        self._guarded(self.apply)
+        self.run(self.apply, self.text())
 
     def undo(self) -> None:
-        self._guarded(self.revert)
+        self.run(self.revert, f"Undo: {self.text()}")
 
-    def _guarded(self, operation) -> None:  # type: ignore[no-untyped-def]
-        try:
-            operation()
-        except (LibraryError, ValidationError) as error:
-            self.window._report(self.text(), error)
-
-    def apply(self) -> None:
+    def apply(self, repository: SkillRepository) -> Any:
         raise NotImplementedError
 
-    def revert(self) -> None:
+    def revert(self, repository: SkillRepository) -> Any:
         raise NotImplementedError
 
 
-class _TrashCommand(_UndoableOperation):
-    def __init__(self, window: QtMainWindow, skill_ids: list[str]) -> None:
-        super().__init__(window, f"Move {len(skill_ids)} skill{'s' if len(skill_ids) != 1 else ''} to the trash")
+class _TrashCommand(_BulkCommand):
+    def __init__(self, run: Callable[..., None], skill_ids: list[str]) -> None:
+        super().__init__(run, f"Move {len(skill_ids)} skill{'s' if len(skill_ids) != 1 else ''} to the trash")
         self.skill_ids = skill_ids
 
-    def apply(self) -> None:
-        self.window.repository.trash.delete_many(self.skill_ids, message="moved to the trash from the browser")
+    def apply(self, repository: SkillRepository) -> None:
+        repository.trash.delete_many(self.skill_ids, message="moved to the trash from the browser")
 
-    def revert(self) -> None:
-        for skill_id in self.skill_ids:
-            self.window.repository.trash.restore(skill_id, message="undo: move to trash")
+    def revert(self, repository: SkillRepository) -> Iterator[str]:
+        total = len(self.skill_ids)
+        for done, skill_id in enumerate(self.skill_ids, start=1):
+            repository.trash.restore(skill_id, message="undo: move to trash")
+            if done % PROGRESS_EVERY == 0 or done == total:
+                yield f"Restoring {done:,} of {total:,} skills…"
 
 
-class _RetagCommand(_UndoableOperation):
+class _RetagCommand(_BulkCommand):
     def __init__(
-        self, window: QtMainWindow, skill_ids: list[str], *, add: Sequence[str] = (), remove: Sequence[str] = ()
+        self, run: Callable[..., None], skill_ids: list[str], *, add: Sequence[str] = (), remove: Sequence[str] = ()
     ) -> None:
         verb = f"Add tags {', '.join(add)}" if add else f"Remove tags {', '.join(remove)}"
-        super().__init__(window, verb)
+        super().__init__(run, verb)
         self.skill_ids, self.add, self.remove = skill_ids, tuple(add), tuple(remove)
-        self.before: dict[str, tuple[str, ...]] = {}
+        self.before: dict[str, tuple[str, ...]] = {}  # the tags of the skills retag changed
 
-    def apply(self) -> None:
-        repository = self.window.repository
-        self.before = {skill_id: repository.get(skill_id).tags for skill_id in self.skill_ids}
-        retag(repository, self.skill_ids, add=self.add, remove=self.remove)
+    def apply(self, repository: SkillRepository) -> None:
+        tags = {row.id: row.tags for row in repository.summaries(self.skill_ids)}  # columns only: cheap
+        changed = {skill.id for skill in retag(repository, self.skill_ids, add=self.add, remove=self.remove)}
+        self.before = {skill_id: tags[skill_id] for skill_id in changed}
 
-    def revert(self) -> None:
-        repository = self.window.repository
-        restored = [replace(skill, tags=self.before[skill.id]) for skill in map(repository.get, self.before)]
+    def revert(self, repository: SkillRepository) -> None:
+        if not self.before:
+            return
+        restored = [replace(skill, tags=self.before[skill.id]) for skill in repository.get_many(list(self.before))]
         repository.update_many(restored, message=f"undo: {self.text().lower()}")
 
 

@@ -1,6 +1,12 @@
-"""The trash: deleted skills, restorable one by one, or deleted for good."""
+"""The trash: deleted skills, restorable one by one, or deleted for good.
+
+The list is read in the background and follows the library (a skill trashed or restored
+elsewhere appears or goes); restoring and emptying run as background operations.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -15,13 +21,43 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from skillstudio.store import LibraryError, SkillRepository
+from skillstudio.gui.browser_state import BrowserState
+from skillstudio.gui.workers import LatestOnly, LibraryOp, show_error
+from skillstudio.store import ChangeKind, LibraryChange, LibraryError, SkillRepository, TrashEntry
+
+PROGRESS_EVERY = 50  # skills between two progress reports of a long restore
+
+
+class NotAllRestored(LibraryError):
+    """Some of the chosen skills could not be restored; the others were."""
+
+    def __init__(self, failures: list[tuple[str, LibraryError]]) -> None:
+        self.failures = failures
+        lines = "; ".join(f"{name}: {error}" for name, error in failures[:5])
+        more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
+        super().__init__(
+            f"{len(failures)} skill{'s' if len(failures) != 1 else ''} could not be restored: {lines}{more}"
+        )
+
+
+def _restore(repository: SkillRepository, chosen: list[tuple[str, str]]) -> Iterator[str]:
+    """Restore each (id, name); one that fails does not stop the others."""
+    failures: list[tuple[str, LibraryError]] = []
+    for done, (skill_id, name) in enumerate(chosen, start=1):
+        try:
+            repository.trash.restore(skill_id)
+        except LibraryError as error:
+            failures.append((name, error))
+        if done % PROGRESS_EVERY == 0 or done == len(chosen):
+            yield f"Restoring {done:,} of {len(chosen):,} skills…"
+    if failures:
+        raise NotAllRestored(failures)
 
 
 class QtTrashDialog(QDialog):
-    def __init__(self, repository: SkillRepository, parent: QWidget | None = None) -> None:
+    def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
+        self.state = state
         self.setWindowTitle("Trash")
         self.resize(720, 420)
         layout = QVBoxLayout(self)
@@ -41,25 +77,67 @@ class QtTrashDialog(QDialog):
         self.restore_button.clicked.connect(self.restore_selected)
         self.empty_button.clicked.connect(self.empty)
         layout.addWidget(buttons)
+        self.empty_button.setEnabled(False)
+        self._loader = LatestOnly(
+            self, self._show_entries, lambda error: show_error(self, "Cannot read the trash", error)
+        )
+        state.library_changed.connect(self._on_library_change)
+        state.library_opened.connect(self._on_library_opened)
+        state.busy_changed.connect(lambda _busy: self._update_buttons())
         self.reload()
 
+    @property
+    def loading(self) -> bool:
+        return self._loader.loading
+
     def reload(self) -> None:
+        repository = self.state.repository
+        if repository is not None:
+            self._loader.request(repository.trash.entries)
+
+    def _show_entries(self, entries: list[TrashEntry]) -> None:
         self.list.clear()
-        for entry in self.repository.trash.entries():
+        for entry in entries:
             item = QTreeWidgetItem(
                 [entry.name, entry.deleted_at[:16].replace("T", " "), entry.deleted_by, entry.message]
             )
             item.setData(0, Qt.ItemDataRole.UserRole, entry.skill_id)
             self.list.addTopLevelItem(item)
-        self.empty_button.setEnabled(self.list.topLevelItemCount() > 0)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        idle = not self.state.busy  # a restore or an emptying under way: let it finish first
+        self.restore_button.setEnabled(idle)
+        self.empty_button.setEnabled(idle and self.list.topLevelItemCount() > 0)
+
+    def _on_library_change(self, change: LibraryChange) -> None:
+        if change.touches(ChangeKind.MEMBERSHIP):  # something was trashed, restored or purged
+            self.reload()
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        self._loader.discard()
+        self._loader.wait()
+        self.reject()  # it listed the trash of the library that closed
 
     def restore_selected(self) -> None:
-        for item in self.list.selectedItems():
-            try:
-                self.repository.trash.restore(item.data(0, Qt.ItemDataRole.UserRole))
-            except LibraryError as error:
-                QMessageBox.warning(self, "Cannot restore", str(error))
-        self.reload()
+        chosen = [
+            (item.data(0, Qt.ItemDataRole.UserRole), item.text(0))
+            for item in self.list.selectedItems()
+            if item.data(0, Qt.ItemDataRole.UserRole)
+        ]
+        if not chosen:
+            return
+
+        def restore(repository: SkillRepository) -> Iterator[str]:
+            return (yield from _restore(repository, chosen))
+
+        def restored(_result: object) -> None:
+            self.state.say(f"Restored {len(chosen):,} skill{'s' if len(chosen) != 1 else ''} from the trash")
+
+        LibraryOp(self.state, self, restore, title="Restore from the trash").success(restored).failure(
+            lambda error: show_error(self, "Cannot restore", error)
+        ).progress(lambda text: self.state.say(str(text), 0)).run_in_background(initiator=self)
+        self._update_buttons()
 
     def empty(self) -> None:
         count = self.list.topLevelItemCount()
@@ -67,5 +145,7 @@ class QtTrashDialog(QDialog):
             self, "Empty trash", f"Delete {count} skill{'s' if count != 1 else ''} and their history for good?"
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self.repository.trash.empty()
-            self.reload()
+            LibraryOp(
+                self.state, self, lambda repository: repository.trash.empty(), title="Empty trash"
+            ).run_in_background(initiator=self)
+            self._update_buttons()

@@ -3,6 +3,10 @@
 As in Anki's browser, a query returns only ids (cheap even for 100,000 skills); a row's
 columns are read from the store the first time a view paints it, a page at a time, and kept
 in a bounded cache. Sorting re-runs the query in SQLite rather than sorting in Python.
+
+The model shows ``BrowserState.query``: it re-queries when the query changes, when another
+library opens, and when skills join or leave the library; it repaints the rows whose content,
+quality or review changed (whoever wrote them, in this process).
 """
 
 from __future__ import annotations
@@ -10,21 +14,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QCoreApplication,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QRunnable,
-    Qt,
-    QThreadPool,
-    Signal,
-)
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
-from skillstudio.store import LibraryError, QueryResult, SkillQuery, SkillRepository, SkillSummary, SortKey
+from skillstudio.gui.workers import LatestOnly, readable
+from skillstudio.store import ChangeKind, LibraryChange, QueryResult, SkillQuery, SkillRepository, SkillSummary, SortKey
+
+if TYPE_CHECKING:
+    from skillstudio.gui.browser_state import BrowserState
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -36,6 +34,7 @@ _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 PAGE = 200  # rows read per cache miss: about two screens
 CACHE_LIMIT = 20_000  # rows kept; older pages are dropped first
+FOLLOW_CHANGES_MS = 50  # changes arriving within this follow together
 
 _DOMAIN_LABELS = {"ai_strategy": "AI strategy", "content_generation": "Content"}
 _SOURCE_LABELS = {
@@ -98,106 +97,137 @@ def display(summary: SkillSummary, column: int) -> str:
     return ""
 
 
-class _QuerySignals(QObject):
-    finished = Signal(int, object, object, int)  # generation, QueryResult, first page, library size
-    failed = Signal(int, str)
+@dataclass(frozen=True)
+class _Answer:
+    """What one query found: its ids, the first screen of rows, and the library's size."""
+
+    query: SkillQuery
+    result: QueryResult
+    first_page: list[SkillSummary]
+    library_size: int
 
 
-class _QueryTask(QRunnable):
-    """Runs one query off the GUI thread; talks back only through signals, never to widgets."""
-
-    def __init__(self, repository: SkillRepository, query: SkillQuery, generation: int, signals: _QuerySignals) -> None:
-        super().__init__()
-        self.repository, self.query, self.generation, self.signals = repository, query, generation, signals
-
-    def run(self) -> None:
-        try:
-            result = self.repository.query(self.query)
-            first_page = self.repository.summaries(result.ids[:PAGE])  # the first screen, ready to paint
-            library_size = self.repository.count()  # for "N of M match"; a scan at 100k
-        except LibraryError as error:
-            self.signals.failed.emit(self.generation, str(error))
-            return
-        self.signals.finished.emit(self.generation, result, first_page, library_size)
+def _run_query(repository: SkillRepository, query: SkillQuery) -> _Answer:
+    """Off the GUI thread: at 100k skills a common search word takes SQLite half a second."""
+    result = repository.query(query)
+    first_page = repository.summaries(result.ids[:PAGE])  # the first screen, ready to paint
+    library_size = repository.count()  # for "N of M match"; a scan at 100k
+    return _Answer(query, result, first_page, library_size)
 
 
 class SkillTableModel(QAbstractTableModel):
+    """The rows of ``state.query``, following the state: its query, its library, its changes.
+
+    ``query_started`` / ``query_finished`` / ``query_failed`` frame each query; ``loading`` says
+    whether one (or a refresh after a change) is under way.
+    """
+
+    query_started = Signal()
     query_finished = Signal()
     query_failed = Signal(str)
 
-    def __init__(self, repository: SkillRepository, parent: Any = None) -> None:
+    def __init__(self, state: BrowserState, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.repository = repository
-        self.query = SkillQuery()
+        self.state = state
+        self.query = state.query  # the query of the rows shown (or being loaded)
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
         self.total = 0  # matching skills (== len(ids): the browser never pages)
-        self.busy = False
         self.library_size = 0  # skills in the library, whatever the query
-        self._generation = 0
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)  # one query at a time; newer ones replace queued ones
-        self._signals = _QuerySignals(self)
-        self._signals.finished.connect(self._apply)
-        self._signals.failed.connect(self._fail)
+        self._loader = LatestOnly(self, self._apply, self._fail)
+        # A burst of changes (a verification batch, an undo restoring skills one by one) is
+        # followed once: one re-query, or one repaint of the rows that changed.
+        self._changed_ids: set[str] = set()
+        self._requery = False
+        self._follow_timer = QTimer(self, singleShot=True, interval=FOLLOW_CHANGES_MS)
+        self._follow_timer.timeout.connect(self._follow_changes)
+        state.query_changed.connect(self._on_query_changed)
+        state.library_opened.connect(self._on_library_opened)
+        state.library_changed.connect(self._on_library_changed)
+        self.reload()
 
     # --- querying --------------------------------------------------------------------------------
 
-    def set_query(self, query: SkillQuery) -> None:
-        """Show what ``query`` matches (its own offset/limit are ignored: we show them all)."""
-        self.query = replace(query, offset=0, limit=None)
-        self.reload()
+    @property
+    def loading(self) -> bool:
+        """A query runs, or changes wait to be followed: the rows may not be the latest yet."""
+        return self._loader.loading or self._follow_timer.isActive()
 
     def reload(self) -> None:
-        """Re-run the query (rows may have appeared, gone or moved) on a worker thread.
-
-        At 100k skills a common search word takes SQLite half a second; the window keeps
-        answering meanwhile, and only the newest query's result is shown (``query_finished``).
-        """
-        self._generation += 1
-        self.busy = True
-        self._pool.clear()  # queries not started yet are already stale
-        self._pool.start(_QueryTask(self.repository, self.query, self._generation, self._signals))
-
-    def wait(self, timeout_ms: int = 30_000) -> bool:
-        """Block until the running query is done and applied (tests, benchmarks, shutdown)."""
-        self._pool.waitForDone(timeout_ms)
-        QCoreApplication.sendPostedEvents()  # deliver its queued result now
-        return not self.busy
+        """Re-run the query (rows may have appeared, gone or moved) on a worker thread; the
+        window keeps answering meanwhile, and only the newest query's result is shown."""
+        repository = self.state.repository
+        if repository is None:
+            return
+        self.query = self.state.query
+        self._loader.request(_run_query, repository, self.query)
+        self.query_started.emit()
 
     def shutdown(self) -> None:
-        """Before the repository closes: let a running query finish, ignore its result."""
-        self._generation += 1
-        self._pool.clear()
-        self._pool.waitForDone()
+        """Before the library closes: drop what is pending, let a running query finish unseen."""
+        self._follow_timer.stop()
+        self._loader.discard()
+        self._loader.wait()
 
-    def _apply(self, generation: int, result: QueryResult, first_page: list[SkillSummary], library_size: int) -> None:
-        if generation != self._generation:
-            return  # a newer query is on its way
-        self.library_size = library_size
+    def _on_query_changed(self, _query: SkillQuery) -> None:
+        self.reload()
+
+    def _on_library_opened(self, _repository: SkillRepository) -> None:
+        self.shutdown()  # the running query reads the library about to close
+        self._changed_ids.clear()
+        self._requery = False
         self.beginResetModel()
-        self._ids = result.ids
+        self._ids, self._rows, self.total, self.library_size = [], {}, 0, 0
+        self._cache.clear()
+        self.endResetModel()
+        self.reload()
+
+    def _on_library_changed(self, change: LibraryChange) -> None:
+        if change.touches(ChangeKind.MEMBERSHIP):
+            self._requery = True  # rows come or go: only the query knows where
+        elif change.touches(ChangeKind.CONTENT | ChangeKind.QUALITY | ChangeKind.REVIEW):
+            self._changed_ids.update(change.skill_ids)
+        else:
+            return
+        if not self._follow_timer.isActive():
+            self._follow_timer.start()
+
+    def _follow_changes(self) -> None:
+        changed, self._changed_ids = self._changed_ids, set()
+        if self._requery:
+            self._requery = False
+            self.reload()  # reads every shown row afresh
+        else:
+            self.refresh(changed)
+
+    def _apply(self, answer: _Answer) -> None:
+        self.library_size = answer.library_size
+        self.beginResetModel()
+        self._ids = answer.result.ids
         self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}
         self._cache.clear()
-        self._cache.update((summary.id, summary) for summary in first_page)
-        self.total = result.total
+        self._cache.update((summary.id, summary) for summary in answer.first_page)
+        self.total = answer.result.total
         self.endResetModel()
-        self.busy = False
         self.query_finished.emit()
 
-    def _fail(self, generation: int, message: str) -> None:
-        if generation == self._generation:
-            self.busy = False
-            self.query_failed.emit(message)
+    def _fail(self, error: BaseException) -> None:
+        self.query_failed.emit(readable(error))
 
     def refresh(self, skill_ids: Iterable[str]) -> None:
-        """Forget cached rows of these skills and repaint them (their content changed)."""
+        """Forget cached rows of these skills and repaint them (their content changed).
+
+        One dataChanged over the span of the rows: the view repaints only what it shows, so a
+        retag of 10,000 skills costs one signal, not 10,000."""
+        rows = []
         for skill_id in skill_ids:
             self._cache.pop(skill_id, None)
             row = self._rows.get(skill_id)
             if row is not None:
-                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+                rows.append(row)
+        if rows:
+            self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), len(COLUMNS) - 1))
 
     def ids(self) -> Sequence[str]:
         return self._ids
@@ -217,19 +247,22 @@ class SkillTableModel(QAbstractTableModel):
         return summary
 
     def _load_page(self, row: int) -> None:
+        repository = self.state.repository
+        if repository is None:
+            return
         start = max(0, row - PAGE // 4)  # a little behind too: scrolling goes both ways
         wanted = [skill_id for skill_id in self._ids[start : start + PAGE] if skill_id not in self._cache]
-        for summary in self.repository.summaries(wanted):
+        for summary in repository.summaries(wanted):
             self._cache[summary.id] = summary
         while len(self._cache) > CACHE_LIMIT:
             self._cache.popitem(last=False)
 
     # --- Qt model interface ----------------------------------------------------------------------
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._ids)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -258,11 +291,11 @@ class SkillTableModel(QAbstractTableModel):
         return display(summary, index.column())
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sorting is part of the query: SQLite sorts, and the state says how the rows are ordered."""
+        current = self.state.query
         if not 0 <= column < len(COLUMNS):  # no sort column: relevance for a search, else name
-            query = replace(self.query, sort=SortKey.RELEVANCE, descending=False)
+            query = replace(current, sort=SortKey.RELEVANCE, descending=False)
         else:
             descending = order == Qt.SortOrder.DescendingOrder
-            query = replace(self.query, sort=COLUMNS[column].sort, descending=descending)
-        if query != self.query:
-            self.query = query
-            self.reload()
+            query = replace(current, sort=COLUMNS[column].sort, descending=descending)
+        self.state.set_query(query)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import inspect
 import logging
+import threading
 import traceback
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -326,11 +327,15 @@ def _collect_due_generations() -> None:
 
 
 class FullCollectionsHeld:
-    """Holds off the collector's full passes while a dialog reads or holds a large read.
+    """Holds off the collector's full passes while large work runs (a dialog's read, a bulk write).
 
-    Young generations are still collected; the full pass resumes once no dialog holds anything,
-    when the heap is small again. Holds nest across dialogs; GUI thread only."""
+    Such work keeps every skill it reads or writes alive until it ends; a full pass walks all of
+    them holding the GIL, and at 10,000 skills each one stalled the GUI thread for 100-300 ms
+    (benchmarks/bench_gui_stalls.py, bench_gui_import.py). Young generations are still
+    collected; the full pass resumes once nothing holds it, when the heap is small again.
+    Holds nest, from any thread."""
 
+    _lock = threading.Lock()
     _holders = 0
     _saved: tuple[int, int, int] | None = None
 
@@ -338,29 +343,57 @@ class FullCollectionsHeld:
         self._held = False
 
     def hold(self) -> None:
-        if self._held:
-            return
-        self._held = True
         cls = FullCollectionsHeld
-        if cls._holders == 0:
-            cls._saved = gc.get_threshold()
-            gc.set_threshold(cls._saved[0], cls._saved[1], 1_000_000_000)
-        cls._holders += 1
+        with cls._lock:
+            if self._held:
+                return
+            self._held = True
+            if cls._holders == 0:
+                cls._saved = gc.get_threshold()
+                gc.set_threshold(cls._saved[0], cls._saved[1], 1_000_000_000)
+            cls._holders += 1
 
     def release(self) -> None:
-        if not self._held:
-            return
-        self._held = False
         cls = FullCollectionsHeld
-        cls._holders -= 1
-        if cls._holders == 0 and cls._saved is not None:
-            gc.set_threshold(*cls._saved)
-            cls._saved = None
+        with cls._lock:
+            if not self._held:
+                return
+            self._held = False
+            cls._holders -= 1
+            if cls._holders == 0 and cls._saved is not None:
+                gc.set_threshold(*cls._saved)
+                cls._saved = None
 
     @classmethod
     def holders(cls) -> int:
         """How many holds are taken now (the full passes run again at 0)."""
         return cls._holders
+
+
+def without_full_collections(op: Callable[[T], Any]) -> Callable[[T], Any]:
+    """``op`` (a function or a generator function of one argument) with full passes held
+    off while it runs; for a LibraryOp's bulk write."""
+    if inspect.isgeneratorfunction(op):
+
+        def held_generator(argument: T) -> Generator[Any, Any, Any]:
+            held = FullCollectionsHeld()
+            held.hold()
+            try:
+                return (yield from op(argument))
+            finally:
+                held.release()
+
+        return held_generator
+
+    def held_function(argument: T) -> Any:
+        held = FullCollectionsHeld()
+        held.hold()
+        try:
+            return op(argument)
+        finally:
+            held.release()
+
+    return held_function
 
 
 def drain(*sequences: list[Any]) -> None:
@@ -382,4 +415,5 @@ __all__ = [
     "drain",
     "readable",
     "show_error",
+    "without_full_collections",
 ]

@@ -84,3 +84,48 @@ def _close_if_open(modal: QWidget, answer: ModalAnswer) -> None:
             modal.close()
     except RuntimeError:  # already deleted
         pass
+
+
+# --- the browser (QtMainWindow and the panels that follow its BrowserState) ------------------------
+
+
+@pytest.fixture
+def owner(qtbot):
+    """A parent for the test's panels and state, deleted on the GUI thread when the test ends.
+
+    A parentless QObject would be deleted whenever Python's collector finds it, possibly on a
+    worker thread (which Qt does not survive: a pool's thread would wait for its own pool)."""
+    widget = QWidget()
+    yield widget
+    widget.close()
+    import shiboken6
+
+    shiboken6.delete(widget)
+
+
+@pytest.fixture
+def browser_state(repository, owner: QWidget):
+    """A BrowserState on the test's repository (tests/conftest.py), as the main window owns one."""
+    from skillstudio.gui.browser_state import BrowserState
+
+    state = BrowserState(repository, owner)
+    yield state
+    state.operations.wait()
+    state.close()
+
+
+def browser_idle(window) -> bool:
+    """No operation runs and no panel is loading: the window shows what the library holds."""
+    return not (window.state.busy or window.model.loading or window.filters.loading or window.detail.loading)
+
+
+def wait_for_browser(qtbot, window, timeout: int = 10_000) -> None:
+    """Until the browser has caught up with what was asked of it and with the library's changes.
+
+    Changes are announced through queued signals: deliver the ones already posted first (a write
+    this test just made), so the panels they start are waited for too.
+    """
+    from PySide6.QtCore import QCoreApplication
+
+    QCoreApplication.sendPostedEvents()
+    qtbot.waitUntil(lambda: browser_idle(window), timeout=timeout)

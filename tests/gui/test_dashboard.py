@@ -24,7 +24,10 @@ from skillstudio.gui.qt_main_window import QtMainWindow  # noqa: E402
 from skillstudio.library import create_library  # noqa: E402
 from skillstudio.store import Actor, AuditAction, Database, LibraryChange, SkillQuery, SkillRepository  # noqa: E402
 from skillstudio.store.runs import RunStore  # noqa: E402
-from tests.gui.conftest import answer_next_modal  # noqa: E402
+from tests.gui.conftest import (  # noqa: E402
+    answer_next_modal,
+    wait_for_browser,
+)
 from tests.verification.helpers import make_library, playable_skills  # noqa: E402
 
 WAIT = 20_000
@@ -37,8 +40,7 @@ def open_window(qtbot, path: Path, tmp_path: Path) -> QtMainWindow:
     )
     qtbot.addWidget(window)
     window.show()
-    window.model.wait()
-    window.filters.wait()
+    wait_for_browser(qtbot, window)
     return window
 
 
@@ -58,7 +60,7 @@ def select_all(window: QtMainWindow) -> None:
 
 def wait_for_batch(qtbot, window: QtMainWindow) -> None:
     qtbot.waitUntil(lambda: not window.dashboard.running, timeout=WAIT)
-    window.model.wait()
+    wait_for_browser(qtbot, window)
     qtbot.waitUntil(lambda: not window.dashboard.loading, timeout=WAIT)
 
 
@@ -177,7 +179,7 @@ def test_engine_errors_are_shown_readably_and_the_app_stays_usable(qtbot, window
     # still usable: filtering and another batch work
     window.search.setText("plan 1")
     window.apply_filters()
-    window.model.wait()
+    wait_for_browser(qtbot, window)
     assert window.model.rowCount() == 1
     with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as again:
         dashboard.start_batch(ids[1:2], BatchOptions(games=3))

@@ -482,7 +482,12 @@ def test_an_unchanged_editor_closes_without_asking(qtbot, open_editor) -> None:
 def test_history_opens_from_the_editor(qtbot, open_editor) -> None:
     editor = open_editor(content_skill())
     seen = []
-    answer = answer_next_modal(lambda dialog: (seen.append(dialog.revision_numbers()), dialog.close()))
+    def read_history(dialog) -> None:
+        qtbot.waitUntil(lambda: not dialog.loading, timeout=5_000)  # it reads in the background
+        seen.append(dialog.revision_numbers())
+        dialog.close()
+
+    answer = answer_next_modal(read_history)
     qtbot.mouseClick(editor.history_button, Qt.MouseButton.LeftButton)
     answer.check()
     assert seen == [[1]]

@@ -13,9 +13,10 @@ from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from skillstudio.curation import save_edit  # noqa: E402
+from skillstudio.gui.browser_state import BrowserState  # noqa: E402
 from skillstudio.gui.qt_diff_view import QtDiffView  # noqa: E402
 from skillstudio.gui.qt_history import QtHistoryDialog  # noqa: E402
-from skillstudio.store import SkillRepository  # noqa: E402
+from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill  # noqa: E402
 from tests.gui.test_editor import answer_next_modal  # noqa: E402
 
@@ -29,12 +30,22 @@ def edited(repository: SkillRepository):
 
 
 @pytest.fixture
-def open_history(qtbot, repository: SkillRepository):
+def state(browser_state: BrowserState) -> BrowserState:
+    return browser_state
+
+
+def settled(qtbot, dialog: QtHistoryDialog) -> None:
+    """Until what the dialog reads in the background is shown."""
+    qtbot.waitUntil(lambda: not dialog.loading, timeout=10_000)
+
+
+@pytest.fixture
+def open_history(qtbot, state: BrowserState, owner):
     def make(skill_id: str) -> QtHistoryDialog:
-        dialog = QtHistoryDialog(repository, skill_id)
-        qtbot.addWidget(dialog)
+        dialog = QtHistoryDialog(state, skill_id, owner)
         dialog.show()
         qtbot.waitExposed(dialog)
+        settled(qtbot, dialog)
         return dialog
 
     return make
@@ -97,6 +108,7 @@ def test_revert_asks_then_makes_a_new_revision(qtbot, open_history, edited, repo
     with qtbot.waitSignal(dialog.reverted):
         qtbot.mouseClick(dialog.revert_button, Qt.MouseButton.LeftButton)
     answer.check()
+    settled(qtbot, dialog)
     revisions = repository.history.revisions(edited.id)
     assert [r.number for r in revisions] == [1, 2, 3, 4]
     assert revisions[-1].message == "revert to revision 1"
@@ -105,13 +117,14 @@ def test_revert_asks_then_makes_a_new_revision(qtbot, open_history, edited, repo
     assert ("name: Ambush C", "name: Ambush A") in [(r.old, r.new) for r in dialog.diff.changed_rows()]
 
 
-def test_compare_with_the_original_of_a_refinement(open_history, repository: SkillRepository) -> None:
+def test_compare_with_the_original_of_a_refinement(qtbot, open_history, repository: SkillRepository) -> None:
     original = repository.create(ai_skill(name="Raw find"))
     refinement = save_edit(repository, original, replace(original, name="Refined find")).skill
     repository.update(replace(repository.get(original.id), description="The original moved on."))
     dialog = open_history(refinement.id)
     assert dialog.original_button.isEnabled()
     dialog.original_button.click()
+    settled(qtbot, dialog)
     changed = [(r.old, r.new) for r in dialog.diff.changed_rows()]
     assert ("name: Raw find", "name: Refined find") in changed
     assert any(old and "The original moved on." in old for old, _new in changed)
@@ -119,9 +132,11 @@ def test_compare_with_the_original_of_a_refinement(open_history, repository: Ski
 
     repository.trash.delete(original.id)  # in the trash: compared as last stored
     dialog.original_button.click()
+    settled(qtbot, dialog)
     assert "in the trash" in dialog.diff.title.text()
     repository.trash.empty()  # gone for good
     dialog.original_button.click()
+    settled(qtbot, dialog)
     assert dialog.diff.stack.currentWidget() is dialog.diff.message
     assert "no longer in this library" in dialog.diff.message.text()
 
@@ -159,3 +174,41 @@ def test_the_history_follows_changes_saved_elsewhere(qtbot, open_history, edited
     qtbot.waitUntil(lambda: dialog.revision_numbers() == [1, 2, 3, 4], timeout=10_000)
     assert dialog.selected_numbers() == [4]
     assert ("name: Ambush C", "name: Ambush D") in [(r.old, r.new) for r in dialog.diff.changed_rows()]
+
+
+def test_the_history_is_read_in_the_background(qtbot, state: BrowserState, edited, owner) -> None:
+    dialog = QtHistoryDialog(state, edited.id, owner)
+    assert dialog.loading and dialog.revision_numbers() == []  # the window answers meanwhile
+    assert not dialog.revert_button.isEnabled() and not dialog.original_button.isEnabled()
+    settled(qtbot, dialog)
+    assert dialog.revision_numbers() == [1, 2, 3] and dialog.selected_numbers() == [3]
+
+
+def test_the_history_keeps_the_revision_looked_at_when_someone_else_writes(
+    qtbot, open_history, edited, repository: SkillRepository
+) -> None:
+    dialog = open_history(edited.id)
+    dialog.select_revisions([2])
+    repository.update(replace(repository.get(edited.id), name="Ambush D"), message="from another window")
+    qtbot.waitUntil(lambda: dialog.revision_numbers() == [1, 2, 3, 4], timeout=10_000)
+    assert dialog.selected_numbers() == [2]
+
+
+def test_the_history_closes_when_another_library_opens(
+    qtbot, open_history, edited, state: BrowserState, tmp_path
+) -> None:
+    dialog = open_history(edited.id)
+    assert dialog.isVisible()
+    with Database(tmp_path / "other.db", create=True) as other:
+        state.set_repository(SkillRepository(other, Actor("tester")))
+        assert not dialog.isVisible()
+
+
+def test_a_dialog_given_only_a_repository_still_follows_the_library(
+    qtbot, edited, repository: SkillRepository, owner
+) -> None:
+    # The editor and the audit log open it with their repository until they hold the state.
+    dialog = QtHistoryDialog(repository, edited.id, owner)
+    settled(qtbot, dialog)
+    repository.update(replace(repository.get(edited.id), name="Ambush D"))
+    qtbot.waitUntil(lambda: dialog.revision_numbers() == [1, 2, 3, 4], timeout=10_000)

@@ -24,6 +24,7 @@ from skillstudio.gui.workers import FullCollectionsHeld, readable
 from skillstudio.packages.icpkg import read_package
 from skillstudio.store import Actor, ChangeKind, Database, SkillRepository
 from tests.factories import ai_skill, content_skill, instructions_skill
+from tests.gui.conftest import wait_for_browser
 from tests.packages.helpers import entries_of, library_state, rezip, valid_package
 
 pytestmark = pytest.mark.gui
@@ -310,7 +311,7 @@ def test_main_window_opens_the_dialogs(qtbot, repo: SkillRepository, tmp_path: P
     repo.create_many([ai_skill(), content_skill()])
     window = QtMainWindow(repo, QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
-    window.model.wait()
+    wait_for_browser(qtbot, window)
     opened = []
     for name in ("QtImportDialog", "QtExportDialog", "QtPruneDialog"):
         monkeypatch.setattr(qt_packages, name, lambda *a, _n=name, **k: opened.append((_n, a)) or _Shown())

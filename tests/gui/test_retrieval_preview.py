@@ -32,6 +32,7 @@ from skillstudio.retrieval import (  # noqa: E402
 )
 from skillstudio.store import Actor, Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill  # noqa: E402
+from tests.gui.conftest import wait_for_browser  # noqa: E402
 
 QUERY = "enemy aircraft raiding my ore trucks"
 SEMANTIC, SITUATION = 5, 6  # results columns
@@ -57,8 +58,7 @@ def window(qtbot, tmp_path: Path, sample_file: Path, monkeypatch: pytest.MonkeyP
     window = QtMainWindow(repository, QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     window.show()
-    window.model.wait()
-    window.filters.wait()
+    wait_for_browser(qtbot, window)
     yield window
     window.close()
     window.repository.database.close()
@@ -153,6 +153,7 @@ def test_selecting_a_result_selects_the_skill_in_the_browser(qtbot, window: QtMa
     preview.table.selectRow(1)
     skill_id = preview.selected_id()
     assert skill_id == preview.preview.result.hits[1].skill_id
+    wait_for_browser(qtbot, window)
     assert window.current_id() == skill_id
     assert window.detail.skill_id == skill_id
 
@@ -166,7 +167,7 @@ def test_a_result_the_browser_filters_out_shows_in_the_detail_pane_alone(qtbot, 
         item = window.filters.module.list.item(row)
         if item.data(Qt.ItemDataRole.UserRole) == "td":
             item.setCheckState(Qt.CheckState.Checked)
-    window.model.wait()
+    wait_for_browser(qtbot, window)
     preview.table.selectRow(preview.preview.result.ids.index(hit.skill_id))
     assert window.detail.skill_id == hit.skill_id
     assert window.current_id() is None
@@ -286,7 +287,7 @@ def test_the_dock_starts_from_the_browser_filter(qtbot, window: QtMainWindow) ->
         item = window.filters.module.list.item(row)
         if item.data(Qt.ItemDataRole.UserRole) == "td":
             item.setCheckState(Qt.CheckState.Checked)
-    window.model.wait()
+    wait_for_browser(qtbot, window)
     preview = open_preview(window)
     assert preview.module.currentData() == "td"
     preview.query.setText("harvester")
@@ -319,6 +320,7 @@ def test_the_preview_follows_another_library(qtbot, window: QtMainWindow, tmp_pa
 def test_the_detail_pane_says_whether_a_skill_has_a_vector(qtbot, window: QtMainWindow) -> None:
     skill_id = window.model.id_at(0)
     window.select_skill(skill_id)
+    wait_for_browser(qtbot, window)  # the pane reads in the background
     assert f"{LOCAL_MODEL_ID}, 256 dimensions" in window.detail.toPlainText()
 
     skill = window.repository.get(skill_id)
@@ -328,15 +330,17 @@ def test_the_detail_pane_says_whether_a_skill_has_a_vector(qtbot, window: QtMain
     fresh = window.repository.create(ai_skill(name="Aaa brand new skill"))
     window.select_skill(fresh.id)
     qtbot.waitUntil(lambda: window.detail.skill_id == fresh.id, timeout=10_000)
+    wait_for_browser(qtbot, window)
     assert "Embedding\nnone\n" in window.detail.toPlainText()
 
 
-def test_a_broken_vector_store_does_not_break_the_detail_pane(window: QtMainWindow, monkeypatch) -> None:
+def test_a_broken_vector_store_does_not_break_the_detail_pane(qtbot, window: QtMainWindow, monkeypatch) -> None:
     def fail(_skill_id: str) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(window.repository.embeddings, "info", fail)
     window.select_skill(window.model.id_at(0))
+    wait_for_browser(qtbot, window)
     text = window.detail.toPlainText()
     assert "unknown (the vectors cannot be read)" in text and "Quality" in text
 

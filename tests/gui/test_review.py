@@ -19,6 +19,7 @@ from skillstudio.gui.review import QtAuditLog, QtReviewQueue  # noqa: E402
 from skillstudio.model import ReviewState  # noqa: E402
 from skillstudio.store import Actor, AuditAction, ChangeKind, Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill  # noqa: E402
+from tests.gui.conftest import wait_for_browser  # noqa: E402
 
 
 @pytest.fixture
@@ -187,7 +188,7 @@ def test_main_window_review_menu_and_detail_pane(qtbot, tmp_path: Path) -> None:
     window = QtMainWindow(repository, QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     window.show()
-    window.model.wait()
+    wait_for_browser(qtbot, window)
     try:
         queue = window.show_review_queue()
         settled(qtbot, queue)
@@ -195,6 +196,7 @@ def test_main_window_review_menu_and_detail_pane(qtbot, tmp_path: Path) -> None:
         queue.close()
         window.show_audit_log().close()
         window.detail.show_skill(made)
+        wait_for_browser(qtbot, window)  # the pane reads in the background
         html = window.detail.toHtml()
         assert "Risk findings" in html and "downloads something and runs it" in html
     finally:

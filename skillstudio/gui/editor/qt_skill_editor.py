@@ -580,7 +580,7 @@ class QtSkillEditor(QDialog):
             return
         from skillstudio.gui.qt_history import QtHistoryDialog
 
-        dialog = QtHistoryDialog(repository, skill.id, self)
+        dialog = QtHistoryDialog(self.state, skill.id, self)
         dialog.exec()
         dialog.deleteLater()
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import re
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFontDatabase, QKeySequence, QShortcut, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -43,7 +42,7 @@ from PySide6.QtWidgets import (
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.model.enums import SpelledEnum
-from skillstudio.store import LibraryError, SkillQuery, SkillRepository
+from skillstudio.store import LibraryError, SkillQuery
 
 INVALID_BACKGROUND = QColor("#fde2e1")
 INVALID_STYLE = "background-color: #fde2e1;"
@@ -897,24 +896,3 @@ def reveal(widget: QWidget) -> None:
         if isinstance(parent, QScrollArea):
             parent.ensureWidgetVisible(widget)
         parent = parent.parentWidget()
-
-
-def forward_library_changes(owner: QObject, repository: SkillRepository, signal_name: str) -> Callable[[], None]:
-    """Re-emit the library's change announcements as ``owner.<signal_name>(change)``.
-
-    The bus calls back on the writing thread, so the signal should be connected queued. The
-    subscription holds only a weak reference to ``owner`` and ends when it is destroyed; the
-    returned function ends it earlier.
-    """
-    ref = weakref.ref(owner)
-
-    def listener(change: object) -> None:
-        target = ref()
-        if target is None:
-            return
-        with contextlib.suppress(RuntimeError):  # deleted meanwhile
-            getattr(target, signal_name).emit(change)
-
-    unsubscribe = repository.database.changes.subscribe(listener)
-    owner.destroyed.connect(lambda *_: unsubscribe())
-    return unsubscribe

@@ -255,7 +255,7 @@ class QtAuditLog(QDialog):
             return None
         from skillstudio.gui.qt_history import QtHistoryDialog
 
-        dialog = QtHistoryDialog(self.state.require_repository(), entry.skill_id, self)
+        dialog = QtHistoryDialog(self.state, entry.skill_id, self)
         dialog.select_revisions([entry.revision])
         dialog.show()
         return dialog
