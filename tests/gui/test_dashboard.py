@@ -54,6 +54,7 @@ def window(qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def select_all(window: QtMainWindow) -> None:
+    window.table.selectRow(0)  # as a user does: a click on a row, then Ctrl+A
     window.table.selectAll()
     assert len(window.selected_ids()) == window.model.rowCount()
 

@@ -137,11 +137,12 @@ def test_cycles_made_in_a_worker_are_collected_on_the_gui_thread(qtbot, qapp):
         def __del__(self) -> None:
             freed_on.append(threading.get_ident())
 
+    kept: list[list[object]] = []
+
     def make_garbage() -> None:
         Cyclic()  # unreachable at once, freeable only by the cycle collector
-        # allocate enough that an automatic collection would run here, on this thread
-        junk = [[] for _ in range(50_000)]
-        del junk
+        # allocate (and keep) enough that an automatic collection would run here, on this thread
+        kept.append([[] for _ in range(50_000)])
 
     tasks = Tasks(qapp)
     tasks.run(make_garbage)
