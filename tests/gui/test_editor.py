@@ -482,6 +482,7 @@ def test_an_unchanged_editor_closes_without_asking(qtbot, open_editor) -> None:
 def test_history_opens_from_the_editor(qtbot, open_editor) -> None:
     editor = open_editor(content_skill())
     seen = []
+
     def read_history(dialog) -> None:
         qtbot.waitUntil(lambda: not dialog.loading, timeout=5_000)  # it reads in the background
         seen.append(dialog.revision_numbers())
