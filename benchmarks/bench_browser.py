@@ -86,7 +86,7 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
         time.sleep(0.005)
     window._watch_timer.stop()  # measure our actions only
 
-    def facet_item(facet, value):  # type: ignore[no-untyped-def]
+    def facet_item(facet, value):
         for row in range(facet.list.count()):
             if facet.list.item(row).data(Qt.ItemDataRole.UserRole) == value:
                 return facet.list.item(row)

@@ -107,7 +107,7 @@ def test_people_agents_imports_and_the_cli_all_decide_through_one_writer(
     calls: list[str] = []
     real = reviews.record_decision
 
-    def spy(work, skill_id, state, comment, revision) -> None:  # type: ignore[no-untyped-def]
+    def spy(work, skill_id, state, comment, revision) -> None:
         calls.append(state.value)
         real(work, skill_id, state, comment, revision)
 

@@ -23,7 +23,7 @@ class Clock:
         return self.now
 
 
-def create(tool: AgentSkillTool, name: str = "Scout early") -> dict:  # type: ignore[type-arg]
+def create(tool: AgentSkillTool, name: str = "Scout early") -> dict:
     return tool.skill_create(name, "Send a scout first.", "# Scout\nSend one scout.")
 
 
@@ -133,7 +133,7 @@ def test_rate_limit_holds_across_real_processes(tmp_path: Path) -> None:
 def test_a_failed_write_does_not_use_a_slot(repository: SkillRepository, monkeypatch: pytest.MonkeyPatch) -> None:
     tool = AgentSkillTool(repository, "agent-7", clock=Clock(), provider=None)
 
-    def busy(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def busy(*args, **kwargs):
         raise LibraryBusy(repository.database.path, 0.5)
 
     monkeypatch.setattr(tool.repository, "create", busy)
@@ -167,7 +167,7 @@ def test_a_committed_write_is_reported_as_stored_when_linting_fails(
     made = create(tool) if operation == "update" else None
     clock.now += 31
 
-    def locked(self, skill):  # type: ignore[no-untyped-def]
+    def locked(self, skill):
         raise LibraryBusy(repository.database.path, 0.5)
 
     monkeypatch.setattr(Linter, "lint_and_store", locked)

@@ -29,7 +29,7 @@ def library(tmp_path: Path) -> Path:
 
 
 def test_only_search_create_update_are_offered(library: Path) -> None:
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         tools = (await session.list_tools()).tools
         return {tool.name: tool for tool in tools}
 
@@ -40,7 +40,7 @@ def test_only_search_create_update_are_offered(library: Path) -> None:
 
 
 def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path) -> None:
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         created = result_data(
             await session.call_tool(
                 "skill_create",
@@ -67,14 +67,14 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
         assert repository.history.audit(skill_id=skill.id)[0].actor_kind == "agent"
         repository.reviews.review(skill.id, ReviewState.APPROVED, comment="fine", version=skill.version)
 
-    async def update(session):  # type: ignore[no-untyped-def]
+    async def update(session):
         return result_data(
             await session.call_tool(
                 "skill_update", {"id": created["id"], "description": "Scout before building a refinery."}
             )
         )
 
-    async def attempt(session):  # type: ignore[no-untyped-def]
+    async def attempt(session):
         return await session.call_tool(
             "skill_update", {"id": created["id"], "description": "Scout before building a refinery."}
         )
@@ -94,7 +94,7 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
 
 
 def test_delete_cannot_be_reached(library: Path) -> None:
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         created = result_data(
             await session.call_tool("skill_create", {"name": "Keep me", "description": "d", "instructions": "i"})
         )
@@ -120,7 +120,7 @@ def test_delete_cannot_be_reached(library: Path) -> None:
 
 
 def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         payload = {
             "name": "Mine the chokepoint",
             "description": "Mines at the bridge.",
@@ -140,7 +140,7 @@ def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:
 
 
 def test_invalid_input_is_refused(library: Path) -> None:
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         out = []
         for arguments in (
             {"name": "x" * 500, "description": "d", "instructions": "i"},
@@ -162,10 +162,10 @@ def test_invalid_input_is_refused(library: Path) -> None:
         assert SkillRepository(database).count() == 0
 
 
-def _session_with_env(db: Path, agent_id: str, work, env: dict[str, str], *extra: str):  # type: ignore[no-untyped-def]
+def _session_with_env(db: Path, agent_id: str, work, env: dict[str, str], *extra: str):
     """Like run_session, with extra environment for the server (a short lock wait)."""
 
-    async def main():  # type: ignore[no-untyped-def]
+    async def main():
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "skillstudio", "mcp", "--db", str(db), "--agent-id", agent_id, *extra],
@@ -183,13 +183,13 @@ def test_errors_carry_a_code_and_versions_guard_updates(library: Path) -> None:
     a call refused as busy takes no rate-limit slot; a stale version is a conflict."""
     payload = {"name": "Scout the ore", "description": "Send a scout to the ore.", "instructions": "Scout the ore."}
 
-    def error_of(result):  # type: ignore[no-untyped-def]
+    def error_of(result):
         assert result.is_error, result
         code = result.structured_content["error"]
         assert result.content[0].text == f"{code}: {result.structured_content['message']}"
         return code, result.structured_content["message"]
 
-    async def work(session):  # type: ignore[no-untyped-def]
+    async def work(session):
         out = {}
         holder = sqlite3.connect(library, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")  # another program holds the write lock

@@ -24,7 +24,7 @@ class Clock:
         return self.now
 
 
-def agent(repository: SkillRepository, agent_id: str, clock: Clock, **kwargs) -> AgentSkillTool:  # type: ignore[no-untyped-def]
+def agent(repository: SkillRepository, agent_id: str, clock: Clock, **kwargs) -> AgentSkillTool:
     return AgentSkillTool(repository, agent_id, clock=clock, provider=None, **kwargs)
 
 
@@ -34,7 +34,7 @@ def approve(repository: SkillRepository, skill_id: str) -> None:
     )
 
 
-def served_instructions(repository: SkillRepository, other: AgentSkillTool, **retriever_kwargs) -> tuple[list, list]:  # type: ignore[no-untyped-def]
+def served_instructions(repository: SkillRepository, other: AgentSkillTool, **retriever_kwargs) -> tuple[list, list]:
     searched = [hit["instructions"] for hit in other.skill_search("scout ore")]
     retriever = Retriever(repository, None, **retriever_kwargs)
     loaded = [

@@ -28,7 +28,7 @@ def tool(repository: SkillRepository, clock: Clock) -> AgentSkillTool:
     return AgentSkillTool(repository, "agent-7", clock=clock)
 
 
-def create(tool: AgentSkillTool, name: str = "Scout early", **kwargs) -> dict:  # type: ignore[no-untyped-def]
+def create(tool: AgentSkillTool, name: str = "Scout early", **kwargs) -> dict:
     return tool.skill_create(name, "Send a scout first.", "# Scout\nSend one scout.", **kwargs)
 
 
@@ -45,7 +45,7 @@ def test_create_is_pending_and_created_by_the_agent(tool: AgentSkillTool, reposi
     assert (skill.created_by, skill.review_state, skill.tags) == ("agent-7", ReviewState.PENDING, ("scouting",))
     assert repository.history.audit(skill_id=skill.id)[0].actor == "agent-7"
     with pytest.raises(TypeError):
-        tool.skill_create("n", "d", "i", created_by="admin")  # type: ignore[call-arg]
+        tool.skill_create("n", "d", "i", created_by="admin")
 
 
 def test_rate_limit_per_agent_with_injectable_clock(
@@ -89,7 +89,7 @@ class RecordingEmbeddings:
     def __init__(self) -> None:
         self.texts: list[str] = []
 
-    def embed(self, texts):  # type: ignore[no-untyped-def]
+    def embed(self, texts):
         import numpy as np
 
         self.texts.extend(texts)
@@ -154,7 +154,7 @@ def test_update_validation(tool: AgentSkillTool, repository: SkillRepository, cl
 )
 def test_untrusted_input_is_validated(
     tool: AgentSkillTool, repository: SkillRepository, name, description, instructions, extra
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     with pytest.raises(AgentToolError) as error:
         tool.skill_create(name, description, instructions, **extra)
     assert error.value.code == "invalid"
@@ -216,7 +216,7 @@ def test_search_ranks_with_real_scores_and_keeps_vectors_current(
         "Sub hunt", "Destroyers with depth charges clear submarines from the shore.", "# Subs\nHunt."
     )
     assert air["embedding"] == naval["embedding"] == f"stored ({LOCAL_MODEL_ID})"
-    assert repository.embeddings.info(air["id"]).current  # type: ignore[union-attr]
+    assert repository.embeddings.info(air["id"]).current
     found = tool.skill_search("planes keep bombing my ore collectors")  # paraphrase: no shared word with "Flak screen"
     assert found[0]["id"] == air["id"]
     scores = [hit["score"] for hit in found]
@@ -232,7 +232,7 @@ def test_search_ranks_with_real_scores_and_keeps_vectors_current(
     updated = tool.skill_update(naval["id"], description="Aircraft carriers launch bombers at enemy harvesters.")
     assert updated["embedding"].startswith("stored")
     info = repository.embeddings.info(naval["id"])
-    assert info is not None and info.current and info.embedded_at != before.embedded_at  # type: ignore[union-attr]
+    assert info is not None and info.current and info.embedded_at != before.embedded_at
 
 
 def test_search_tags_filter_and_empty_query(tool: AgentSkillTool, repository: SkillRepository, clock: Clock) -> None:

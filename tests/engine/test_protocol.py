@@ -220,7 +220,7 @@ def test_an_engine_that_cannot_start() -> None:
 
 def test_an_engine_is_an_argv_list_never_a_shell_string() -> None:
     with pytest.raises(TypeError):
-        ProcessEngine("python -m skillstudio.engine")  # type: ignore[arg-type]
+        ProcessEngine("python -m skillstudio.engine")
 
 
 # --- jobs -----------------------------------------------------------------------------------------

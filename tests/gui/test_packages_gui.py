@@ -341,7 +341,7 @@ def test_import_dialog_reports_progress_on_large_packages(
     qtbot.addWidget(dialog)
     seen = []
     original = dialog._reading
-    dialog._reading = lambda done, total: (seen.append((done, total)), original(done, total))  # type: ignore[method-assign]
+    dialog._reading = lambda done, total: (seen.append((done, total)), original(done, total))
     assert preview(qtbot, dialog)
     assert seen[:3] == [(0, 600), (250, 600), (500, 600)]
     assert "600 added" in dialog.summary.text()

@@ -205,7 +205,7 @@ def test_a_failing_provider_is_reported_readably(qtbot, window: QtMainWindow, mo
     class Broken:
         model_id, dimensions = "broken/model", 8
 
-        def embed(self, texts):  # type: ignore[no-untyped-def]
+        def embed(self, texts):
             raise ProviderError("http://localhost:1", "connection refused")
 
     window.repository.create(ai_skill())

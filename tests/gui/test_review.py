@@ -23,19 +23,19 @@ from tests.gui.conftest import wait_for_browser  # noqa: E402
 
 
 @pytest.fixture
-def repository(tmp_path: Path):  # type: ignore[no-untyped-def]
+def repository(tmp_path: Path):
     with Database(tmp_path / "review.db", create=True) as database:
         yield SkillRepository(database, Actor("rhea"))
 
 
 @pytest.fixture
-def state(repository: SkillRepository):  # type: ignore[no-untyped-def]
+def state(repository: SkillRepository):
     state = BrowserState(repository)
     yield state
     state.close()
 
 
-def settled(qtbot, view) -> None:  # type: ignore[no-untyped-def]
+def settled(qtbot, view) -> None:
     """Wait until the queue (or log) has read what it shows: reads run in the background."""
     loading = (lambda: view.loading) if isinstance(view, QtReviewQueue) else (lambda: view.loader.loading)
     qtbot.waitUntil(lambda: not loading(), timeout=10_000)

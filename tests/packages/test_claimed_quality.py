@@ -18,7 +18,7 @@ from tests.packages.helpers import META
 CLAIM = Quality(100_000, 1.0, None, Confidence.PROVEN, "2024-01-01T00:00:00Z")
 
 
-def package_bytes(**changes) -> tuple[bytes, str]:  # type: ignore[no-untyped-def]
+def package_bytes(**changes) -> tuple[bytes, str]:
     skill = factories.ai_skill(name="Naval doctrine", quality=CLAIM, **changes)
     return export_package([skill], META), skill.id
 

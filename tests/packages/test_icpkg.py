@@ -21,7 +21,7 @@ from tests.packages.helpers import META, entries_of, library_state, rezip, sampl
 def import_bytes(repository: SkillRepository, data: bytes, mode: str = "merge"):
     package = read_package(data)
     incoming, origin = incoming_from_package(package)
-    plan = plan_import(repository, incoming, origin=origin, source="test", mode=mode)  # type: ignore[arg-type]
+    plan = plan_import(repository, incoming, origin=origin, source="test", mode=mode)
     return apply_plan(repository, plan)
 
 

@@ -26,7 +26,7 @@ def one_way_skills() -> list:
 def import_bytes(repository: SkillRepository, data: bytes, mode: str = "merge"):
     package = read_package(data)
     incoming, origin = incoming_from_package(package)
-    plan = plan_import(repository, incoming, origin=origin, source="test", mode=mode)  # type: ignore[arg-type]
+    plan = plan_import(repository, incoming, origin=origin, source="test", mode=mode)
     return apply_plan(repository, plan)
 
 

@@ -152,7 +152,7 @@ def signature(enemy: tuple[tuple[str, int], ...], **overrides: object) -> Situat
         "active_tech": ("tier2",),
     }
     fields.update(overrides)
-    return SituationSignature(**fields)  # type: ignore[arg-type]
+    return SituationSignature(**fields)
 
 
 AIR = (("yak", 60), ("mig", 30), ("rifle_infantry", 10))

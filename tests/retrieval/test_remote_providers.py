@@ -143,7 +143,7 @@ def _fails(provider: EmbeddingProvider, texts: list[str] | None = None) -> Provi
     with pytest.raises(ProviderError) as caught:
         provider.embed(texts or ["alpha", "beta"])
     error = caught.value
-    url = provider.url  # type: ignore[attr-defined]
+    url = provider.url
     assert error.where == url
     assert url in str(error)
     assert error.__cause__ is None and (error.__suppress_context__ or error.__context__ is None)  # no chained traceback

@@ -41,7 +41,7 @@ PLAYED = Quality(10, 0.6, None, Confidence.TENTATIVE, "2026-03-02T10:00:00.000Z"
 
 
 def embed_all(repository: SkillRepository, provider: object) -> None:
-    for _progress in embed_library(repository, provider):  # type: ignore[arg-type]
+    for _progress in embed_library(repository, provider):
         pass
 
 
@@ -366,7 +366,7 @@ def test_situation_signal_reorders_strategic_patterns(repository: SkillRepositor
 @pytest.mark.parametrize("k", [0, -1, 101, 10**6, True, 2.0, "5", None])
 def test_k_out_of_bounds_raises(sample: SkillRepository, k: object) -> None:
     with pytest.raises(ValueError):
-        Retriever(sample, None).retrieve(YAK_QUERY, k=k)  # type: ignore[arg-type]
+        Retriever(sample, None).retrieve(YAK_QUERY, k=k)
 
 
 def test_k_bounds_the_hits(sample: SkillRepository) -> None:

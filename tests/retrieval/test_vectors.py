@@ -53,7 +53,7 @@ def axis(*values: float) -> bytes:
 
 
 def run(repository: SkillRepository, provider: AxisProvider, **options: object) -> list[object]:
-    return list(embed_library(repository, provider, **options))  # type: ignore[arg-type]
+    return list(embed_library(repository, provider, **options))
 
 
 def engine(repository: SkillRepository) -> sqlite3.Connection:
@@ -231,7 +231,7 @@ def test_index_follows_every_writer_without_reloading(repository: SkillRepositor
     retriever = Retriever(repository, provider)
 
     def top(**filters: object) -> str:
-        return retriever.retrieve("air", mode=Mode.SEMANTIC, **filters).ids[0]  # type: ignore[arg-type]
+        return retriever.retrieve("air", mode=Mode.SEMANTIC, **filters).ids[0]
 
     assert top() == ids["a"]
     assert len(count_full_loads) == 1
@@ -395,7 +395,7 @@ def test_put_many_skips_skills_deleted_meanwhile(repository: SkillRepository) ->
             return super().embed(texts)
 
     progress = run(repository, DeletingProvider())
-    assert progress[-1].total == 4 and progress[-1].done == 3  # type: ignore[attr-defined]
+    assert progress[-1].total == 4 and progress[-1].done == 3
     with engine(repository) as connection:
         assert connection.execute("SELECT COUNT(*) FROM skill_embeddings WHERE skill_id = ?", (victim,)).fetchone() == (
             0,
@@ -425,14 +425,14 @@ def test_embedding_is_resumable_and_never_duplicates(repository: SkillRepository
         return len(checks) > 1
 
     first = run(repository, provider, batch=3, cancelled=cancel_after_first_batch)
-    assert [p.done for p in first] == [0, 3]  # type: ignore[attr-defined]
-    assert not first[-1].finished  # type: ignore[attr-defined]
+    assert [p.done for p in first] == [0, 3]
+    assert not first[-1].finished
     assert repository.embeddings.status(MODEL).current == 3
     first_texts = set(provider.texts())
 
     provider.calls.clear()
     second = run(repository, provider, batch=3)
-    assert second[0].total == 4 and second[-1].done == 4 and second[-1].finished  # type: ignore[attr-defined]
+    assert second[0].total == 4 and second[-1].done == 4 and second[-1].finished
     assert not first_texts & set(provider.texts())  # nothing computed twice
     assert len(provider.texts()) == 8  # 4 descriptions and 4 labels
     with engine(repository) as connection:
@@ -444,7 +444,7 @@ def test_embedding_is_resumable_and_never_duplicates(repository: SkillRepository
     assert repository.embeddings.status(MODEL).current == 7
 
     provider.calls.clear()
-    assert run(repository, provider)[-1].total == 0  # type: ignore[attr-defined]
+    assert run(repository, provider)[-1].total == 0
     assert provider.texts() == []
 
     # only what changed is computed again: a description, then a name (the label)

@@ -166,7 +166,7 @@ def test_near_duplicates(repository: SkillRepository) -> None:
     assert jaccard(shingles("abcdefgh"), shingles("abcdefgh")) == 1.0
 
 
-def test_sample_library_has_no_findings(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_sample_library_has_no_findings(tmp_path) -> None:
     from skillstudio.library import create_library
     from skillstudio.store import SkillQuery
 

@@ -161,7 +161,7 @@ def test_an_approval_never_lands_on_content_the_reviewer_did_not_see(repository:
     assert f"now holds version {changed.version}" in str(conflict.value)
     assert repository.get(skill.id).review_state is ReviewState.PENDING and repository.reviews.decisions(skill.id) == []
     with pytest.raises(TypeError):
-        repository.reviews.review(skill.id, ReviewState.APPROVED, comment="no version")  # type: ignore[call-arg]
+        repository.reviews.review(skill.id, ReviewState.APPROVED, comment="no version")
     approved = approve(repository, skill.id, "seen it now", version=changed.version)
     assert approved.review_state is ReviewState.APPROVED
     assert repository.history.audit(action="skill.review")[0].details["version"] == changed.version

@@ -172,7 +172,7 @@ def test_the_store_itself_refuses_to_credit_a_game_twice(library: Database) -> N
     def recompute(*_args: object) -> object:
         raise AssertionError("nothing to credit: the policy is never asked")
 
-    applied = repository.evidence.apply_session(skill.id, record, run_id=run_id, recompute=recompute)  # type: ignore[arg-type]
+    applied = repository.evidence.apply_session(skill.id, record, run_id=run_id, recompute=recompute)
     assert applied.status == "unchanged" and applied.duplicates.decided == 4
     assert len(repository.evidence.verifications(skill.id)) == 1
 
