@@ -203,6 +203,8 @@ def run_verification(
     or None for the one the run was started with.
     """
     store = RunStore(database)
+    if store.run(run_id).kind == "sequence":  # a composition's games are no evidence for its first skill
+        raise VerificationError(f"run {run_id} is a composition run: play it with drive_run (verify --resume)")
     try:
         claim = store.claim(run_id)  # one runner per run: a second resume fails here, fast
     except RunClaimed as error:

@@ -178,3 +178,14 @@ def test_a_skill_edited_during_the_run_gets_no_credit(sample: Database) -> None:
     assert not result.credited and "body changed" in result.reason
     assert repository.evidence.compositions(rush) == before
     assert len(RunStore(sample).games(run_id)) == 4  # no games with the new body mixed in
+
+
+def test_the_batch_runner_refuses_a_composition_run(sample: Database) -> None:
+    from skillstudio.verification.runner import run_verification
+
+    repository = SkillRepository(sample)
+    plan = plan_sequence(repository, [_id(repository, RUSH), _id(repository, ARMOR)])
+    run_id = start_sequence(sample, plan, opponent=HARD, games=2, seed=1)
+    with pytest.raises(VerificationError, match="composition run"):
+        list(run_verification(sample, run_id))
+    assert RunStore(sample).games(run_id) == []
