@@ -38,14 +38,20 @@ WORSE = "worse than the default plan"
 
 def paired_counts(skill_games: Iterable[GameRow], baseline_games: Iterable[GameRow]) -> tuple[PairedCounts, int]:
     """The 2x2 table of the pairs both of whose games were decided (win vs not a win), and how
-    many pairs were left out because either game was an error. Games without a partner (not
-    played yet on one side) are neither."""
+    many games of the skill were left out because either side's game was an error (a skill's
+    error game gets no default-plan partner: the pair could not count). A decided game of the
+    skill whose partner is not played yet is neither."""
     skill = {g.game: g.outcome for g in skill_games}
     baseline = {g.game: g.outcome for g in baseline_games}
     both = first = second = neither = excluded = 0
-    for game in skill.keys() & baseline.keys():
-        mine, theirs = skill[game], baseline[game]
-        if mine == "error" or theirs == "error":
+    for game, mine in skill.items():
+        if mine == "error":
+            excluded += 1
+            continue
+        if game not in baseline:
+            continue
+        theirs = baseline[game]
+        if theirs == "error":
             excluded += 1
         elif mine == "win" and theirs == "win":
             both += 1
@@ -223,10 +229,13 @@ def play_baseline(
 
 
 def _played(store: RunStore, run_id: str) -> dict[str, list[int]]:
-    """The game indices each skill of the run played (error games too: they pair with nothing)."""
+    """The decided games each skill of the run played: the games the default plan must pair
+    (an error game's pair could not count, so it is not played)."""
     out: dict[str, list[int]] = {}
     for game in store.games(run_id):
-        out.setdefault(game.skill_id, []).append(game.game)
+        games = out.setdefault(game.skill_id, [])
+        if game.outcome != "error":
+            games.append(game.game)
     return out
 
 

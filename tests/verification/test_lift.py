@@ -90,6 +90,7 @@ def test_error_games_are_left_out_pairwise_and_never_flag(tmp_path: Path) -> Non
         [record] = PairedRuns(database).lifts(run_id).values()
         assert (record.pairs, record.excluded, record.lift, record.worse) == (0, 6, None, False)
         assert describe(record) == "no decided pairs (6 left out for error games)"
+        assert PairedRuns(database).baseline_games(run_id) == []  # no partner is played for an error game
 
 
 def test_a_baseline_cut_short_marks_the_run_cancelled_and_resume_finishes_the_lift(tmp_path: Path) -> None:
