@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillstudio.store import Actor, Counts, Database, GameRow, RunSkillEntry, SkillRepository
+from skillstudio.store import Actor, ChangeKind, Counts, Database, GameRow, RunSkillEntry, SkillRepository
 from skillstudio.store.paired_runs import DecisionRecord, LiftRecord, PairedRuns
 from skillstudio.store.runs import RunStore
 from tests.factories import ai_skill
@@ -40,7 +40,13 @@ def test_baseline_games_lifts_and_decisions_round_trip(database: Database) -> No
     assert paired.recorded_baseline_games(run) == {"s1": {0, 1, 2}}
     assert [g.outcome for g in paired.baseline_games(run, "s1")] == ["win", "loss", "error"]
     record = LiftRecord(run, "s1", "h", "IC Default Hard", "1.1.0", 1, 2, 7, 10, 1, -0.5, -0.01)
-    paired.write_lift(record)
+    announced = []
+    database.changes.subscribe(announced.append)
+    paired.write_lifts(run, [record])
+    [change] = announced  # views showing runs reload (the dashboard, the detail pane)
+    assert change.touches(ChangeKind.RUNS) and change.skill_ids == ("s1",)
+    [entry] = SkillRepository(database).history.audit(skill_id="s1")
+    assert entry.details == {"run": run, "lifts": 1, "worse_than_default_plan": ["s1"]}
     [stored] = paired.lifts(run).values()
     assert (stored.pairs, stored.lift, stored.worse) == (20, -0.25, True)
     assert paired.latest_lifts(["s1", "other"])["s1"].run_id == run

@@ -290,35 +290,53 @@ class PairedRuns(StorePart):
 
     # --- lifts -------------------------------------------------------------------------------------
 
-    def write_lift(self, record: LiftRecord) -> None:
-        values = {
-            "run_id": record.run_id,
-            "skill_id": record.skill_id,
-            "body_hash": record.body_hash,
-            "opponent": record.opponent,
-            "engine_version": record.engine_version,
-            "pairs": record.pairs,
-            "both_won": record.both_won,
-            "skill_only": record.skill_only,
-            "baseline_only": record.baseline_only,
-            "neither": record.neither,
-            "excluded": record.excluded,
-            "skill_rate": record.skill_rate,
-            "baseline_rate": record.baseline_rate,
-            "lift": record.lift,
-            "low": record.low,
-            "high": record.high,
-            "worse": int(record.worse),
-            "computed_at": record.computed_at or utc_now(),
-        }
-        statement = sqlite_insert(RunLiftRow).values(values)
-        keys = [k for k in values if k not in ("run_id", "skill_id")]
-        with self.database.write() as session:
-            session.execute(
+    def write_lifts(self, run_id: str, records: Sequence[LiftRecord]) -> None:
+        """Store (or replace) a run's lifts in one transaction, announced as a change to the
+        skills' runs. Lifts are derived from stored games: one audit entry for the run (how
+        many, which are worse than the default plan) and no revision, as for retrieval vectors."""
+        if not records:
+            return
+        now = utc_now()
+        rows = [
+            {
+                "run_id": r.run_id,
+                "skill_id": r.skill_id,
+                "body_hash": r.body_hash,
+                "opponent": r.opponent,
+                "engine_version": r.engine_version,
+                "pairs": r.pairs,
+                "both_won": r.both_won,
+                "skill_only": r.skill_only,
+                "baseline_only": r.baseline_only,
+                "neither": r.neither,
+                "excluded": r.excluded,
+                "skill_rate": r.skill_rate,
+                "baseline_rate": r.baseline_rate,
+                "lift": r.lift,
+                "low": r.low,
+                "high": r.high,
+                "worse": int(r.worse),
+                "computed_at": r.computed_at or now,
+            }
+            for r in records
+        ]
+        statement = sqlite_insert(RunLiftRow)
+        keys = [k for k in rows[0] if k not in ("run_id", "skill_id")]
+        with self._work(AuditAction.VERIFY) as work:
+            work.session.execute(
                 statement.on_conflict_do_update(
                     index_elements=["run_id", "skill_id"], set_={k: statement.excluded[k] for k in keys}
-                )
+                ),
+                rows,
             )
+            ids = [r.skill_id for r in records]
+            details: dict[str, JsonInput] = {
+                "run": run_id,
+                "lifts": len(records),
+                "worse_than_default_plan": [r.skill_id for r in records if r.worse],
+            }
+            work.audit(AuditAction.VERIFY, ids[0] if len(ids) == 1 else None, None, details)
+            work.touch(ids)
 
     def lifts(self, run_id: str) -> dict[str, LiftRecord]:
         with self.database.read() as session:

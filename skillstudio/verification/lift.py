@@ -204,20 +204,18 @@ def play_baseline(
         results: list[LiftResult] = []
         complete = True
         recorded = paired.recorded_baseline_games(run_id)
+        info = store.run(run_id)
+        hashes = {entry.skill_id: entry.body_hash for entry in store.skills(run_id)}
         for skill_id, games in played.items():
             if not set(games) <= recorded.get(skill_id, set()):
                 complete = False
                 continue
-            record = lift_of(
-                store.run(run_id),
-                skill_id,
-                _hash_played(store, run_id, skill_id, skills[skill_id]),
-                store.games(run_id, skill_id),
-                paired.baseline_games(run_id, skill_id),
-            )
-            paired.write_lift(record)
+            mine, theirs = store.games(run_id, skill_id), paired.baseline_games(run_id, skill_id)
+            # The body the games were played with (the run's record), else the current one.
+            record = lift_of(info, skill_id, hashes.get(skill_id) or body_hash(skills[skill_id]), mine, theirs)
             results.append(LiftResult(skill_id, skills[skill_id].name, record))
-            yield results[-1]
+        paired.write_lifts(run_id, [r.lift for r in results])
+        yield from results
         finished = BaselineFinished(run_id, complete, tuple(results))
         yield finished
         return finished
@@ -237,14 +235,6 @@ def _played(store: RunStore, run_id: str) -> dict[str, list[int]]:
         if game.outcome != "error":
             games.append(game.game)
     return out
-
-
-def _hash_played(store: RunStore, run_id: str, skill_id: str, skill: Skill) -> str:
-    """The body the skill's games were played with (the run's record), else the current one."""
-    for entry in store.skills(run_id):
-        if entry.skill_id == skill_id:
-            return entry.body_hash
-    return body_hash(skill)
 
 
 def _plan(
