@@ -12,10 +12,12 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from skillstudio.cli import output
+from skillstudio.cli import verification_modes as modes
 from skillstudio.cli.progress import ProgressLine
 from skillstudio.model import BodyKind, Confidence, Domain
 from skillstudio.store import Database, LibraryBusy, LibraryError, SkillQuery, SkillRepository
 from skillstudio.store.runs import RunInfo, RunSkill, RunStore
+from skillstudio.verification.drive import drive_run
 from skillstudio.verification.executors import ExecutorError, parse_executor
 from skillstudio.verification.policy import policy_for
 from skillstudio.verification.runner import (
@@ -25,7 +27,6 @@ from skillstudio.verification.runner import (
     RunStarted,
     VerificationError,
     revalidation_candidates,
-    run_verification,
     select_playable,
     skipped_of,
     start_run,
@@ -100,6 +101,7 @@ def add_commands(
     verify.add_argument("--games", type=_positive, help="games per skill")
     verify.add_argument("--opponent", metavar="NAME", help='e.g. "IC Default Hard"')
     verify.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
+    modes.add_arguments(verify)  # --baseline, --until-decided, --sequence
 
     record = commands.add_parser(
         "record", parents=[common, as_json], help="import real outcomes: plays of content skills, AI matches"
@@ -125,6 +127,11 @@ def add_commands(
 
 
 def _verify(args: argparse.Namespace, database: Database) -> int:
+    stop = modes.prepare(args)  # how --baseline, --until-decided and --sequence combine; nothing written yet
+    if stop is not None:
+        return stop
+    if args.sequence:
+        return modes.verify_sequence(args, database, lambda run_id: _drive(args, database, run_id))
     repository = SkillRepository(database)
     store = RunStore(database)
     if args.resume:
@@ -159,6 +166,7 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
         skipped=skipped,
+        options=modes.run_options(args),
     )
     return _drive(args, database, run_id)
 
@@ -182,7 +190,7 @@ def _engine(args: argparse.Namespace, modules: set[str]) -> list[str]:
 def _drive(args: argparse.Namespace, database: Database, run_id: str) -> int:
     progress = _ProgressView(sys.stderr, quiet=args.quiet or False)
     final: RunFinished | None = None
-    events = run_verification(database, run_id, executor=args.executor or None)
+    events = drive_run(database, run_id, executor=args.executor or None)  # with its baseline, or a composition
     try:
         for event in events:
             if isinstance(event, RunStarted):
@@ -191,6 +199,8 @@ def _drive(args: argparse.Namespace, database: Database, run_id: str) -> int:
                 progress.update(event)
             elif isinstance(event, RunFinished):
                 final = event
+            else:  # the default plan's games (--baseline), a composition's result
+                progress.other(event)
     except KeyboardInterrupt:
         events.close()
         progress.done()
@@ -250,6 +260,11 @@ class _ProgressView:
         figures = f"W{event.wins} L{event.losses} D{event.draws} E{event.errors}  win rate {rate}"
         self.line.show(event.games_done, event.games_total, figures)
 
+    def other(self, event: object) -> None:
+        shown = modes.progress_text(event)
+        if shown is not None:
+            self.line.show(*shown)
+
     def done(self) -> None:
         self.line.done()
 
@@ -291,6 +306,7 @@ def run_summary_document(info: RunInfo) -> dict[str, Any]:
 def run_document(info: RunInfo, skills: list[RunSkill], names: dict[str, str], database: Database) -> dict[str, Any]:
     store = RunStore(database)
     counts = store.counts(info.id)
+    extras = modes.RunExtras(database, info)  # lift, sequential decision, composition
     entries = []
     for entry in skills:
         c = counts.get(entry.skill_id)
@@ -303,6 +319,7 @@ def run_document(info: RunInfo, skills: list[RunSkill], names: dict[str, str], d
             {
                 "id": entry.skill_id,
                 "name": names.get(entry.skill_id),
+                **extras.entry(entry.skill_id),
                 "game_module": entry.game_module,
                 "wins": wins,
                 "losses": losses,
@@ -330,6 +347,7 @@ def run_document(info: RunInfo, skills: list[RunSkill], names: dict[str, str], d
         "format": "skillstudio.verification-run",
         "version": JSON_VERSION,
         "run": run_summary_document(info),
+        **extras.document(),
         "skills": entries,
         "skipped": [s.as_document() for s in skipped_of(info)],
     }
@@ -369,6 +387,7 @@ def run_text(info: RunInfo, skills: list[RunSkill], names: dict[str, str], datab
         f"{'all':<8}  {'':<32}  {wins:>4} {losses:>4} {draws:>4} {errors:>4}  "
         f"{(f'{wins / decided:.0%}' if decided else '-'):>5}  {(str(wilson(wins, decided)) if decided else '-'):<16}"
     )
+    lines.extend(modes.RunExtras(database, info).lines(skills, names))
     promoted = sum(
         1
         for s in skills
@@ -399,6 +418,7 @@ def _runs(args: argparse.Namespace, database: Database) -> int:
             print(run_text(info, skills, names, database))
         return EXIT_OK
     runs = store.runs(args.limit)
+    extras = modes.runs_extras(database, runs)
     if args.json:
         print(
             output.dump_json(
@@ -406,7 +426,7 @@ def _runs(args: argparse.Namespace, database: Database) -> int:
                     "format": "skillstudio.verification-runs",
                     "version": JSON_VERSION,
                     "count": len(runs),
-                    "runs": [run_summary_document(r) for r in runs],
+                    "runs": [{**run_summary_document(r), **extras[r.id]} for r in runs],
                 }
             )
         )
@@ -417,6 +437,7 @@ def _runs(args: argparse.Namespace, database: Database) -> int:
     lines.extend(
         f"{r.id:<12}  {r.kind:<10}  {r.status:<9}  {r.started_at:<24}  {r.skills:>6}  "
         f"{f'{r.games_recorded}/{r.games_asked}':>11}  {r.opponent} / {r.executor}"
+        + (f"  ({note})" if (note := modes.runs_note(extras[r.id])) else "")
         for r in runs
     )
     lines.append(f"{len(runs)} runs")

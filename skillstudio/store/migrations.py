@@ -578,6 +578,92 @@ MIGRATIONS += (
             ON studio_verifications(run_id, skill_id) WHERE run_id IS NOT NULL;
         """,
     ),
+    Migration(
+        12,
+        "Lift over the default plan, sequential decisions, verified compositions",
+        """
+        -- verify --baseline (docs/verification.md, "Lift"): the module's default plan played in
+        -- the skill's place with the same seeds, situation and opponent; game i pairs with the
+        -- skill's game i of the run (studio_run_games). Error games are kept, with the reason.
+        CREATE TABLE studio_run_baseline_games (
+            run_id           TEXT NOT NULL,
+            skill_id         TEXT NOT NULL,
+            game             INTEGER NOT NULL,
+            seed             INTEGER,
+            outcome          TEXT NOT NULL,                   -- win | loss | draw | error
+            duration_s       REAL,
+            resource_delta   REAL,
+            army_value_delta REAL,
+            map_control      REAL,
+            error            TEXT,
+            engine_version   TEXT NOT NULL DEFAULT '',
+            recorded_at      TEXT NOT NULL,
+            PRIMARY KEY (run_id, skill_id, game)
+        ) WITHOUT ROWID;
+        -- A skill's lift in a run: its win rate minus the default plan's over the pairs where
+        -- both games were decided, with Newcombe's paired 95% interval; worse = 1 when the whole
+        -- interval lies below zero ("worse than the default plan").
+        CREATE TABLE studio_run_lifts (
+            run_id         TEXT NOT NULL,
+            skill_id       TEXT NOT NULL,
+            body_hash      TEXT NOT NULL,
+            opponent       TEXT NOT NULL,
+            engine_version TEXT NOT NULL DEFAULT '',
+            pairs          INTEGER NOT NULL,                  -- both games decided
+            both_won       INTEGER NOT NULL,
+            skill_only     INTEGER NOT NULL,
+            baseline_only  INTEGER NOT NULL,
+            neither        INTEGER NOT NULL,
+            excluded       INTEGER NOT NULL DEFAULT 0,        -- pairs with an error game on either side
+            skill_rate     REAL,
+            baseline_rate  REAL,
+            lift           REAL,
+            low            REAL NOT NULL,
+            high           REAL NOT NULL,
+            worse          INTEGER NOT NULL DEFAULT 0,
+            computed_at    TEXT NOT NULL,
+            PRIMARY KEY (run_id, skill_id)
+        );
+        CREATE INDEX studio_run_lifts_skill ON studio_run_lifts(skill_id, computed_at);
+        -- verify --until-decided: where the sequential test left each skill of the run.
+        CREATE TABLE studio_run_decisions (
+            run_id      TEXT NOT NULL,
+            skill_id    TEXT NOT NULL,
+            bar_name    TEXT NOT NULL,                        -- candidate | established | proven
+            bar         REAL NOT NULL,
+            delta       REAL NOT NULL,
+            alpha       REAL NOT NULL,
+            beta        REAL NOT NULL,
+            min_games   INTEGER NOT NULL DEFAULT 0,
+            decision    TEXT NOT NULL,                        -- above | below | undecided
+            wins        INTEGER NOT NULL,
+            decided     INTEGER NOT NULL,
+            llr         REAL NOT NULL,
+            decided_at  TEXT NOT NULL,
+            PRIMARY KEY (run_id, skill_id)
+        );
+        -- verify --sequence A,B[,C]: each switch of a run of kind 'sequence', with the run's
+        -- outcome and what it added to D057's skill_compositions.success_count.
+        CREATE TABLE studio_run_pairs (
+            run_id      TEXT NOT NULL,
+            position    INTEGER NOT NULL,                     -- 0: A then B, 1: B then C
+            skill_a     TEXT NOT NULL,
+            skill_b     TEXT NOT NULL,
+            switch_at   TEXT NOT NULL,                        -- seconds, or a game phase
+            wins        INTEGER NOT NULL DEFAULT 0,
+            losses      INTEGER NOT NULL DEFAULT 0,
+            draws       INTEGER NOT NULL DEFAULT 0,
+            errors      INTEGER NOT NULL DEFAULT 0,
+            credited    INTEGER NOT NULL DEFAULT 0,           -- passed the candidate bar vs the reference
+            successes   INTEGER NOT NULL DEFAULT 0,           -- added to success_count
+            note        TEXT NOT NULL DEFAULT '',
+            applied_at  TEXT,
+            PRIMARY KEY (run_id, position)
+        );
+        CREATE INDEX studio_run_pairs_a ON studio_run_pairs(skill_a);
+        CREATE INDEX studio_run_pairs_b ON studio_run_pairs(skill_b);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
-from skillstudio.model import Skill
+from skillstudio.model import GamePhase, Skill
 from skillstudio.store.runs import GameRow
 
 if TYPE_CHECKING:  # an optional dependency (the cluster extra)
@@ -38,12 +38,18 @@ class ExecutorError(ValueError):
 
 @dataclass(frozen=True)
 class Piece:
-    """Games ``first_game .. first_game + games - 1`` of one skill's batch."""
+    """Games ``first_game .. first_game + games - 1`` of one skill's batch.
+
+    ``baseline``: the module's default plan plays them in the skill's place (same seeds and
+    situation, so game i pairs with the skill's game i); ``then``: a composition, ``(game time
+    in seconds or a GamePhase, skill)`` switches to later plans (docs/reference-engine.md)."""
 
     skill: Skill
     module: str
     first_game: int
     games: int
+    baseline: bool = False
+    then: tuple[tuple[float | GamePhase, Skill], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,14 @@ def _play_builtin(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
 
     try:
         batch = run_batch(
-            piece.skill, chunk.opponent, piece.games, chunk.seed, piece.module, first_game=piece.first_game
+            piece.skill,
+            chunk.opponent,
+            piece.games,
+            chunk.seed,
+            piece.module,
+            first_game=piece.first_game,
+            baseline=piece.baseline,
+            then=piece.then,
         )
     except (ValueError, LookupError, OSError) as error:  # unknown module or opponent, not a StrategicPattern
         return _error_rows(piece, f"{type(error).__name__}: {error}"), ""
@@ -121,6 +134,9 @@ def _play_builtin(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
 def _play_external(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
     from skillstudio.engine import Job, ProcessEngine
 
+    if piece.baseline or piece.then:  # the protocol's jobs carry one skill's plan, nothing else
+        what = "a baseline (default plan)" if piece.baseline else "a composition"
+        return _error_rows(piece, f"the engine protocol cannot play {what}; use the built-in engine"), ""
     engine = ProcessEngine(list(chunk.engine), chunk.timeout_s)
     try:
         job = Job.for_skill(

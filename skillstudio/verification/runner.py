@@ -57,6 +57,7 @@ from skillstudio.verification.policy import (
     audit_action,
     policy_for,
 )
+from skillstudio.verification.sequential import Stopping
 from skillstudio.verification.stats import Interval, wilson
 
 DEFAULT_CHUNK_GAMES = 20
@@ -289,6 +290,8 @@ def run_verification(
     recorded when it started (a resumed run keeps its rules); the one applied is recorded.
     """
     store = RunStore(database)
+    if store.run(run_id).kind == "sequence":  # a composition's games are no evidence for its first skill
+        raise VerificationError(f"run {run_id} is a composition run: play it with drive_run (verify --resume)")
     try:
         claim = store.claim(run_id)  # one runner per run: a second resume fails here, fast
     except RunClaimed as error:
@@ -348,13 +351,20 @@ def _run_claimed(
             continue
         skills[entry.skill_id] = skill
         pending[entry.skill_id] = entry
-    chunks = _plan(info, pending, skills, done_games)
+    stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
+    chunks = (
+        _plan(info, pending, skills, done_games)
+        if stopping is None
+        else stopping.plan(info, pending, skills, done_games)
+    )
     played = sum(c.played for c in counts.values())
     owned = not isinstance(executor, Executor)  # a spelling (or None) is opened here, and closed here
     runner = executor if isinstance(executor, Executor) else open_executor(executor or info.executor)
     yield RunStarted(run_id, len(run_skills), total, played, runner.spec, skipped, info.seed)
     needs: dict[str, int] = {skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending}
     try:
+        if stopping is not None:  # a resumed run: skills its stored games decide need no more
+            total -= stopping.settle(store, needs)
         # Skills whose games are all in already (a run killed while applying them).
         for skill_id in [s for s, n in needs.items() if n <= 0 or _body_changed(skills[s], pending[s])]:
             results.append(_apply(store, repository, policy, info, pending.pop(skill_id), skills[skill_id]))
@@ -362,6 +372,8 @@ def _run_claimed(
         version_known = bool(info.engine_version)
         for result in runner.map_unordered(play_chunk, chunks, is_cancelled):
             heartbeat.check()
+            if stopping is not None:  # games played past their skill's decision are not kept
+                result = stopping.keep(result)
             store.record_games(run_id, result.rows)
             if not version_known and result.engine_version:
                 store.set_engine_version(run_id, result.engine_version)
@@ -371,6 +383,8 @@ def _run_claimed(
                 current = counts.get(row.skill_id, Counts())
                 counts[row.skill_id] = _add(current, row.outcome)
                 needs[row.skill_id] = needs.get(row.skill_id, 0) - 1
+            if stopping is not None:  # a skill the sequential test decides needs no more games
+                total -= stopping.observe(result.rows, needs)
             played = sum(c.played for c in counts.values())
             yield _progress(run_id, total, played, counts, len(result.rows))
             for skill_id in dict.fromkeys(row.skill_id for row in result.rows):

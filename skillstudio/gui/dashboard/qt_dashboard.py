@@ -47,8 +47,10 @@ from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.dashboard.qt_plots import (
+    QtCompositionPlot,
     QtContentPlot,
     QtHistogramPlot,
+    QtLiftPlot,
     QtLiveRatePlot,
     QtOpponentPlot,
     QtPlotPanel,
@@ -60,9 +62,11 @@ from skillstudio.gui.dashboard.qt_verify_dialog import QtVerifyDialog
 from skillstudio.gui.dashboard.verify_worker import BatchOptions, BatchOutcome, BatchUpdate, batch_events
 from skillstudio.gui.workers import LatestOnly, Tasks, readable, show_error
 from skillstudio.model import Domain
-from skillstudio.store import AuditAction, ChangeKind, LibraryChange, SkillRepository, initiated_by
+from skillstudio.store import AuditAction, ChangeKind, LibraryChange, SkillQuery, SkillRepository, initiated_by
 from skillstudio.store.runs import RunStore
 from skillstudio.verification.dashboard_data import Snapshot, snapshot
+from skillstudio.verification.lift import BaselineProgress
+from skillstudio.verification.paired_data import PairedSnapshot, paired_snapshot
 from skillstudio.verification.runner import Progress, RunStarted
 
 log = logging.getLogger(__name__)
@@ -171,6 +175,16 @@ class QtBatchPanel(QWidget):
         self.bar.setValue(event.games_done)
         self._show_figures()
 
+    def baseline(self, event: BaselineProgress) -> None:
+        """The default plan's games (--baseline), played after the skills'."""
+        self.done, self.total = event.games_done, event.games_total
+        self.bar.setMaximum(max(1, event.games_total))
+        self.bar.setValue(event.games_done)
+        c = event.counts
+        self.figures.setText(
+            f"default plan: {event.games_done:,}/{event.games_total:,} games · W {c.wins:,}  L {c.losses:,}"
+        )
+
     def cancelling(self) -> None:
         self.cancel_button.setEnabled(False)
         self.cancel_button.setText("Cancelling…")
@@ -222,6 +236,7 @@ class QtDashboard(QDockWidget):
         self.batch: _Batch | None = None
         self.last_outcome: BatchOutcome | None = None
         self.snapshot: Snapshot | None = None
+        self.paired: PairedSnapshot | None = None  # lifts and compositions of the selection
         self._options = BatchOptions()  # the Verify dialog starts from the last batch's options
         self._selected_count = 0
         self._notice: QMessageBox | None = None  # the last batch's engine-error report, if open
@@ -246,6 +261,8 @@ class QtDashboard(QDockWidget):
         self.tier_plot = QtTierPlot(body)
         self.histogram_plot = QtHistogramPlot(body)
         self.live_plot = QtLiveRatePlot(body)
+        self.lift_plot = QtLiftPlot(body)
+        self.composition_plot = QtCompositionPlot(body)
         grid = QGridLayout()
         grid.setSpacing(6)
         for index, plot in enumerate(self.plots()):
@@ -310,6 +327,8 @@ class QtDashboard(QDockWidget):
             self.tier_plot,
             self.histogram_plot,
             self.live_plot,
+            self.lift_plot,
+            self.composition_plot,
         ]
 
     # --- following the browser ---------------------------------------------------------------------
@@ -320,6 +339,7 @@ class QtDashboard(QDockWidget):
         self._stop_loading()
         self.last_outcome = None
         self.snapshot = None
+        self.paired = None
         self.following.setText("")
         self.panel.reset()
         self.live_plot.reset([], {})
@@ -358,10 +378,12 @@ class QtDashboard(QDockWidget):
             return
         selected = self.state.selection
         self._selected_count = len(selected)
-        self._loader.request(snapshot, repository, self.state.query, list(selected[:SELECTED_FOR_PLOTS]))
+        self._loader.request(_snapshots, repository, self.state.query, list(selected[:SELECTED_FOR_PLOTS]))
 
-    def _apply_snapshot(self, data: Snapshot) -> None:
+    def _apply_snapshot(self, loaded: tuple[Snapshot, PairedSnapshot]) -> None:
+        data, paired = loaded
         before, self.snapshot = self.snapshot, data
+        paired_before, self.paired = self.paired, paired
         shown = sum(group.total for group in data.tiers)  # every filtered skill has one tier
         self.following.setText(f"Following the browser: {shown:,} filtered skills, {self._selected_count:,} selected")
         # Only the plots whose data changed repaint (a new selection leaves the tiers as they are;
@@ -379,6 +401,19 @@ class QtDashboard(QDockWidget):
             (
                 before is None or data.histogram != before.histogram,
                 lambda: self.histogram_plot.update_data(data.histogram),
+            ),
+            (
+                paired_before is None or paired.lifts != paired_before.lifts,
+                lambda: self.lift_plot.update_data(paired.lifts),
+            ),
+            (
+                paired_before is None or paired != paired_before or skills_changed,
+                lambda: self.composition_plot.update_data(
+                    paired.composition_skill,
+                    paired.composition_name,
+                    paired.compositions,
+                    data.thresholds.get("candidate", 0.4),
+                ),
             ),
         ]
         self._pending_updates = [update for changed, update in updates if changed]
@@ -528,6 +563,8 @@ class QtDashboard(QDockWidget):
         if update.progress is not None:
             self.panel.progress(update.progress)
             self.live_plot.add_progress(update.progress)
+        if update.baseline is not None:
+            self.panel.baseline(update.baseline)
         changed = [r for r in update.results if r.action in (AuditAction.PROMOTE, AuditAction.DEMOTE)]
         if changed:
             self.state.say("; ".join(f"{r.name}: {r.before} → {r.after}" for r in changed[-3:]), 5000)
@@ -552,6 +589,13 @@ class QtDashboard(QDockWidget):
             "Demoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in demoted) if demoted else "none"),
         ]
         lines.append(" · ".join(changes) + ".")
+        if outcome.lifts:
+            worse = [r.name for r in outcome.lifts if r.lift.worse]
+            lines.append(
+                f"Lift measured for {len(outcome.lifts):,} skills; worse than the default plan: "
+                + (", ".join(worse) if worse else "none")
+                + "."
+            )
         title = {
             "finished": f"Run {finished.run_id} finished",
             "cancelled": f"Run {finished.run_id} cancelled: the games already played are kept (Runs… › Resume finishes it)",
@@ -618,6 +662,13 @@ class QtDashboard(QDockWidget):
             self.cancel_batch(wait=True)
         self._stop_loading()
         return True
+
+
+def _snapshots(
+    repository: SkillRepository, query: SkillQuery, selected: Sequence[str]
+) -> tuple[Snapshot, PairedSnapshot]:
+    """One refresh's data, on the loader's thread: the plots', and the lifts' and compositions'."""
+    return snapshot(repository, query, selected), paired_snapshot(repository, selected)
 
 
 __all__ = ["QtBatchPanel", "QtDashboard"]

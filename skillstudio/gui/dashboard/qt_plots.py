@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
@@ -636,3 +636,191 @@ class QtLiveRatePlot(QtPlotPanel):
                 value = values[index]
                 out.append((int(games), name, None if math.isnan(value) else round(value / 100, 6)))
         return out
+
+
+class QtLiftPlot(QtPlotPanel):
+    """Each selected skill's latest lift over the module's default plan: the point and its
+    Newcombe 95% interval, one row per skill, zero marked. Red: worse than the default plan
+    (the whole interval below zero); grey: measured with an older body."""
+
+    csv_headers = (
+        "skill_id",
+        "skill",
+        "run",
+        "pairs",
+        "skill_rate",
+        "baseline_rate",
+        "lift",
+        "low",
+        "high",
+        "worse_than_default_plan",
+        "current_body",
+    )
+    export_name = "lift-over-default-plan"
+    COLOURS: ClassVar[dict[str, str]] = {"worse": "#d62728", "current": "#1f77b4", "older": "#aaaaaa"}
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Lift over the default plan (Newcombe 95%)", parent)
+        self.item.setLabel("bottom", "Skill's win rate minus the default plan's", units="points")
+        self.item.showGrid(x=True, y=False, alpha=0.25)
+        self.zero = pg.InfiniteLine(pos=0, angle=90, movable=False, pen=pg.mkPen("#555555", width=1))
+        self.item.addItem(self.zero)
+        self.errors = pg.ErrorBarItem(
+            x=np.array([]), y=np.array([]), left=np.array([]), right=np.array([]), beam=0.2, pen=pg.mkPen("#333333")
+        )
+        self.points = pg.ScatterPlotItem(size=9, pen=None)
+        self.item.addItem(self.errors)
+        self.item.addItem(self.points)
+        for key, label in (("current", "lift"), ("worse", "worse than the default plan"), ("older", "older body")):
+            self.legend.addItem(pg.ScatterPlotItem(size=8, pen=None, brush=self.COLOURS[key]), label)
+        self.item.setXRange(-100, 100, padding=0.02)
+        self.item.invertY(True)  # the first selected skill on top
+
+    def update_data(self, lifts: Sequence[Any]) -> None:  # SkillLift
+        y = np.arange(len(lifts), dtype=float)
+        x = np.array([(s.lift.lift or 0.0) * 100 for s in lifts], dtype=float)
+        low = np.array([s.lift.low * 100 for s in lifts], dtype=float)
+        high = np.array([s.lift.high * 100 for s in lifts], dtype=float)
+        self.errors.setData(x=x, y=y, left=x - low, right=high - x, beam=0.2)
+        brushes = [self.COLOURS["worse" if s.lift.worse else "current" if s.current_body else "older"] for s in lifts]
+        self.points.setData(x=x, y=y, brush=brushes)
+        self.item.getAxis("left").setTicks([[(i, _short(s.name, 20)) for i, s in enumerate(lifts)]])
+        if lifts:
+            self.item.setYRange(-0.6, len(lifts) - 0.4, padding=0)
+        hover = []
+        rows: list[Sequence[Any]] = []
+        for i, s in enumerate(lifts):
+            record = s.lift
+            verdict = " — worse than the default plan" if record.worse else ""
+            body = "" if s.current_body else " (measured with an older body)"
+            hover.append(
+                (
+                    x[i],
+                    i,
+                    (
+                        f"{_short(s.name, 40)}: {x[i]:+.1f} points [{low[i]:+.1f}, {high[i]:+.1f}] over {record.pairs} "
+                        f"pairs (skill {_pct(record.skill_rate)}, default plan {_pct(record.baseline_rate)}), "
+                        f"run {record.run_id}{verdict}{body}"
+                    ),
+                )
+            )
+            rows.append(
+                (
+                    s.skill_id,
+                    s.name,
+                    record.run_id,
+                    record.pairs,
+                    record.skill_rate,
+                    record.baseline_rate,
+                    record.lift,
+                    round(record.low, 6),
+                    round(record.high, 6),
+                    record.worse,
+                    s.current_body,
+                )
+            )
+        self.set_hover_points(hover)
+        self.set_rows(rows)
+        if not lifts:
+            self.readout.setText("Select skills verified with a baseline (Verify… › Also play the default plan)")
+
+
+class QtCompositionPlot(QtPlotPanel):
+    """The compositions of the first selected skill that has any: per partner, the win rate of
+    its verified composition runs with the Wilson 95% interval, and D057's success count in the
+    label; the candidate bar marked."""
+
+    csv_headers = (
+        "skill_id",
+        "partner_id",
+        "partner",
+        "order",
+        "success_count",
+        "composable",
+        "runs",
+        "credited_runs",
+        "wins",
+        "decided",
+        "win_rate",
+        "wilson_low",
+        "wilson_high",
+    )
+    export_name = "compositions"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Compositions (select a skill)", parent)
+        self.item.setLabel("bottom", "Win rate of the composition runs", units="%")
+        self.item.showGrid(x=True, y=False, alpha=0.25)
+        self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6, brush="#c7e9c0", pen=pg.mkPen("#31a354"))
+        self.errors = pg.ErrorBarItem(
+            x=np.array([]), y=np.array([]), left=np.array([]), right=np.array([]), beam=0.2, pen=pg.mkPen("#333333")
+        )
+        self.bar_line = pg.InfiniteLine(
+            pos=40,
+            angle=90,
+            movable=False,
+            pen=pg.mkPen(THRESHOLD_COLOURS["candidate"], width=1, style=Qt.PenStyle.DashLine),
+            label="candidate",
+            labelOpts={"position": 0.95, "color": THRESHOLD_COLOURS["candidate"]},
+        )
+        for item in (self.bars, self.errors, self.bar_line):
+            self.item.addItem(item)
+        self.legend.addItem(self.bars, "win rate")
+        self.legend.addItem(self.errors, "Wilson 95% interval")
+        self.item.setXRange(0, 100, padding=0.02)
+        self.item.invertY(True)
+
+    def update_data(self, skill_id: str, name: str, partners: Sequence[Any], candidate: float = 0.4) -> None:
+        y = np.arange(len(partners), dtype=float)
+        rates = np.array([(p.rate or 0.0) * 100 for p in partners], dtype=float)
+        low = np.array([p.interval.low * 100 if p.decided else 0.0 for p in partners], dtype=float)
+        high = np.array([p.interval.high * 100 if p.decided else 0.0 for p in partners], dtype=float)
+        self.bars.setOpts(x0=np.zeros(len(partners)), y=y, width=rates, height=0.6)
+        self.errors.setData(x=rates, y=y, left=rates - low, right=high - rates, beam=0.2)
+        self.bar_line.setValue(candidate * 100)
+        self.item.getAxis("left").setTicks(
+            [
+                [
+                    (i, f"{'→' if p.first else '←'} {_short(p.partner_name, 16)} ×{p.success_count}")
+                    for i, p in enumerate(partners)
+                ]
+            ]
+        )
+        if partners:
+            self.item.setYRange(-0.6, len(partners) - 0.4, padding=0)
+        title = f"Compositions of {_short(name, 32)}" if skill_id else "Compositions (select a skill)"
+        self.item.setTitle(title, size="10pt")
+        hover, rows = [], []
+        for i, p in enumerate(partners):
+            order = (
+                f"{_short(name, 24)} then {p.partner_name}" if p.first else f"{p.partner_name} then {_short(name, 24)}"
+            )
+            runs = (
+                f"{p.wins}/{p.decided} won = {_pct(p.rate)} [{_pct(p.interval.low)}, {_pct(p.interval.high)}] over "
+                f"{p.runs} runs ({p.credited_runs} counted)"
+                if p.decided
+                else "no composition run yet"
+            )
+            stored = f"success count {p.success_count}" + ("" if p.composable else ", not composable")
+            hover.append((rates[i], i, f"{order}: {runs}; {stored}"))
+            rows.append(
+                (
+                    skill_id,
+                    p.partner_id,
+                    p.partner_name,
+                    "first" if p.first else "second",
+                    p.success_count,
+                    p.composable,
+                    p.runs,
+                    p.credited_runs,
+                    p.wins,
+                    p.decided,
+                    None if p.rate is None else round(p.rate, 6),
+                    round(p.interval.low, 6) if p.decided else None,
+                    round(p.interval.high, 6) if p.decided else None,
+                )
+            )
+        self.set_hover_points(hover)
+        self.set_rows(rows)
+        if not partners:
+            self.readout.setText("Select a skill with compositions (skillstudio verify --sequence A,B)")

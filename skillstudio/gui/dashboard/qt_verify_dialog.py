@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -58,6 +59,13 @@ class QtVerifyDialog(QDialog):
         form.addRow("Seed:", self.seed)
         form.addRow("Executor:", self.executor)
         form.addRow("Engine command:", self.engine)
+        self.baseline = QCheckBox("Also play the default plan (lift)", self)
+        self.baseline.setChecked(options.baseline)
+        self.baseline.setToolTip(
+            "Play each game a second time with the module's default plan, same seed and situation, and report "
+            "each skill's lift over it (built-in engine only)"
+        )
+        form.addRow("", self.baseline)
         noun = "skill" if count == 1 else "skills"
         text = f"Play {count:,} AI {noun} headless and apply the promotion policy (skills the engine cannot play are skipped and listed)."
         if skipped:
@@ -92,4 +100,5 @@ class QtVerifyDialog(QDialog):
             seed=None if self.seed.value() < 0 else self.seed.value(),
             executor=self.executor.currentText().strip() or "inprocess",
             engine=tuple(shlex.split(self.engine.text())),
+            baseline=self.baseline.isChecked(),
         )

@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 
 from skillstudio.store import Actor, Database, SkillRepository
 from skillstudio.store.runs import RunStore
+from skillstudio.verification.drive import DriveEvent, drive_run
+from skillstudio.verification.lift import BaselineProgress, LiftResult
 from skillstudio.verification.runner import (
-    Event,
     Progress,
     RunFinished,
     RunStarted,
     SkillResult,
     VerificationError,
-    run_verification,
     select_playable,
-    verify,
+    start_run,
 )
 
 THROTTLE_S = 0.1
@@ -44,6 +44,7 @@ class BatchOptions:
     executor: str = "inprocess"
     engine: tuple[str, ...] = ()
     chunk_games: int = 20
+    baseline: bool = False  # also play the default plan on the same seeds: each skill's lift
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class BatchUpdate:
 
     progress: Progress | None
     results: tuple[SkillResult, ...] = ()
+    baseline: BaselineProgress | None = None  # the default plan's games (played after the skills')
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class BatchOutcome:
     finished: RunFinished
     errors: int = 0
     error_texts: tuple[str, ...] = field(default=())
+    lifts: tuple[LiftResult, ...] = ()
 
 
 def batch_events(
@@ -76,15 +79,15 @@ def batch_events(
     executor: str | None = None,
 ) -> Generator[RunStarted | BatchUpdate, None, BatchOutcome]:
     """One batch: new (``skill_ids`` + ``options``) or resumed (``run_id``); stops when ``cancel`` is set."""
-    events: Iterator[Event]
+    events: Iterator[DriveEvent]
     if run_id is not None:
-        events = run_verification(database, run_id, executor=executor, cancel=cancel, actor=actor)
+        events = drive_run(database, run_id, executor=executor, cancel=cancel, actor=actor)
     else:
         o = options or BatchOptions()
         # The CLI's selection: skills the engine cannot play (content, or bodies the built-in
         # engine does not play) and rows holding no valid skill are left out and reported.
         skills, skipped = select_playable(SkillRepository(database, actor), skill_ids, engine=o.engine)
-        events = verify(
+        new_run = start_run(
             database,
             skills,
             opponent=o.opponent,
@@ -93,17 +96,24 @@ def batch_events(
             executor=o.executor,
             engine=o.engine,
             chunk_games=o.chunk_games,
-            cancel=cancel,
             actor=actor,
             skipped=skipped,
+            options={"baseline": True} if o.baseline else None,
         )
+        events = drive_run(database, new_run, executor=o.executor, cancel=cancel, actor=actor)
     last_update = 0.0
     latest: Progress | None = None
     results: list[SkillResult] = []
+    lifts: list[LiftResult] = []
+    baseline: BaselineProgress | None = None
     finished: RunFinished | None = None
     for event in events:
         if isinstance(event, Progress):
             latest = event
+        elif isinstance(event, BaselineProgress):
+            baseline = event
+        elif isinstance(event, LiftResult):
+            lifts.append(event)
         elif isinstance(event, SkillResult):
             results.append(event)
         elif isinstance(event, RunStarted):
@@ -111,15 +121,15 @@ def batch_events(
         elif isinstance(event, RunFinished):
             finished = event
         now = time.monotonic()
-        if (latest is not None or results) and now - last_update >= THROTTLE_S:
-            yield BatchUpdate(latest, tuple(results))
-            latest, results, last_update = None, [], now
-    if latest is not None or results:
-        yield BatchUpdate(latest, tuple(results))
+        if (latest is not None or results or baseline is not None) and now - last_update >= THROTTLE_S:
+            yield BatchUpdate(latest, tuple(results), baseline)
+            latest, results, baseline, last_update = None, [], None, now
+    if latest is not None or results or baseline is not None:
+        yield BatchUpdate(latest, tuple(results), baseline)
     if finished is None:  # the runner ended without its last event: should not happen
         raise VerificationError("the batch ended without a result")
     errors, texts = _error_texts(database, finished.run_id)
-    return BatchOutcome(finished, errors, texts)
+    return BatchOutcome(finished, errors, texts, tuple(lifts))
 
 
 def _error_texts(database: Database, run_id: str, limit: int = 12) -> tuple[int, tuple[str, ...]]:
