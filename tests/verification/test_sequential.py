@@ -102,12 +102,18 @@ def test_the_bar_is_the_next_tiers_and_headless_evidence_is_capped() -> None:
         ]
 
     fresh = skill(Confidence.TENTATIVE)
-    assert bar_for(fresh, DEFAULT_POLICY, []) == Bar("candidate", 0.4, 1)
-    assert bar_for(fresh, DEFAULT_POLICY, evidence(fresh, 1, 4)).name == "candidate"
-    assert bar_for(fresh, DEFAULT_POLICY, evidence(fresh, 3, 2)) == Bar("established", 0.6, 3)
-    assert bar_for(skill(Confidence.ESTABLISHED), DEFAULT_POLICY, []) == Bar("proven", 0.7, 10)
-    assert bar_for(skill(Confidence.PROVEN), DEFAULT_POLICY, []) == Bar("proven", 0.7, 10)
-    custom = VerificationPolicy(candidate_rate=0.5, proven_rate=0.8, proven_games=20)
+    # D057's default: headless games make a candidate and no more, so the bar stays the candidate's
+    assert bar_for(skill(Confidence.ESTABLISHED), DEFAULT_POLICY, []) == Bar("candidate", 0.4, 1)
+    # a studio that trusts its headless engine climbs the whole ladder
+    ladder = replace(DEFAULT_POLICY, headless_max_tier=Confidence.PROVEN)
+    assert bar_for(fresh, ladder, []) == Bar("candidate", 0.4, 1)
+    assert bar_for(fresh, ladder, evidence(fresh, 1, 4)).name == "candidate"
+    assert bar_for(fresh, ladder, evidence(fresh, 3, 2)) == Bar("established", 0.6, 3)
+    assert bar_for(skill(Confidence.ESTABLISHED), ladder, []) == Bar("proven", 0.7, 10)
+    assert bar_for(skill(Confidence.PROVEN), ladder, []) == Bar("proven", 0.7, 10)
+    custom = VerificationPolicy(
+        candidate_rate=0.5, proven_rate=0.8, proven_games=20, headless_max_tier=Confidence.PROVEN
+    )
     assert bar_for(skill(Confidence.ESTABLISHED), custom, []) == Bar("proven", 0.8, 20)
     # D057: headless evidence makes a candidate and no more; the test then settles that bar.
     assert bar_for(skill(Confidence.PROVEN), DEFAULT_POLICY, [], max_tier=Confidence.TENTATIVE).name == "candidate"
