@@ -286,6 +286,10 @@ class QtHistoryDialog(QDialog):
         return sorted(item.data(0, Qt.ItemDataRole.UserRole) for item in self.list.selectedItems())
 
     def select_revisions(self, numbers: list[int]) -> None:
+        """Select these revisions; asked before the history has arrived, once it has."""
+        if not self._revisions and self._loader.loading:
+            self._select, self._keep_selection = (numbers[-1] if numbers else None), False
+            return
         self.list.blockSignals(True)
         self.list.clearSelection()
         first = None

@@ -205,7 +205,7 @@ class QtMainWindow(QMainWindow):
         try:
             database = Database(path)
         except LibraryError as error:
-            QMessageBox.warning(self, "Cannot open library", str(error))
+            show_error(self, "Cannot open library", error)
             self._forget_recent(Path(path))
             return False
         self.install(SkillRepository(database, self.repository.actor))
@@ -222,7 +222,7 @@ class QtMainWindow(QMainWindow):
         try:
             database = create_library(path)
         except LibraryError as error:
-            QMessageBox.warning(self, "Cannot create library", str(error))
+            show_error(self, "Cannot create library", error)
             return
         self.install(SkillRepository(database, self.repository.actor))
 
@@ -237,7 +237,7 @@ class QtMainWindow(QMainWindow):
         try:
             path = sample_library_path()
         except (LibraryError, ValidationError, OSError) as error:
-            QMessageBox.warning(self, "Cannot open the sample library", str(error))
+            show_error(self, "Cannot open the sample library", error)
             return
         self.open_library_file(path)
 
@@ -345,19 +345,21 @@ class QtMainWindow(QMainWindow):
             self.clear_filters()  # re-queries; the selection follows when the result arrives
 
     def _follow_current(self, skill_id: str | None) -> None:
-        """Another panel (the Retrieval Preview) made a skill current: show it in the browser."""
-        if skill_id is not None and skill_id != self.current_id():
-            self.reveal_skill(skill_id)
-
-    def reveal_skill(self, skill_id: str) -> None:
-        """Select a skill if the browser shows it; else show it in the detail pane alone, leaving
-        the filters as they are (the Retrieval Preview's rows)."""
-        row = self.model.row_of(skill_id)
-        if row is not None:
-            self.select_skill(skill_id)
+        """Another panel (the Retrieval Preview) made a skill current: select its row if the table
+        shows it, leaving the filters as they are; else the detail pane shows it alone."""
+        if skill_id is None or skill_id == self.current_id():
             return
-        self.table.selectionModel().clear()  # no row stands for what the detail pane shows
-        self.state.set_selection((), skill_id)
+        if self.model.row_of(skill_id) is not None:
+            self._restore_selection([skill_id], skill_id)
+            return
+        # No row stands for what the detail pane shows. Cleared quietly: writing "nothing current"
+        # into the state now would send the panels to no skill and back.
+        self._restoring = True
+        try:
+            self.table.selectionModel().clear()
+        finally:
+            self._restoring = False
+        self._update_actions()
 
     def _restore_selection(self, skill_ids: Sequence[str], current: str | None) -> None:
         """Select these skills' rows in one go (one signal, however many), ``current`` first."""
@@ -574,9 +576,6 @@ class QtMainWindow(QMainWindow):
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()
-
-    def _report(self, title: str, error: Exception) -> None:
-        show_error(self, title, error)
 
     # --- editing ------------------------------------------------------------------------------------
 

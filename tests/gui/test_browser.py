@@ -16,6 +16,7 @@ from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QInputDialog, QMessageBox  # noqa: E402
 
+from skillstudio.gui import qt_main_window as main_window  # noqa: E402
 from skillstudio.gui.browser_state import BrowserState  # noqa: E402
 from skillstudio.gui.qt_detail_pane import QtDetailPane  # noqa: E402
 from skillstudio.gui.qt_filter_panel import QtFilterPanel  # noqa: E402
@@ -186,7 +187,7 @@ def test_opening_another_library_and_refusing_a_bad_one(
     qtbot, window: QtMainWindow, tmp_path: Path, monkeypatch
 ) -> None:
     warnings = []
-    monkeypatch.setattr(QMessageBox, "warning", lambda *args: warnings.append(args[2]))
+    monkeypatch.setattr(main_window, "show_error", lambda _parent, _title, error: warnings.append(str(error)))
     bad = tmp_path / "notes.db"
     bad.write_text("not a database")
     assert not window.open_library_file(bad)
@@ -296,6 +297,23 @@ def test_the_selection_is_the_states(qtbot, window: QtMainWindow) -> None:
     assert window.state.selection == () and window.state.current is None
 
 
+def test_a_skill_made_current_elsewhere_is_selected_or_shown_alone(qtbot, window: QtMainWindow) -> None:
+    # What the Retrieval Preview does with a result: the state's current skill, set from outside.
+    check(qtbot, window, window.filters.module, "td")
+    shown = window.model.id_at(1)
+    window.state.set_selection((shown,), shown)
+    assert window.current_id() == shown and window.state.selection == (shown,)
+    hidden = next(s.skill.id for s in load_sample() if s.skill.game_module != "td")
+    currents: list[str | None] = []
+    window.state.current_changed.connect(currents.append)
+    window.state.set_selection((hidden,), hidden)
+    assert currents == [hidden]  # straight to it: the panels are never sent to "nothing" first
+    assert window.current_id() is None and window.detail.skill_id == hidden
+    assert window.filters.module.checked() == ["td"]  # the filters stay as they were
+    wait_for_browser(qtbot, window)
+    assert window.repository.get(hidden).name in window.detail.toPlainText()
+
+
 def test_the_table_follows_a_write_from_another_thread(qtbot, repository: SkillRepository, browser_state) -> None:
     # No window and no polling of the file: only the state's change announcements can tell the model.
     repository.create_many([ai_skill(name=f"skill {n}") for n in range(3)])
@@ -354,8 +372,6 @@ def test_the_detail_pane_says_when_its_skill_left_the_library(qtbot, window: QtM
 def test_bulk_retag_runs_in_the_background_and_can_be_undone(
     qtbot, window: QtMainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import skillstudio.gui.qt_main_window as main_window
-
     threads: list[int] = []
     real_retag = main_window.retag
 
@@ -390,8 +406,6 @@ def test_bulk_retag_runs_in_the_background_and_can_be_undone(
 def test_a_failed_bulk_change_is_reported_and_stays_off_the_undo_stack(
     qtbot, window: QtMainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import skillstudio.gui.qt_main_window as main_window
-
     errors: list[str] = []
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("bulk", True))
     monkeypatch.setattr(main_window, "show_error", lambda _parent, title, error: errors.append(title))

@@ -184,6 +184,17 @@ def test_the_history_is_read_in_the_background(qtbot, state: BrowserState, edite
     assert dialog.revision_numbers() == [1, 2, 3] and dialog.selected_numbers() == [3]
 
 
+def test_a_revision_chosen_before_the_history_arrives_is_selected_when_it_does(
+    qtbot, state: BrowserState, edited, owner
+) -> None:
+    # The audit log opens the dialog on the revision an entry wrote, before it has read anything.
+    dialog = QtHistoryDialog(state, edited.id, owner)
+    dialog.select_revisions([2])
+    settled(qtbot, dialog)
+    assert dialog.selected_numbers() == [2]
+    assert ("name: Ambush A", "name: Ambush B") in [(r.old, r.new) for r in dialog.diff.changed_rows()]
+
+
 def test_the_history_keeps_the_revision_looked_at_when_someone_else_writes(
     qtbot, open_history, edited, repository: SkillRepository
 ) -> None:
