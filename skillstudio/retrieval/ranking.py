@@ -18,6 +18,11 @@ new, exactly relevant skill is never retrieved. SkillStudio instead (docs/retrie
    accumulate. The final score is ``relevance * (1 + EVIDENCE_WEIGHT * (2 * quality - 1))``,
    a factor between 0.6 and 1.4: evidence breaks near ties and demotes skills that keep losing,
    but never hides a relevant skill that has simply not been played yet.
+5. **Lift** (``verify --baseline``): when the skill's latest lift was measured with its current
+   body, the final score is also multiplied by ``1 + LIFT_WEIGHT * lift``, where ``lift`` is the
+   end of the 95% interval nearest zero, or 0 when the interval contains zero. Only a lift the
+   evidence establishes moves a skill, by no more than it establishes: a plan that is clearly
+   worse than the module's default plan sinks, one that is clearly better rises.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ W_SEMANTIC = 0.65  # of relevance, when both keyword and semantic scores exist
 W_SITUATION = 0.35  # of relevance, for a StrategicPattern when the query carries a situation
 EVIDENCE_WEIGHT = 0.4  # the evidence factor spans 1 +/- this
 PRIOR_WINS = PRIOR_LOSSES = 2.0  # Beta prior: as if every skill had won 2 of 4 games
+LIFT_WEIGHT = 1.0  # per unit of the lift's conservative bound; the factor stays in [0.5, 1.5]
 RRF_K = 60  # reciprocal-rank fusion's usual constant (Cormack et al., 2009), for the baseline
 NEUTRAL_SITUATION = 0.5  # a skill without a signature, when the query has one
 
@@ -63,6 +69,21 @@ def evidence_quality(evidence: Evidence) -> float:
 
 def evidence_factor(quality: float) -> float:
     return 1.0 + EVIDENCE_WEIGHT * (2.0 * quality - 1.0)
+
+
+def conservative_lift(low: float, high: float) -> float:
+    """The lift the interval establishes: its bound nearest zero, or 0 when it straddles zero."""
+    if not (math.isfinite(low) and math.isfinite(high)) or low > high:
+        return 0.0  # an unreadable interval establishes nothing
+    if low > 0.0:
+        return min(low, 1.0)
+    if high < 0.0:
+        return max(high, -1.0)
+    return 0.0
+
+
+def lift_factor(lift: float) -> float:
+    return min(1.5, max(0.5, 1.0 + LIFT_WEIGHT * lift))
 
 
 def keyword_relevance(bm25: float | None, best: float, coverage: float = 1.0) -> float:
@@ -175,15 +196,18 @@ def _jaccard(a: tuple[str, ...], b: tuple[str, ...]) -> float:
 
 __all__ = [
     "EVIDENCE_WEIGHT",
+    "LIFT_WEIGHT",
     "RRF_K",
     "SITUATION_WEIGHTS",
     "W_SEMANTIC",
     "W_SITUATION",
     "Evidence",
+    "conservative_lift",
     "evidence_factor",
     "evidence_quality",
     "fuse",
     "keyword_relevance",
+    "lift_factor",
     "reciprocal_rank_fusion",
     "semantic_relevance",
     "situation_similarity",

@@ -23,9 +23,10 @@ from skillstudio.retrieval import ranking
 from skillstudio.retrieval.providers import EmbeddingProvider, ProviderError
 from skillstudio.retrieval.vectors import VectorIndex
 from skillstudio.review.serving import served_many
-from skillstudio.store import SkillRepository, SkillSummary
+from skillstudio.store import SkillRepository, SkillSummary, body_hash
 from skillstudio.store.embeddings import EmbeddingStatus
 from skillstudio.store.keyword_search import keyword_candidates, query_words, term_coverage
+from skillstudio.store.paired_runs import PairedRuns
 
 MAX_K = 100
 # From each of keyword and semantic search, before ranking: this many per skill asked for, within
@@ -62,6 +63,8 @@ class ScoreBreakdown:
     relevance: float
     quality: float  # posterior mean success (Beta(2, 2) prior)
     evidence: float  # the factor quality applies to relevance
+    lift: float | None  # the latest current-body lift's conservative bound; None without one
+    lift_factor: float  # the factor that lift applies (1.0 without one)
     final: float
 
     def as_dict(self) -> dict[str, float | None]:
@@ -213,6 +216,7 @@ class Retriever:
             tag_matches = {sid: _tag_overlap(summaries[sid].tags, words) for sid in tag_matches if sid in summaries}
             tag_matches = {sid: count for sid, count in tag_matches.items() if count > 0}
         situations = self._situations(list(summaries)) if situation is not None else {}
+        lifts = self._lifts(list(summaries)) if mode is not Mode.RRF else {}
         coverage = (
             term_coverage(self.repository.database, [i for i in summaries if i in keyword], term_weights)
             if keyword and term_weights
@@ -230,6 +234,7 @@ class Retriever:
             tag_matches,
             situation,
             situations,
+            lifts,
         )
         if invalid:
             notes.append(f"{len(invalid)} stored vectors were malformed and skipped")
@@ -294,6 +299,7 @@ class Retriever:
         tag_matches: dict[str, int],
         situation: SituationSignature | None,
         situations: dict[str, SituationSignature],
+        lifts: dict[str, float],
     ) -> list[Hit]:
         best_bm25 = max(keyword.values(), default=0.0)
         best_tags = max(tag_matches.values(), default=0)
@@ -338,7 +344,9 @@ class Retriever:
             evidence = _evidence(summary)
             quality = ranking.evidence_quality(evidence)
             factor = ranking.evidence_factor(quality) if mode is not Mode.RRF else 1.0
-            final = relevance * factor
+            lift = lifts.get(skill_id)
+            by_lift = ranking.lift_factor(lift) if lift is not None else 1.0
+            final = relevance * factor * by_lift
             if relevance <= 0.0:
                 continue  # matched nothing that counts in this mode
             hits.append(
@@ -350,11 +358,27 @@ class Retriever:
                     summary.confidence,
                     evidence.games,
                     evidence.success_rate,
-                    ScoreBreakdown(fts, bm25, semantic, cosine, fit, tags, relevance, quality, factor, final),
+                    ScoreBreakdown(
+                        fts, bm25, semantic, cosine, fit, tags, relevance, quality, factor, lift, by_lift, final
+                    ),
                 )
             )
         hits.sort(key=lambda h: (-h.score.final, h.name.casefold(), h.skill_id))
         return hits
+
+    def _lifts(self, ids: list[str]) -> dict[str, float]:
+        """Each skill's latest lift's conservative bound, if it was measured with the current body
+        (a lift earned by another body says nothing about this one). Few skills have one, so only
+        those are loaded."""
+        records = PairedRuns(self.repository.database).latest_lifts(ids)
+        if not records:
+            return {}
+        skills, _unreadable = self.repository.get_many_valid(list(records))
+        return {
+            skill.id: ranking.conservative_lift(records[skill.id].low, records[skill.id].high)
+            for skill in skills
+            if records[skill.id].pairs and records[skill.id].body_hash == body_hash(skill)
+        }
 
     def _with_role(self, summaries: dict[str, SkillSummary], role: str) -> dict[str, SkillSummary]:
         """Seed 004's role filter: keep skills whose SKILL.md ``roles`` include the role; a skill that

@@ -11,7 +11,9 @@ import pytest
 from skillstudio.model import Confidence, EconomyState, GamePhase, Quality, SituationSignature, ThreatLevel
 from skillstudio.retrieval import LocalEmbeddings, Mode, Retriever, embed_library, ranking
 from skillstudio.retrieval.ranking import Evidence, evidence_factor, evidence_quality
-from skillstudio.store import SkillRepository
+from skillstudio.store import RunSkillEntry, SkillRepository, body_hash
+from skillstudio.store.paired_runs import LiftRecord, PairedRuns
+from skillstudio.store.runs import RunStore
 from tests.factories import ai_skill
 
 
@@ -332,3 +334,66 @@ def test_malformed_success_rate_counts_as_no_evidence(repository: SkillRepositor
     hit = next(hit for hit in result.hits if hit.skill_id == b)
     assert hit.score.quality == 0.5
     assert hit.score.evidence == 1.0
+
+
+# --- lift over the default plan ------------------------------------------------------------------
+
+
+def test_only_a_lift_the_interval_establishes_counts() -> None:
+    assert ranking.conservative_lift(0.05, 0.30) == 0.05  # clearly better: by its lower bound
+    assert ranking.conservative_lift(-0.40, -0.10) == -0.10  # clearly worse: by its upper bound
+    assert ranking.conservative_lift(-0.20, 0.25) == 0.0  # undecided: no effect
+    assert ranking.conservative_lift(math.nan, 0.2) == 0.0 and ranking.conservative_lift(0.3, 0.1) == 0.0
+    assert ranking.lift_factor(0.0) == 1.0
+    assert ranking.lift_factor(-0.10) < 1.0 < ranking.lift_factor(0.05)
+    assert 0.5 <= ranking.lift_factor(-5.0) <= ranking.lift_factor(5.0) <= 1.5
+
+
+def _lift(repository: SkillRepository, skill_id: str, low: float, high: float, body: str | None = None) -> None:
+    skill = repository.get(skill_id)
+    run = RunStore(repository.database).create_run(
+        skills=[RunSkillEntry(skill_id, "ra1", body_hash(skill), "tentative")],
+        opponent="IC Default Hard",
+        games=20,
+        seed=1,
+        executor="inprocess",
+        chunk_games=20,
+        actor="t",
+    )
+    counts = (2, 2, 10, 6) if high < 0 else (2, 10, 2, 6)  # both, skill only, default only, neither
+    PairedRuns(repository.database).write_lifts(
+        run, [LiftRecord(run, skill_id, body or body_hash(skill), "IC Default Hard", "1.1.0", *counts, 0, low, high)]
+    )
+
+
+def test_a_plan_worse_than_the_default_plan_sinks_and_a_better_one_rises(repository: SkillRepository) -> None:
+    a, b = _two_equal_skills(repository)
+    c = ai_skill(
+        name="Charlie plan",
+        description="Engineers capture the enemy refinery.",
+        tags=(),
+        quality=Quality(0, 0.0, None, Confidence.TENTATIVE, None),
+    )
+    repository.create(c)
+    retriever = Retriever(repository, None)
+    query = "engineers capture refinery"
+    before = {hit.skill_id: hit.score for hit in retriever.retrieve(query, mode=Mode.FTS, k=10).hits}
+    assert before[a].final == pytest.approx(before[b].final) == pytest.approx(before[c.id].final)
+    assert before[a].lift is None and before[a].lift_factor == 1.0
+    _lift(repository, a, -0.45, -0.12)  # worse than the default plan
+    _lift(repository, b, 0.08, 0.41)  # better
+    _lift(repository, c.id, -0.3, 0.2)  # undecided
+    hits = retriever.retrieve(query, mode=Mode.FTS, k=10).hits
+    order = [hit.skill_id for hit in hits if hit.skill_id in {a, b, c.id}]
+    assert order == [b, c.id, a]
+    score = {hit.skill_id: hit.score for hit in hits}
+    assert score[a].lift == -0.12 and score[b].lift == 0.08 and score[c.id].lift == 0.0
+    for hit in hits:
+        assert hit.score.final == pytest.approx(hit.score.relevance * hit.score.evidence * hit.score.lift_factor)
+
+
+def test_a_lift_measured_with_another_body_does_not_count(repository: SkillRepository) -> None:
+    a, b = _two_equal_skills(repository)
+    _lift(repository, a, -0.45, -0.12, body="an older body's hash")
+    hits = {hit.skill_id: hit.score for hit in Retriever(repository, None).retrieve("engineers refinery", k=10).hits}
+    assert hits[a].lift is None and hits[a].final == pytest.approx(hits[b].final)
