@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from skillstudio.engine.module import ROLES, GameModule, Mix, Preset
+from skillstudio.engine.module import HARVESTER, ROLES, GameModule, Mix, Preset
 from skillstudio.model.enums import BuildFocus, TargetType, ThreatLevel, TimePressure
 from skillstudio.model.skill import StrategicPattern
 
@@ -106,6 +106,7 @@ TARGET_AGGRESSION = {  # per point of a target's priority (1..10)
     TargetType.EXPAND: 0.0,
 }
 TECH_STRUCTURES = ("radar_dome", "tech_center", "airfield", "helipad")
+REFINERIES = ("ore_refinery", "refinery", "tiberium_refinery")  # a priority refinery means expanding
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,6 @@ class Doctrine:
 def _clamp_param(name: str, value: float) -> int:
     spec = PARAMETERS[name]
     return int(min(max(round(value), spec.min_value), spec.max_value))
-
-
-def _normalize_name(name: str) -> str:
-    return "_".join(name.strip().lower().replace("-", " ").split())
 
 
 def doctrine_from_pattern(pattern: StrategicPattern, module: GameModule, *, label: str = "skill") -> Doctrine:
@@ -185,8 +182,10 @@ def doctrine_from_pattern(pattern: StrategicPattern, module: GameModule, *, labe
 
     ignored_builds: list[str] = []
     for raw in guidance.priority_builds:
-        name = _normalize_name(raw)
-        if name in module.unit_index:
+        name = module.resolve(raw)
+        if name == HARVESTER:  # one harvester more than the guidance's target
+            params["harvester_count_target"] = params["harvester_count_target"] + 1
+        elif name in module.unit_index:
             mix = defenses if module.unit(name).static else units
             mix[name] = mix.get(name, 0.0) + 0.25 * max(sum(mix.values()), 1.0)
         elif name in ROLES:  # a role: every unit of that role in the mix (or in the module) gains
@@ -196,7 +195,7 @@ def doctrine_from_pattern(pattern: StrategicPattern, module: GameModule, *, labe
                 mix[unit.id] = mix.get(unit.id, 0.0) + 0.25 * max(sum(mix.values()), 1.0) / len(role_units)
         elif name in TECH_STRUCTURES:
             params["tech_priority"] = params["tech_priority"] + 15
-        elif name in ("ore_refinery", "refinery"):
+        elif name in REFINERIES:
             params["expansion_priority"] = max(params["expansion_priority"], 60)
         elif name in module.structures:
             notes.append(f"priority build {raw!r}: stands at the start, no effect")

@@ -47,6 +47,7 @@ ROLES = (
     "support",
 )
 DOMAINS = ("ground", "air", "naval")
+HARVESTER = "harvester"  # an alias target: the economy's harvesters, not an army unit
 BUILT_IN_DIFFICULTIES = ("sandbox", "easy", "normal", "hard", "brutal")
 # Personality keys IC names (ic-formats.md section 2). Each needs a table in personality_effects
 # except aggression (a number) and build_order (kept for fidelity, no effect here).
@@ -239,6 +240,9 @@ class GameModule:
     difficulties: Mapping[str, Difficulty]
     personality_effects: Mapping[str, Mapping[str, float]]
     unit_index: Mapping[str, int] = field(default_factory=dict)
+    # Other names skills use for a unit, a structure or the economy's harvester (``ore_truck``
+    # in Red Alert is the harvester; ``kennel`` is where dogs are trained, the barracks here).
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def max_tier(self) -> int:
@@ -250,6 +254,12 @@ class GameModule:
 
     def unit(self, unit_id: str) -> UnitType:
         return self.units[self.unit_index[unit_id]]
+
+    def resolve(self, name: str) -> str:
+        """A name as a skill writes it (any case, spaces or hyphens), as this module's id: a unit,
+        a structure, :data:`HARVESTER`, or the name itself when the module does not know it."""
+        key = "_".join(name.strip().lower().replace("-", " ").split())
+        return self.aliases.get(key, key)
 
 
 # ================================================================================================
@@ -445,6 +455,7 @@ def _read_module(check: Checker, data: object, path: str, fingerprint: str) -> G
             "ai_presets",
             "difficulties",
             "personality_effects",
+            "aliases",
         ),
     )
     if not top.ok:
@@ -505,6 +516,7 @@ def _read_module(check: Checker, data: object, path: str, fingerprint: str) -> G
     if isinstance(top.data.get("difficulties"), Mapping) and missing:
         check.fail("difficulties", f"missing the built-in difficulties {', '.join(missing)}")
     _check_mixes_buildable(check, focus, presets, units_map)
+    aliases = _read_aliases(check, top.mapping("aliases", required=False), "aliases", units_map, structures)
 
     if check.issues:
         return None
@@ -528,7 +540,35 @@ def _read_module(check: Checker, data: object, path: str, fingerprint: str) -> G
         difficulties=difficulties,
         personality_effects=effects,
         unit_index={unit.id: index for index, unit in enumerate(units)},
+        aliases=aliases,
     )
+
+
+def _read_aliases(
+    check: Checker,
+    value: object,
+    path: str,
+    units: Mapping[str, UnitType],
+    structures: Mapping[str, tuple[int, int]],
+) -> dict[str, str]:
+    """``other_name: target``; a target is a unit, a structure or ``harvester`` (the economy's),
+    and an alias may not shadow a unit or structure of its own name."""
+    if value is None:
+        return {}
+    data = check.mapping(value, path)
+    out: dict[str, str] = {}
+    for key, target in (data or {}).items():
+        where = join_path(path, str(key))
+        name = _read_id(check, key, where)
+        if name is None:
+            continue
+        if name in units or name in structures or name == HARVESTER:
+            check.fail(where, f"{name} is already a unit, a structure or the harvester; an alias cannot rename it")
+        elif not isinstance(target, str) or not (target in units or target in structures or target == HARVESTER):
+            check.fail(where, f"{describe(target)} is not a unit, a structure or {HARVESTER}")
+        else:
+            out[name] = target
+    return out
 
 
 def _read_sources(check: Checker, value: object, path: str) -> dict[str, str]:

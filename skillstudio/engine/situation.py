@@ -24,7 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from skillstudio.engine.doctrine import Doctrine
-from skillstudio.engine.module import GameModule
+from skillstudio.engine.module import HARVESTER, GameModule
 from skillstudio.engine.tables import MAX_COUNT_Q, QUANTUM, MatchSetup, StartTables, compile_side
 from skillstudio.engine.tuning import PhaseStart, Tuning
 from skillstudio.model.enums import EconomyState, GamePhase, SpelledEnum, ThreatLevel
@@ -187,10 +187,6 @@ def _map_control(raw: object, notes: list[str]) -> float:
     return value
 
 
-def _normalize_name(name: str) -> str:
-    return "_".join(name.strip().lower().replace("-", " ").split())
-
-
 def _composition(raw: object, name: str, module: GameModule, notes: list[str]) -> Composition:
     """Known units with their shares by count, summing to 1; () when nothing usable is left."""
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
@@ -201,6 +197,7 @@ def _composition(raw: object, name: str, module: GameModule, notes: list[str]) -
         entries = entries[:MAX_ENTRIES]
     shares: dict[str, float] = {}
     unknown: list[str] = []
+    economic: list[str] = []
     for i, entry in enumerate(entries):
         pair = entry if isinstance(entry, Sequence) and not isinstance(entry, str | bytes) else ()
         unit = pair[0] if len(pair) == 2 else None
@@ -212,13 +209,18 @@ def _composition(raw: object, name: str, module: GameModule, notes: list[str]) -
             clamped = min(max(share, 0.0), float(SHARE_LIMIT))
             notes.append(f"{name}[{i}]: share {share:g} of {_short(unit)} clamped to {clamped:g} (0..{SHARE_LIMIT})")
             share = clamped
-        unit_id = _normalize_name(unit)
+        unit_id = module.resolve(unit)
+        if unit_id == HARVESTER:
+            economic.append(_short(unit))
+            continue
         if unit_id not in module.unit_index:
             unknown.append(_short(unit))
             continue
         shares[unit_id] = shares.get(unit_id, 0.0) + share
     if unknown:
         notes.append(f"{name}: not units of module {module.id}, left out: {', '.join(unknown)}")
+    if economic:
+        notes.append(f"{name}: harvesters are the economy's (economy_state), not the army's: {', '.join(economic)}")
     total = sum(shares.values())
     if total <= 0:
         if entries:
@@ -241,14 +243,13 @@ def _tech_tier(raw: object, module: GameModule, notes: list[str]) -> int:
         notes.append(f"active_tech: {len(names)} names, only the first {MAX_ENTRIES} read")
         names = names[:MAX_ENTRIES]
     tier, unknown = 1, []
-    structures = {_normalize_name(key): value[0] for key, value in module.structures.items()}
     for name in names:
-        key = _normalize_name(name) if isinstance(name, str) else ""
+        key = module.resolve(name) if isinstance(name, str) else ""
         match = _TIER_NAME.match(key.replace("_", ""))
         if match:
             tier = max(tier, int(match.group(1)))
-        elif key in structures:
-            tier = max(tier, structures[key])
+        elif key in module.structures:
+            tier = max(tier, module.structures[key][0])
         else:
             unknown.append(_short(name))
     if unknown:

@@ -168,7 +168,8 @@ def playable(skills: Sequence[Skill], *, external_engine: bool) -> tuple[list[Sk
         if skill.domain is not Domain.AI_STRATEGY:
             skipped.append(Skipped(skill.id, skill.name, "not an AI skill: plays verify content skills (record)"))
         elif not external_engine and skill.body_kind is not BodyKind.STRATEGIC_PATTERN:
-            why = f"a {skill.body_kind.value} body; the built-in engine plays strategic_pattern"
+            kind = skill.body_kind.value
+            why = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} body; the built-in engine plays strategic_pattern"
             skipped.append(Skipped(skill.id, skill.name, why))
         else:
             kept.append(skill)

@@ -205,6 +205,9 @@ def minimal_module() -> dict:
     used = {w for unit in data["units"].values() for w in unit["weapons"]}
     data["weapons"] = {k: v for k, v in data["weapons"].items() if k in used}
     data["structures"] = {k: v for k, v in data["structures"].items() if v["tier"] == 1}
+    data["aliases"] = {
+        k: v for k, v in data["aliases"].items() if v in data["units"] or v in data["structures"] or v == "harvester"
+    }
     mix = {"units": {"rifle_infantry": 2, "rocket_infantry": 1, "medium_tank": 2}}
     data["build_focus"] = {focus: dict(mix) for focus in data["build_focus"]}
     for preset in data["ai_presets"].values():
@@ -224,3 +227,29 @@ def test_a_minimal_module_plays(tmp_path: Path) -> None:
     assert 0.3 <= mirror.win_rate <= 0.7
     harder = run_batch(SENSIBLE, "IC Default Brutal", 300, 3, module)
     assert harder.win_rate < mirror.win_rate
+
+
+def test_aliases_name_units_structures_and_the_harvester() -> None:
+    module = load_module("ra1")
+    assert module.resolve("Ore Truck") == "harvester" and module.resolve("kennel") == "barracks"
+    assert module.resolve("V2-Rocket") == "v2_launcher" and module.resolve("yak") == "yak"
+    assert module.resolve("hovercraft") == "hovercraft"  # unknown names stay themselves
+
+
+@pytest.mark.parametrize(
+    ("aliases", "problem"),
+    [
+        ({"ore_truck": "mcv"}, "aliases.ore_truck: 'mcv' is not a unit, a structure or harvester"),
+        ({"yak": "mig"}, "aliases.yak: yak is already a unit"),
+        ({"Bad Name": "mig"}, "aliases.Bad Name"),
+        ({"dog": ["attack_dog"]}, "aliases.dog"),
+    ],
+)
+def test_a_bad_alias_is_refused_with_its_path(tmp_path: Path, aliases: dict, problem: str) -> None:
+    data = ra1_data()
+    data["aliases"] = aliases
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ValidationError) as caught:
+        load_module(str(path))
+    assert problem in str(caught.value)

@@ -62,13 +62,15 @@ def digest(batch: BatchResult) -> str:
     return h.hexdigest()[:32]
 
 
-# Recorded with engine 1.0.0 (before games were situated); a change here changes every stored
+# Recorded with engine 1.0.0 (before games were situated), then again when the modules' data
+# version 2 added the units skills name (yak, aa_gun, apc, ...; an adaptive AI may now build them
+# as counters, and its engine version changed with the data). A change here changes every stored
 # verification of a skill without a situation, so it must be deliberate.
 GOLDEN = {
-    "sensible-hard": "99ab85bb747153ff1a584ba3cc1b054e",
+    "sensible-hard": "688e2912ee19c9a37a0134d0fe217925",
     "anti-air-classic": "c416ccbd2e81c28083528d00def84293",
-    "td-openra-brutal": "620043f3eb53b2a1a726d196c05958fb",
-    "tech-mirror": "46d8a35a41d32e54083b94cf10b6bb48",
+    "td-openra-brutal": "dbcf15d88f649445936ef6aa3cf37a26",
+    "tech-mirror": "8dbbf6e2ba59dbf0b3d4240606eecf65",
 }
 
 
@@ -85,10 +87,10 @@ def test_standard_forces_the_opening_and_what_cannot_change_it_keeps_it() -> Non
     air_mid = situated(BuildFocus.MIXED, enemy=AIR)
     assert digest(run_batch(air_mid, "IC Default Hard", 200, 16, situation=STANDARD)) == GOLDEN["sensible-hard"]
     # an early army (the opening has none), unknown units, threat none: still the opening, with notes
-    idle = signature(GamePhase.EARLY, army=(("heavy_tank", 100),), enemy=(("yak", 60),), threat=ThreatLevel.NONE)
+    idle = signature(GamePhase.EARLY, army=(("heavy_tank", 100),), enemy=(("hovercraft", 60),), threat=ThreatLevel.NONE)
     result = run_batch(SENSIBLE, "IC Default Hard", 200, 16, situation=idle)
     assert digest(result) == GOLDEN["sensible-hard"] and result.situation is None
-    assert any("yak" in note for note in result.notes)
+    assert any("hovercraft" in note for note in result.notes)
     assert any("early-game situation starts with the opening's empty armies" in note for note in result.notes)
 
 
@@ -214,7 +216,14 @@ def notes_of(situation: SituationSignature) -> tuple[str, ...]:
 def test_out_of_range_values_are_clamped_or_left_out_with_a_reason() -> None:
     read = situation_from_signature(
         signature(
-            army=(("heavy_tank", 900), ("Heavy Tank", 10), ("yak", 50), ("rifle_infantry",), ("mig", math.inf)),
+            army=(
+                ("heavy_tank", 900),
+                ("Heavy Tank", 10),
+                ("hovercraft", 50),
+                ("rifle_infantry",),
+                ("mig", math.inf),
+                ("Ore Truck", 20),
+            ),
             control=-3,
             tech=("tier9", "warp gate"),
         ),
@@ -225,7 +234,8 @@ def test_out_of_range_values_are_clamped_or_left_out_with_a_reason() -> None:
         "army_composition[0]: share 900 of 'heavy_tank' clamped to 255 (0..255)",
         "army_composition[3]: ('rifle_infantry',) is not a [unit, share] pair; left out",
         "army_composition[4]: ('mig', inf) is not a [unit, share] pair; left out",
-        "army_composition: not units of module ra1, left out: 'yak'",
+        "army_composition: not units of module ra1, left out: 'hovercraft'",
+        "army_composition: harvesters are the economy's (economy_state), not the army's: 'Ore Truck'",
         "map_control: -3 clamped to 0 (0..1)",
         "active_tech: not a tier or a structure of module ra1, ignored: 'warp gate'",
         "active_tech: tier 9 clamped to 3, the highest of module ra1",
@@ -233,8 +243,8 @@ def test_out_of_range_values_are_clamped_or_left_out_with_a_reason() -> None:
     assert notes_of(signature(control=55)) == ("map_control: read 55 as a percentage (0.55)",)
     many = notes_of(signature(enemy=tuple(("mig", 1) for _ in range(100))))
     assert many == ("enemy_composition_estimate: 100 entries, only the first 32 read",)
-    played = run_batch(SENSIBLE, "IC Default Normal", 10, 1, situation=signature(enemy=(("yak", 5), ("mig", 5))))
-    assert "enemy_composition_estimate: not units of module ra1, left out: 'yak'" in played.notes
+    played = run_batch(SENSIBLE, "IC Default Normal", 10, 1, situation=signature(enemy=(("hovercraft", 5), ("mig", 5))))
+    assert "enemy_composition_estimate: not units of module ra1, left out: 'hovercraft'" in played.notes
 
 
 @pytest.mark.parametrize(
@@ -284,3 +294,36 @@ def test_the_protocol_engine_plays_the_skills_situation_too() -> None:
     summary = lines[-1]
     assert summary["type"] == "summary" and summary["engine_version"] == expected.engine_version
     assert "situation: mid game, economy even, threat high" in " ".join(summary["notes"])
+
+
+def test_the_sample_anti_air_plan_meets_the_yaks_it_was_written_for() -> None:
+    """Engine data 2 knows the units the sample's skills name. "Early AA against Yak rush" used to
+    lose every game: its estimate's Yaks were left out, so its anti-air army met no aircraft. Now
+    the opponent starts with them and builds them, and the plan is judged in its own situation."""
+    from skillstudio.library.sample import load_sample
+
+    module = load_module("ra1")
+    [aa] = [s.skill for s in load_sample() if s.skill.name == "Early AA against Yak rush"]
+    assert isinstance(aa.body, StrategicPattern)
+    read = situation_from_signature(aa.body.situation, module)
+    assert dict(read.enemy)["yak"] == pytest.approx(0.45) and not any("left out" in n for n in read.notes)
+    setup = prepare(aa, "IC Default Hard", module)[0]
+    assert "yak" in setup.sides[1].doctrine.units  # the opponent's production follows the estimate
+    start = setup.start
+    assert start is not None and start.counts_q[1, module.unit_index["yak"]] > 0  # and its army at 0:00
+    own = run_batch(aa, "IC Default Hard", GAMES, SEED).win_rate
+    standard = run_batch(aa, "IC Default Hard", GAMES, SEED, situation=STANDARD).win_rate
+    assert own >= standard + 0.3, (own, standard)
+
+
+def test_a_priority_ore_truck_is_one_more_harvester() -> None:
+    from skillstudio.engine.doctrine import doctrine_from_pattern
+
+    module = load_module("ra1")
+    plain = situated(BuildFocus.ECONOMY)
+    guidance = plain.plan.economic_guidance
+    trucks = replace(guidance, priority_builds=("Ore Truck",))
+    more = replace(plain, plan=replace(plain.plan, economic_guidance=trucks))
+    before = doctrine_from_pattern(plain, module).param("harvester_count_target")
+    after = doctrine_from_pattern(more, module)
+    assert after.param("harvester_count_target") == before + 1 and not after.notes

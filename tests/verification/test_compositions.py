@@ -27,7 +27,7 @@ from skillstudio.verification.runner import Progress, RunFinished, VerificationE
 HARD = "IC Default Hard"
 RUSH = "Light tank rush at 5:00"  # early game (sample library)
 ARMOR = "Transition to medium armor at 12:00"  # mid game
-AA = "Early AA against Yak rush"  # early game, loses to Hard
+LOSER = "Recover from lost ore trucks"  # loses to Hard (0 of 10 with seed 2, even with armour at 25:00)
 
 
 @pytest.fixture
@@ -82,11 +82,12 @@ def test_a_rerun_with_the_same_seed_does_not_count_the_same_games_twice(sample: 
     repository = SkillRepository(sample)
     rush, armor = _id(repository, RUSH), _id(repository, ARMOR)
     plan = plan_sequence(repository, [rush, armor])
-    list(drive_run(sample, start_sequence(sample, plan, opponent=HARD, games=10, seed=8)))
+    list(drive_run(sample, start_sequence(sample, plan, opponent=HARD, games=10, seed=5)))
     first = {c.partner_id: c.success_count for c in repository.evidence.compositions(rush)}[armor]
-    events = list(drive_run(sample, start_sequence(sample, plan, opponent=HARD, games=16, seed=8)))
+    events = list(drive_run(sample, start_sequence(sample, plan, opponent=HARD, games=16, seed=5)))
     [result] = [e for e in events if isinstance(e, CompositionResult)]
-    new_wins = run_batch(repository.get(rush), HARD, 6, 8, first_game=10, then=[(GamePhase.MID, repository.get(armor))])
+    new_wins = run_batch(repository.get(rush), HARD, 6, 5, first_game=10, then=[(GamePhase.MID, repository.get(armor))])
+    assert first > 0 and result.credited
     assert result.successes == new_wins.wins  # only games 10..15 are new
     assert {c.partner_id: c.success_count for c in repository.evidence.compositions(rush)}[
         armor
@@ -95,13 +96,13 @@ def test_a_rerun_with_the_same_seed_does_not_count_the_same_games_twice(sample: 
 
 def test_a_composition_below_the_bar_or_against_another_opponent_adds_nothing(sample: Database) -> None:
     repository = SkillRepository(sample)
-    aa, armor, rush = _id(repository, AA), _id(repository, ARMOR), _id(repository, RUSH)
-    pairs_before = repository.evidence.compositions(aa)
-    losing = plan_sequence(repository, [aa, armor], ["25:00"])  # anti-air nearly all game: loses to Hard
+    loser, armor, rush = _id(repository, LOSER), _id(repository, ARMOR), _id(repository, RUSH)
+    pairs_before = repository.evidence.compositions(loser)
+    losing = plan_sequence(repository, [loser, armor], ["25:00"])  # the losing plan nearly all game
     events = list(drive_run(sample, start_sequence(sample, losing, opponent=HARD, games=10, seed=2)))
     [result] = [e for e in events if isinstance(e, CompositionResult)]
     assert not result.credited and "not above the candidate bar 40%" in result.reason
-    assert repository.evidence.compositions(aa) == pairs_before
+    assert repository.evidence.compositions(loser) == pairs_before
     easy = plan_sequence(repository, [rush, armor])
     before = repository.evidence.compositions(rush)
     events = list(drive_run(sample, start_sequence(sample, easy, opponent="IC Default Easy", games=5, seed=2)))
@@ -112,7 +113,7 @@ def test_a_composition_below_the_bar_or_against_another_opponent_adds_nothing(sa
 
 def test_bad_sequences_are_refused_before_anything_is_written(sample: Database) -> None:
     repository = SkillRepository(sample)
-    rush, armor, aa = _id(repository, RUSH), _id(repository, ARMOR), _id(repository, AA)
+    rush, armor, aa = _id(repository, RUSH), _id(repository, ARMOR), _id(repository, "Early AA against Yak rush")
     example = _id(repository, "Example plan: flank a massed V2 park")
     td = _id(repository, "Nod recon bike rush")
     cases = {

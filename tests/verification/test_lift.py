@@ -63,7 +63,7 @@ def skill_hash(store: RunStore, run_id: str, skill_id: str) -> str:
 
 
 def test_a_plan_worse_than_the_default_plan_is_flagged(tmp_path: Path) -> None:
-    """The sample's "Early AA against Yak rush" wins nothing where the default plan wins most."""
+    """The sample's "Early AA against Yak rush" wins far less often than the default plan would."""
     with create_library(tmp_path / "sample.db", sample=True) as database:
         repository = SkillRepository(database)
         [aa] = [
@@ -74,7 +74,7 @@ def test_a_plan_worse_than_the_default_plan_is_flagged(tmp_path: Path) -> None:
         run_id = _baseline_run(database, [repository.get(aa)], games=20)
         list(drive_run(database, run_id))
         [record] = PairedRuns(database).lifts(run_id).values()
-        assert record.worse and record.high < 0 and record.lift is not None and record.lift < -0.5
+        assert record.worse and record.high < 0 and record.lift is not None and record.lift < 0
         assert describe(record).endswith("worse than the default plan")
         [shown] = latest_lifts(repository, [aa])
         assert shown.current_body and shown.lift == record
