@@ -155,6 +155,11 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
     modules = {s.game_module for s in repository.summaries(ids) if s.domain == Domain.AI_STRATEGY.value}
     engine = _engine(args, modules)
     skills, skipped = select_playable(repository, ids, engine=engine)
+    try:
+        options = modes.run_options(args, policy_for(database))
+    except ValueError as error:
+        print(f"skillstudio: {error}", file=sys.stderr)
+        return EXIT_USAGE
     run_id = start_run(
         database,
         skills,
@@ -166,7 +171,7 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
         skipped=skipped,
-        options=modes.run_options(args),
+        options=options,
     )
     return _drive(args, database, run_id)
 

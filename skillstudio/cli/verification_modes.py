@@ -19,6 +19,7 @@ from skillstudio.store.runs import RunInfo, RunSkill
 from skillstudio.verification import lift, sequential
 from skillstudio.verification.compositions import KIND as SEQUENCE
 from skillstudio.verification.compositions import PHASES, clock, plan_sequence, start_sequence
+from skillstudio.verification.policy import VerificationPolicy
 from skillstudio.verification.runner import DEFAULT_CHUNK_GAMES
 from skillstudio.verification.stats import wilson
 
@@ -110,10 +111,7 @@ def prepare(args: argparse.Namespace) -> int | None:
         args.games = args.max_games or sequential.DEFAULT_MAX_GAMES
         if args.chunk is None:
             args.chunk = sequential.DEFAULT_ROUND_GAMES
-        try:
-            sequential.options(delta=args.delta or sequential.DEFAULT_DELTA)
-        except ValueError as error:
-            return usage(f"--delta: {error}")
+        # --delta is checked against the library's own bars when the run is set up (run_options)
     if args.baseline and args.engine:
         print(
             "skillstudio: --baseline needs the built-in engine: the engine protocol has no default-plan job",
@@ -123,13 +121,17 @@ def prepare(args: argparse.Namespace) -> int | None:
     return None
 
 
-def run_options(args: argparse.Namespace) -> dict[str, JsonInput] | None:
-    """What the new run records about these modes (None for a plain batch)."""
+def run_options(args: argparse.Namespace, policy: VerificationPolicy) -> dict[str, JsonInput] | None:
+    """What the new run records about these modes (None for a plain batch); ValueError, naming
+    ``--delta``, if the sequential design does not fit this library's bars."""
     options: dict[str, JsonInput] = {}
     if getattr(args, "baseline", False):
         options["baseline"] = True
     if getattr(args, "until_decided", False):
-        options.update(sequential.options(delta=args.delta or sequential.DEFAULT_DELTA))
+        try:
+            options.update(sequential.options(delta=args.delta or sequential.DEFAULT_DELTA, policy=policy))
+        except ValueError as error:
+            raise ValueError(f"--delta: {error}") from None
     return options or None
 
 

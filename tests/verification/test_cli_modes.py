@@ -40,8 +40,8 @@ def _runs(db: str) -> int:
 
 
 def test_cli_baseline_reports_the_lift_and_flags_a_worse_plan(sample: str, capsys) -> None:
-    [aa, rush] = _ids(sample, "Early AA against Yak rush", "Light tank rush at 5:00")
-    argv = ["--db", sample, "verify", "--games", "12", *HARD, "--seed", "1", "--skill", aa, "--skill", rush]
+    [aa, mig] = _ids(sample, "Early AA against Yak rush", "MiG strikes on exposed ore trucks")
+    argv = ["--db", sample, "verify", "--games", "12", *HARD, "--seed", "1", "--skill", aa, "--skill", mig]
     assert main([*argv, "--baseline"]) == 0
     captured = capsys.readouterr()
     assert "default plan:" in captured.err  # the progress of the default plan's games
@@ -127,3 +127,20 @@ def test_cli_refuses_what_does_not_fit_and_writes_nothing(sample: str, capsys) -
         assert main(argv) == 1, argv
         assert why in capsys.readouterr().err, why
     assert _runs(sample) == 0
+
+
+def test_until_decided_checks_delta_against_the_librarys_own_bars(tmp_path: Path, capsys) -> None:
+    db = str(make_library(tmp_path / "lib.db", 1))
+    verify = ["--db", db, "verify", *HARD, "--seed", "3", "--quiet", "--until-decided", "--max-games", "20"]
+    assert main(["--db", db, "config", "set", "--library", "thresholds.proven", "0.95"]) == 0
+    capsys.readouterr()
+    assert main(verify) == 2  # 0.95 + 0.10 is past 1: the design cannot fit this library's bar
+    assert "--delta: the proven bar" in capsys.readouterr().err
+    assert RunStore(Database(db)).runs() == []  # refused before anything was written
+    for key, value in (("thresholds.proven", "0.6"), ("thresholds.established", "0.5")):
+        assert main(["--db", db, "config", "set", "--library", key, value]) == 0
+    capsys.readouterr()
+    # 0.35 would not fit the default proven bar (0.70 + 0.35 > 1); it fits this library's 0.60
+    assert main([*verify, "--delta", "0.35"]) == 0
+    [run] = RunStore(Database(db)).runs()
+    assert run.options["until_decided"]["delta"] == 0.35
