@@ -11,8 +11,10 @@ and plots them. Every series can also be written as CSV (:func:`write_csv`).
 * :func:`content_history`: a content skill's completion rate and average rating over its plays;
 * :func:`snapshot`: all of the above at once, for one refresh of the dashboard, with each
   selected skill's :class:`~skillstudio.verification.standing.Standing` (its credited evidence
-  per kind, headless and gameplay apart, and whether it contradicts the tier) and the
-  contradicted tiers among the query's skills.
+  per kind, headless and gameplay apart, and whether it contradicts the tier), the selected
+  skills whose tier is contradicted, and the contradicted tiers among the query's skills. Past
+  a handful of selected skills, the series are the ones with the most credited games and the
+  rest is summed up (:class:`Others`), so a plot's legend stays readable.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from sqlalchemy import ScalarSelect, func, select
 
 from skillstudio.model.enums import Confidence, Domain
 from skillstudio.model.evidence import EvidenceKind
-from skillstudio.store import SkillNotFound, SkillQuery, SkillRepository, body_hash
+from skillstudio.store import SkillNotFound, SkillQuery, SkillRepository, SkillSummary, body_hash
 from skillstudio.store.orm import SkillRow, VerificationRow
 from skillstudio.store.query import SortKey, build_select
 from skillstudio.store.runs import RunStore
@@ -111,15 +113,42 @@ class SkillSeries:
 
 
 @dataclass(frozen=True)
+class Others:
+    """The selected skills a snapshot has no series for, summed from their quality columns."""
+
+    skills: int = 0
+    games: int = 0  # credited decided games
+    wins: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.wins / self.games if self.games else None
+
+
+@dataclass(frozen=True)
+class FlaggedTier:
+    """A selected skill whose stored tier its credited evidence contradicts."""
+
+    skill_id: str
+    name: str
+    contradiction: Contradiction
+
+
+@dataclass(frozen=True)
 class Snapshot:
     tiers: tuple[TierGroup, ...]
     histogram: Histogram
-    skills: tuple[SkillSeries, ...]  # the selected skills (at most ``max_skills``)
-    opponents: tuple[OpponentRate, ...]
+    # The selected skills, at most ``max_skills``: in selection order, or when more are
+    # selected, those with the most credited games (``ranked``); ``others`` sums up the rest.
+    skills: tuple[SkillSeries, ...]
+    opponents: tuple[OpponentRate, ...]  # headless evidence of every selected skill, per opponent
     thresholds: dict[str, float] = field(default_factory=dict)
     # The query's skills whose tier the credited evidence contradicts, by id.
     contradicted: dict[str, Contradiction] = field(default_factory=dict)
     gameplay_opponents: tuple[OpponentRate, ...] = ()  # real matches of the selected skills, per opponent
+    others: Others = field(default_factory=Others)
+    ranked: bool = False
+    flagged: tuple[FlaggedTier, ...] = ()  # the selected skills whose tier is contradicted, in selection order
 
 
 def _ids_of(query: SkillQuery) -> ScalarSelect[str]:
@@ -276,9 +305,14 @@ def snapshot(
     """Everything the dashboard shows for a browser filter and selection, in one call
     (``policy`` default: the library's settings)."""
     policy = policy or policy_for(repository.database)
+    summaries = {s.id: s for s in repository.summaries(list(dict.fromkeys(selected)))}
+    chosen = list(summaries)  # the selection that still exists, in selection order
+    ranked = len(chosen) > max_skills
+    if ranked:  # the most evidence first; a stable sort keeps the selection order among equals
+        chosen.sort(key=lambda skill_id: -(summaries[skill_id].verification_count or 0))
+    shown, rest = chosen[:max_skills], [summaries[skill_id] for skill_id in chosen[max_skills:]]
+    found = standings(repository, chosen, policy)
     series = []
-    shown = list(selected)[:max_skills]
-    found = standings(repository, shown, policy)
     for skill_id in shown:
         try:
             skill = repository.get(skill_id)
@@ -297,15 +331,29 @@ def snapshot(
                 found.get(skill.id),
             )
         )
+    flagged = tuple(
+        FlaggedTier(skill_id, summaries[skill_id].name, contradiction)
+        for skill_id in summaries
+        if skill_id in found and (contradiction := found[skill_id].contradiction) is not None
+    )
     return Snapshot(
         tuple(tier_distribution(repository, query)),
         success_rate_histogram(repository, query),
         tuple(series),
-        tuple(win_rate_by_opponent(repository, shown)),
+        tuple(win_rate_by_opponent(repository, chosen)),
         thresholds(policy),
         contradictions(repository, _matching_ids(repository, query), policy),
-        tuple(win_rate_by_opponent(repository, shown, kind=EvidenceKind.GAMEPLAY)),
+        tuple(win_rate_by_opponent(repository, chosen, kind=EvidenceKind.GAMEPLAY)),
+        _others(rest),
+        ranked,
+        flagged,
     )
+
+
+def _others(rest: Sequence[SkillSummary]) -> Others:
+    games = sum(s.verification_count or 0 for s in rest)
+    wins = sum(round((s.success_rate or 0.0) * (s.verification_count or 0)) for s in rest)
+    return Others(len(rest), games, wins)
 
 
 def _alone(history: Sequence[HistoryPoint], kind: EvidenceKind) -> tuple[HistoryPoint, ...]:
@@ -356,9 +404,11 @@ def write_csv(path: str | Path, headers: Sequence[str], rows: Iterable[Sequence[
 __all__ = [
     "HISTOGRAM_BINS",
     "TIERS",
+    "FlaggedTier",
     "Histogram",
     "HistoryPoint",
     "OpponentRate",
+    "Others",
     "PlayPoint",
     "SkillSeries",
     "Snapshot",

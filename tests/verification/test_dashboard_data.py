@@ -104,3 +104,30 @@ def test_snapshot_and_csv(sample: SkillRepository, tmp_path: Path) -> None:
     path = dd.write_csv(tmp_path / "t.csv", ("a", "b"), [(1, None), ("x", 0.5)])
     assert list(csv.reader(path.open())) == [["a", "b"], ["1", ""], ["x", "0.5"]]
     assert Confidence.PROVEN.value in dd.TIERS
+
+
+def test_past_a_handful_the_snapshot_draws_the_most_played_and_sums_up_the_others(sample: SkillRepository) -> None:
+    ids = list(sample.query(SkillQuery(domains=(Domain.AI_STRATEGY,))).ids)
+    games = {s.id: s.verification_count or 0 for s in sample.summaries(ids)}
+    shot = dd.snapshot(sample, SkillQuery(), ids, max_skills=5)
+    assert shot.ranked and len(shot.skills) == 5
+    drawn = [s.skill_id for s in shot.skills]
+    assert min(games[i] for i in drawn) >= max(games[i] for i in ids if i not in drawn)  # by credited games
+    rest = [s for s in sample.summaries(ids) if s.id not in drawn]
+    assert shot.others.skills == len(ids) - 5 and shot.others.games == sum(games[s.id] for s in rest)
+    assert shot.others.wins == sum(round((s.success_rate or 0) * (s.verification_count or 0)) for s in rest)
+    # every selected skill's evidence is in the opponents plot, not only the drawn ones'
+    assert sum(o.decided for o in shot.opponents) == sum(o.decided for o in dd.win_rate_by_opponent(sample, ids))
+    # a handful keeps the selection's order, with nothing left over
+    few = dd.snapshot(sample, SkillQuery(), ids[:3], max_skills=5)
+    assert [s.skill_id for s in few.skills] == ids[:3] and not few.ranked and few.others == dd.Others()
+
+
+def test_the_snapshot_flags_the_selected_skills_whose_tier_is_contradicted(sample: SkillRepository) -> None:
+    ids = list(sample.query(SkillQuery(domains=(Domain.AI_STRATEGY,))).ids)
+    shot = dd.snapshot(sample, SkillQuery(), ids, max_skills=5)
+    assert shot.flagged, "the sample holds contradicted tiers (IC Default balanced opening)"
+    assert [f.skill_id for f in shot.flagged] == [i for i in ids if i in shot.contradicted]
+    names = {s.id: s.name for s in sample.summaries(ids)}
+    assert all(f.name == names[f.skill_id] and f.contradiction.advice for f in shot.flagged)
+    assert dd.snapshot(sample, SkillQuery(), [], max_skills=5).flagged == ()
