@@ -29,7 +29,7 @@ from sqlalchemy import ScalarSelect, func, select
 
 from skillstudio.model.enums import Confidence, Domain
 from skillstudio.model.evidence import EvidenceKind
-from skillstudio.store import SkillNotFound, SkillQuery, SkillRepository, SkillSummary, body_hash
+from skillstudio.store import SkillNotFound, SkillQuery, SkillRepository, body_hash
 from skillstudio.store.orm import SkillRow, VerificationRow
 from skillstudio.store.query import SortKey, build_select
 from skillstudio.store.runs import RunStore
@@ -114,10 +114,10 @@ class SkillSeries:
 
 @dataclass(frozen=True)
 class Others:
-    """The selected skills a snapshot has no series for, summed from their quality columns."""
+    """The selected skills a snapshot has no series for: their credited evidence, pooled."""
 
     skills: int = 0
-    games: int = 0  # credited decided games
+    games: int = 0  # credited decided games (or plays)
     wins: int = 0
 
     @property
@@ -139,7 +139,7 @@ class Snapshot:
     tiers: tuple[TierGroup, ...]
     histogram: Histogram
     # The selected skills, at most ``max_skills``: in selection order, or when more are
-    # selected, those with the most credited games (``ranked``); ``others`` sums up the rest.
+    # selected, those with the most credited games (``ranked``); ``others`` pools the rest's.
     skills: tuple[SkillSeries, ...]
     opponents: tuple[OpponentRate, ...]  # headless evidence of every selected skill, per opponent
     thresholds: dict[str, float] = field(default_factory=dict)
@@ -149,6 +149,11 @@ class Snapshot:
     others: Others = field(default_factory=Others)
     ranked: bool = False
     flagged: tuple[FlaggedTier, ...] = ()  # the selected skills whose tier is contradicted, in selection order
+
+    @classmethod
+    def empty(cls) -> Snapshot:
+        """Nothing to show (another library opens: its figures are not read yet)."""
+        return cls((), Histogram(_edges(HISTOGRAM_BINS), (0,) * HISTOGRAM_BINS, 0, 0), (), ())
 
 
 def _ids_of(query: SkillQuery) -> ScalarSelect[str]:
@@ -196,8 +201,11 @@ def success_rate_histogram(
         verified += 1
         index = min(bins - 1, max(0, int(float(rate) * bins)))
         counts[index] += 1
-    edges = tuple(round(i / bins, 6) for i in range(bins + 1))
-    return Histogram(edges, tuple(counts), verified, len(rows) - verified)
+    return Histogram(_edges(bins), tuple(counts), verified, len(rows) - verified)
+
+
+def _edges(bins: int) -> tuple[float, ...]:
+    return tuple(round(i / bins, 6) for i in range(bins + 1))
 
 
 def success_history(
@@ -307,11 +315,11 @@ def snapshot(
     policy = policy or policy_for(repository.database)
     summaries = {s.id: s for s in repository.summaries(list(dict.fromkeys(selected)))}
     chosen = list(summaries)  # the selection that still exists, in selection order
-    ranked = len(chosen) > max_skills
-    if ranked:  # the most evidence first; a stable sort keeps the selection order among equals
-        chosen.sort(key=lambda skill_id: -(summaries[skill_id].verification_count or 0))
-    shown, rest = chosen[:max_skills], [summaries[skill_id] for skill_id in chosen[max_skills:]]
     found = standings(repository, chosen, policy)
+    ranked = len(chosen) > max_skills
+    if ranked:  # the most credited games first; a stable sort keeps the selection order among equals
+        chosen.sort(key=lambda skill_id: -_credited(found.get(skill_id))[1])
+    shown = chosen[:max_skills]
     series = []
     for skill_id in shown:
         try:
@@ -344,16 +352,23 @@ def snapshot(
         thresholds(policy),
         contradictions(repository, _matching_ids(repository, query), policy),
         tuple(win_rate_by_opponent(repository, chosen, kind=EvidenceKind.GAMEPLAY)),
-        _others(rest),
+        _others([found.get(skill_id) for skill_id in chosen[max_skills:]]),
         ranked,
         flagged,
     )
 
 
-def _others(rest: Sequence[SkillSummary]) -> Others:
-    games = sum(s.verification_count or 0 for s in rest)
-    wins = sum(round((s.success_rate or 0.0) * (s.verification_count or 0)) for s in rest)
-    return Others(len(rest), games, wins)
+def _credited(standing: Standing | None) -> tuple[int, int]:
+    """A skill's credited wins and decided games, every kind of evidence pooled."""
+    if standing is None:
+        return 0, 0
+    kinds = (standing.headless, standing.gameplay, standing.plays)
+    return sum(k.wins for k in kinds), sum(k.decided for k in kinds)
+
+
+def _others(rest: Sequence[Standing | None]) -> Others:
+    credited = [_credited(standing) for standing in rest]
+    return Others(len(rest), sum(games for _wins, games in credited), sum(wins for wins, _games in credited))
 
 
 def _alone(history: Sequence[HistoryPoint], kind: EvidenceKind) -> tuple[HistoryPoint, ...]:

@@ -40,6 +40,14 @@ CONTRADICTED, KEPT, CAPPED, THIN, NOT_CREDITED, UNCHANGED = (
     "not_credited",
     "unchanged",
 )
+CAUSES = {  # each cause in a few words, for a batch's count of them
+    CONTRADICTED: "contradicted by the credited evidence",
+    KEPT: "kept on too few games",
+    CAPPED: "held back by headless_max_tier",
+    THIN: "short of games for the next tier",
+    NOT_CREDITED: "no credit from this batch",
+    UNCHANGED: "unchanged by this batch",
+}
 KEPT_NOTE = "a verify batch lowers no tier while demote_on_verify is off"
 DEMOTE_SETTING = "skillstudio config set --library demote_on_verify true"
 MORE_GAMES = "play more games: verify it again, or with Until decided (stops when the evidence decides)"
@@ -132,6 +140,19 @@ def explain_all(
     return [verdict for verdict in out if verdict is not None]
 
 
+def summarize(verdicts: Sequence[Verdict]) -> str:
+    """ "3 skills to look at: 2 contradicted by the credited evidence, 1 held back by headless_max_tier"."""
+    if not verdicts:
+        return "Every tier follows its credited figures."
+    counts: dict[str, int] = {}
+    for verdict in verdicts:
+        counts[verdict.cause] = counts.get(verdict.cause, 0) + 1
+    noun = "skill" if len(verdicts) == 1 else "skills"
+    return f"{len(verdicts):,} {noun} to look at: " + ", ".join(
+        f"{counts[cause]:,} {CAUSES[cause]}" for cause in CAUSES if cause in counts
+    )
+
+
 def _raise_cap(earned: Confidence) -> str:
     return (
         "record gameplay matches from real games (skillstudio record MATCHES.jsonl); or, if the studio trusts "
@@ -158,4 +179,4 @@ def _highest(*tiers: Confidence) -> Confidence:
     return max(tiers, key=lambda tier: tier.rank)
 
 
-__all__ = ["Verdict", "explain", "explain_all", "explain_run"]
+__all__ = ["CAUSES", "Verdict", "explain", "explain_all", "explain_run", "summarize"]

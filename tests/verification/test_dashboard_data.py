@@ -13,6 +13,7 @@ from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import Actor, Database, QualityOutcome, SkillQuery, SkillRepository, body_hash
 from skillstudio.verification import dashboard_data as dd
 from skillstudio.verification.runner import collect, verify
+from skillstudio.verification.standing import standings
 from skillstudio.verification.stats import wilson
 from tests.verification.helpers import make_library, playable_skills
 
@@ -108,14 +109,21 @@ def test_snapshot_and_csv(sample: SkillRepository, tmp_path: Path) -> None:
 
 def test_past_a_handful_the_snapshot_draws_the_most_played_and_sums_up_the_others(sample: SkillRepository) -> None:
     ids = list(sample.query(SkillQuery(domains=(Domain.AI_STRATEGY,))).ids)
-    games = {s.id: s.verification_count or 0 for s in sample.summaries(ids)}
+    credited = {
+        skill_id: (
+            standing.headless.wins + standing.gameplay.wins,
+            standing.headless.decided + standing.gameplay.decided,
+        )
+        for skill_id, standing in standings(sample, ids).items()
+    }
     shot = dd.snapshot(sample, SkillQuery(), ids, max_skills=5)
     assert shot.ranked and len(shot.skills) == 5
     drawn = [s.skill_id for s in shot.skills]
-    assert min(games[i] for i in drawn) >= max(games[i] for i in ids if i not in drawn)  # by credited games
-    rest = [s for s in sample.summaries(ids) if s.id not in drawn]
-    assert shot.others.skills == len(ids) - 5 and shot.others.games == sum(games[s.id] for s in rest)
-    assert shot.others.wins == sum(round((s.success_rate or 0) * (s.verification_count or 0)) for s in rest)
+    assert all(series.history for series in shot.skills)  # each drawn skill has credited sessions to draw
+    assert min(credited[i][1] for i in drawn) >= max(credited[i][1] for i in ids if i not in drawn)
+    rest = [credited[i] for i in ids if i not in drawn]
+    assert shot.others.skills == len(ids) - 5
+    assert (shot.others.wins, shot.others.games) == (sum(w for w, _ in rest), sum(d for _, d in rest))
     # every selected skill's evidence is in the opponents plot, not only the drawn ones'
     assert sum(o.decided for o in shot.opponents) == sum(o.decided for o in dd.win_rate_by_opponent(sample, ids))
     # a handful keeps the selection's order, with nothing left over

@@ -129,3 +129,13 @@ def test_a_runs_verdicts_follow_the_policy_it_recorded(tmp_path: Path) -> None:
     # a run that recorded demote_on_verify: the tiers followed the figures down
     followed = batch(tmp_path / "followed.db", replace(DEFAULT_POLICY, demote_on_verify=True))
     assert all(verdict.cause in (v.CAPPED, v.THIN) and verdict.tier is Confidence.TENTATIVE for verdict in followed)
+
+
+def test_a_batchs_verdicts_are_counted_by_cause() -> None:
+    assert v.summarize([]) == "Every tier follows its credited figures."
+    contradicted = v.explain(*_batch(Confidence.ESTABLISHED, headless=(5, 26)), DEFAULT_POLICY)
+    capped = v.explain(*_batch(Confidence.TENTATIVE, headless=(15, 20)), DEFAULT_POLICY)
+    assert contradicted is not None and capped is not None
+    assert v.summarize([contradicted, capped, contradicted]) == (
+        "3 skills to look at: 2 contradicted by the credited evidence, 1 held back by headless_max_tier"
+    )
