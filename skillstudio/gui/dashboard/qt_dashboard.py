@@ -214,16 +214,11 @@ class QtBatchPanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.cancel_button.setText("Cancelling…")
 
-    def _rate(self) -> float:
-        elapsed = time.monotonic() - self.started_at
-        played = self.done - self.done_at_start
-        return played / elapsed if elapsed > 0 else 0.0
-
     def _show_running(self) -> None:
-        rate = self._rate()
-        remaining = (self.total - self.done) / rate if rate > 0 else None
-        eta = f"remaining ~{_clock(remaining)}" if remaining is not None else "remaining …"
-        self.figures.setText(f"{_clock(time.monotonic() - self.started_at)} · {eta} · {self._counts_text()}")
+        elapsed = time.monotonic() - self.started_at
+        rate = (self.done - self.done_at_start) / elapsed if elapsed > 0 else 0.0
+        eta = f"remaining ~{_clock((self.total - self.done) / rate)}" if rate > 0 else "remaining …"
+        self.figures.setText(f"{_clock(elapsed)} · {eta} · {self._counts_text()}")
 
     def _counts_text(self) -> str:  # W/L/D/E, as the CLI prints them
         wins, losses, draws, errors = self.counts
@@ -589,8 +584,11 @@ class QtDashboard(QDockWidget):
         repository = self.state.require_repository()
         self.live_plot.reset([], {})  # the run's skills once it has started
         noun = "skill" if len(skill_ids) == 1 else "skills"
+        games = (
+            f"at most {options.games:,} games (until decided)" if options.until_decided else f"{options.games:,} games"
+        )
         self._start(
-            f"Verifying {len(skill_ids):,} {noun} × {options.games:,} games against {options.opponent}…",
+            f"Verifying {len(skill_ids):,} {noun} × {games} against {options.opponent}…",
             repository,
             skill_ids=list(skill_ids),
             options=options,
@@ -789,9 +787,10 @@ def result_text(outcome: BatchOutcome, seed: int | None) -> str:
     if finished.skipped:
         reasons = sorted({s.reason for s in finished.skipped})
         first += f"; {len(finished.skipped):,} skipped ({'; '.join(reasons[:2])}{'; …' if len(reasons) > 2 else ''})"
-    lines = [first + "."]
+    lines = []
     if finished.status == "cancelled":
-        lines.insert(0, "Cancelled: the games already played are kept; Runs… › Resume finishes the run.")
+        lines.append("Cancelled: the games already played are kept; Runs… › Resume finishes the run.")
+    lines.append(first + ".")
     if seed is not None:
         lines.append(f"Seed {seed}: recorded with the run; typed into Verify… › Seed, it replays these games.")
     lines.append(
@@ -859,15 +858,13 @@ def standing_html(data: Snapshot, selected: int) -> str:
         parts.append("</ul>")
     else:
         parts.append("<p>No selected skill's tier is contradicted by its credited evidence.</p>")
-    drawn = [series for series in data.skills if series.standing is not None]
+    drawn = [(series.name, series.standing) for series in data.skills if series.standing is not None]
     if drawn:
         parts.append("<p>Credited evidence, per kind:</p><ul>")
-        for series in drawn:
-            standing = series.standing
-            assert standing is not None
+        for name, standing in drawn:
             kinds = [k.describe() for k in (standing.headless, standing.gameplay, standing.plays) if k.decided]
             evidence = "; ".join(kinds) or "none"
-            parts.append(f"<li>{escaped(series.name)} ({standing.tier.value}): {escaped(evidence)}</li>")
+            parts.append(f"<li>{escaped(name)} ({standing.tier.value}): {escaped(evidence)}</li>")
         parts.append("</ul>")
     return "".join(parts)
 

@@ -7,8 +7,8 @@ of :mod:`skillstudio.verification.dashboard_data`; nothing here reads the librar
 They live in a dock a third of the window high, so every pixel of height counts: legends sit
 beside the plot (one entry a line, never over the data), axis titles are short, threshold lines
 are named in the legend rather than over the bands, the left axis is as wide as its widest tick
-label and the right margin as wide as half the bottom axis' last one (nothing cut: "5000", not
-"500"). Past a handful of series, a legend names the ones drawn and sums up the others.
+label and the right margin as wide as half the bottom axis' widest one (nothing cut: "5000",
+not "500"). Past a handful of series, a legend names the ones drawn and sums up the others.
 """
 
 from __future__ import annotations
@@ -67,15 +67,13 @@ def others_text(others: Others) -> str:
 
 
 class QtPlotPanel(QWidget):
-    """A titled pyqtgraph plot with hover read-out and PNG/CSV export.
-
-    ``legend``: "right" (beside the plot, one entry a line), "bottom" (a row under it) or None.
-    """
+    """A titled pyqtgraph plot with hover read-out and PNG/CSV export; ``legend``: one beside
+    the plot (one entry a line), or none (the title says what the marks are)."""
 
     csv_headers: tuple[str, ...] = ()
     export_name = "plot"
 
-    def __init__(self, title: str, parent: QWidget | None = None, *, legend: str | None = "right") -> None:
+    def __init__(self, title: str, parent: QWidget | None = None, *, legend: bool = True) -> None:
         super().__init__(parent)
         self.plot = pg.GraphicsLayoutWidget(self)
         self.plot.setMinimumHeight(MIN_PLOT_HEIGHT)
@@ -92,21 +90,17 @@ class QtPlotPanel(QWidget):
             axis = self.item.getAxis(side)
             axis.enableAutoSIPrefix(False)
             axis.setStyle(tickFont=self.tick_font)
-        # A legend beside the plot (or under it), never over the data.
-        self.legend = pg.LegendItem(
-            colCount=1 if legend != "bottom" else 4, labelTextSize=f"{TICK_POINTS:g}pt", frame=False, verSpacing=-8
-        )
-        if legend == "right":
+        # A legend beside the plot, never over the data; at the top, its entries together
+        # (stretched to the plot's height they would spread out).
+        self.legend = pg.LegendItem(labelTextSize=f"{TICK_POINTS:g}pt", frame=False, verSpacing=-8)
+        if legend:
             self.plot.addItem(self.legend, row=0, col=1)
-            # At the top, its entries together: stretched to the plot's height they would spread out.
             self.legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
             self.plot.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignTop)
-        elif legend == "bottom":
-            self.plot.addItem(self.legend, row=1, col=0)
         self.readout = QLabel(HINT, self)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setStyleSheet("color: #555;")
-        self.readout.setMinimumWidth(40)  # long read-outs are elided by the layout, never widen the dock
+        self.readout.setMinimumWidth(40)  # a long read-out is cut, it never widens the dock
         self.png_button = QPushButton("PNG…", self)
         self.csv_button = QPushButton("CSV…", self)
         for button, tip in (
@@ -135,6 +129,11 @@ class QtPlotPanel(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         # The view's range settles when the plot is laid out: fit the axes to it then.
         self.item.getViewBox().sigRangeChanged.connect(lambda *_args: self.fit_axes())
+
+    @property
+    def legend_names(self) -> list[str]:
+        """The legend's entries as shown."""
+        return [label.text for _sample, label in self.legend.items]
 
     def set_label(self, side: str, text: str) -> None:
         """A short axis title (a long one would be cut on a plot a third of a window high)."""
@@ -296,7 +295,6 @@ class QtSuccessHistoryPlot(QtPlotPanel):
             self.thresholds[name] = line
         self.threshold_sample = pg.PlotDataItem(pen=_threshold_pen("candidate"))  # a legend sample only
         self.others_sample = pg.PlotDataItem(pen=None)  # the legend's text line for the skills not drawn
-        self.legend_names: list[str] = []
 
     def update_data(
         self,
@@ -308,7 +306,6 @@ class QtSuccessHistoryPlot(QtPlotPanel):
         """``others``: the selected skills not drawn (summed up in the legend); ``flagged``: the
         ids of skills whose tier is contradicted (marked in the legend)."""
         self.legend.clear()
-        self.legend_names = []
         hover, rows = [], []
         shown = [s for s in skills if s.history][:MAX_SERIES]
         for index, curve in enumerate(self.curves):
@@ -319,7 +316,7 @@ class QtSuccessHistoryPlot(QtPlotPanel):
                 curve.setData(x, np.array([p.rate * 100 for p in series.history]))
                 low.setData(x, np.array([p.low * 100 for p in series.history]))
                 high.setData(x, np.array([p.high * 100 for p in series.history]))
-                self._add_legend(
+                self.legend.addItem(
                     curve, (FLAG if series.skill_id in flagged else "") + _short(series.name, LEGEND_CHARS)
                 )
                 for p in series.history:
@@ -353,7 +350,7 @@ class QtSuccessHistoryPlot(QtPlotPanel):
             for item in (curve, band, low, high):
                 item.setVisible(index < len(shown))
         if others is not None and others.skills:
-            self._add_legend(self.others_sample, others_text(others))
+            self.legend.addItem(self.others_sample, others_text(others))
         bars = []
         for name, line in self.thresholds.items():
             line.setVisible(name in thresholds)
@@ -361,7 +358,7 @@ class QtSuccessHistoryPlot(QtPlotPanel):
                 line.setValue(thresholds[name] * 100)
                 bars.append(f"{name} {thresholds[name] * 100:.0f}")
         if bars:
-            self._add_legend(self.threshold_sample, " · ".join(bars) + "%")
+            self.legend.addItem(self.threshold_sample, " · ".join(bars) + "%")
         last = max((max(p.session for p in s.history) for s in shown), default=1)
         self.item.setXRange(0.5, last + 0.5, padding=0)
         step = max(1, math.ceil(last / 8))  # sessions are whole numbers: no tick at 1.5
@@ -372,10 +369,6 @@ class QtSuccessHistoryPlot(QtPlotPanel):
             self.readout.setText("Select skills in the browser to see how their success rate moved")
         elif not shown:
             self.readout.setText("No credited evidence for the selected skills yet")
-
-    def _add_legend(self, sample: pg.PlotDataItem, name: str) -> None:
-        self.legend.addItem(sample, name)
-        self.legend_names.append(name)
 
 
 class QtTierPlot(QtPlotPanel):
@@ -433,7 +426,7 @@ class QtHistogramPlot(QtPlotPanel):
     export_name = "success-rate-histogram"
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Success rates of the filtered skills", parent, legend=None)
+        super().__init__("Success rates of the filtered skills", parent, legend=False)
         self.set_label("left", "skills")
         self.set_label("bottom", "success %")
         self.bars = pg.BarGraphItem(x=[], height=[], width=9, brush="#6baed6", pen=pg.mkPen("#2171b5"))
@@ -474,7 +467,7 @@ class QtOpponentPlot(QtPlotPanel):
     export_name = "win-rate-by-opponent"
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Win rate by opponent, Wilson 95% whiskers (selected skills)", parent, legend=None)
+        super().__init__("Win rate by opponent, Wilson 95% whiskers (selected skills)", parent, legend=False)
         self.set_label("bottom", "win %")
         self.item.showGrid(x=True, y=False, alpha=0.25)
         self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6, brush="#9ecae1", pen=pg.mkPen("#3182bd"))
@@ -656,7 +649,6 @@ class QtLiveRatePlot(QtPlotPanel):
             self.item.addItem(curve)
             self.curves.append(curve)
         self.more_sample = pg.PlotDataItem(pen=None)  # the legend's text line for the skills not drawn
-        self.legend_names: list[str] = []
         self.reset([], {})
 
     def reset(self, skill_ids: Sequence[str], names: dict[str, str]) -> None:
@@ -668,25 +660,20 @@ class QtLiveRatePlot(QtPlotPanel):
         self.overall_y: list[float] = []
         self._last: dict[str, tuple[int, int]] = {}
         self.legend.clear()
-        self.legend_names = []
-        self._add_legend(self.overall, f"all {len(skill_ids):,} skills" if len(skill_ids) > 1 else "all skills")
+        self.legend.addItem(self.overall, f"all {len(skill_ids):,} skills" if len(skill_ids) > 1 else "all skills")
         for index, curve in enumerate(self.curves):
             curve.setData([], [])
             curve.setVisible(index < len(self.skill_ids))
             if index < len(self.skill_ids):
                 skill_id = self.skill_ids[index]
-                self._add_legend(curve, _short(names.get(skill_id, skill_id[:8]), LEGEND_CHARS))
+                self.legend.addItem(curve, _short(names.get(skill_id, skill_id[:8]), LEGEND_CHARS))
         if len(skill_ids) > self.MAX_LIVE:
             more = len(skill_ids) - self.MAX_LIVE
-            self._add_legend(self.more_sample, f"+{more:,} more (the first {self.MAX_LIVE} drawn)")
+            self.legend.addItem(self.more_sample, f"+{more:,} more (the first {self.MAX_LIVE} drawn)")
         self.overall.setData([], [])
         self.set_total(0)
         self.set_hover_points([])
         self.set_rows([])
-
-    def _add_legend(self, sample: pg.PlotDataItem, name: str) -> None:
-        self.legend.addItem(sample, name)
-        self.legend_names.append(name)
 
     def add_progress(self, progress: Any) -> None:  # a runner Progress event
         if progress.games_total != self.total:  # until decided: the games still needed shrink
