@@ -255,8 +255,8 @@ def win_rate_by_opponent(
     """All evidence of ``kind`` (headless games, or real matches) of these skills, whatever body
     or engine it was played with, summed per opponent, most played first."""
     tally: dict[str, list[int]] = {}
-    for skill_id in skill_ids:
-        for record in repository.evidence.verifications(skill_id):
+    for records in repository.evidence.verifications_many(list(dict.fromkeys(skill_ids))).values():
+        for record in records:
             if record.kind is not kind:
                 continue
             counts = tally.setdefault(record.opponent or "(unknown)", [0, 0, 0, 0])
