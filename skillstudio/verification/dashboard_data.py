@@ -11,8 +11,10 @@ and plots them. Every series can also be written as CSV (:func:`write_csv`).
 * :func:`content_history`: a content skill's completion rate and average rating over its plays;
 * :func:`snapshot`: all of the above at once, for one refresh of the dashboard, with each
   selected skill's :class:`~skillstudio.verification.standing.Standing` (its credited evidence
-  per kind, headless and gameplay apart, and whether it contradicts the tier) and the
-  contradicted tiers among the query's skills.
+  per kind, headless and gameplay apart, and whether it contradicts the tier), the selected
+  skills whose tier is contradicted, and the contradicted tiers among the query's skills. Past
+  a handful of selected skills, the series are the ones with the most credited games and the
+  rest is summed up (:class:`Others`), so a plot's legend stays readable.
 """
 
 from __future__ import annotations
@@ -111,15 +113,47 @@ class SkillSeries:
 
 
 @dataclass(frozen=True)
+class Others:
+    """The selected skills a snapshot has no series for: their credited evidence, pooled."""
+
+    skills: int = 0
+    games: int = 0  # credited decided games (or plays)
+    wins: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.wins / self.games if self.games else None
+
+
+@dataclass(frozen=True)
+class FlaggedTier:
+    """A selected skill whose stored tier its credited evidence contradicts."""
+
+    skill_id: str
+    name: str
+    contradiction: Contradiction
+
+
+@dataclass(frozen=True)
 class Snapshot:
     tiers: tuple[TierGroup, ...]
     histogram: Histogram
-    skills: tuple[SkillSeries, ...]  # the selected skills (at most ``max_skills``)
-    opponents: tuple[OpponentRate, ...]
+    # The selected skills, at most ``max_skills``: in selection order, or when more are
+    # selected, those with the most credited games (``ranked``); ``others`` pools the rest's.
+    skills: tuple[SkillSeries, ...]
+    opponents: tuple[OpponentRate, ...]  # headless evidence of every selected skill, per opponent
     thresholds: dict[str, float] = field(default_factory=dict)
     # The query's skills whose tier the credited evidence contradicts, by id.
     contradicted: dict[str, Contradiction] = field(default_factory=dict)
     gameplay_opponents: tuple[OpponentRate, ...] = ()  # real matches of the selected skills, per opponent
+    others: Others = field(default_factory=Others)
+    ranked: bool = False
+    flagged: tuple[FlaggedTier, ...] = ()  # the selected skills whose tier is contradicted, in selection order
+
+    @classmethod
+    def empty(cls) -> Snapshot:
+        """Nothing to show (another library opens: its figures are not read yet)."""
+        return cls((), Histogram(_edges(HISTOGRAM_BINS), (0,) * HISTOGRAM_BINS, 0, 0), (), ())
 
 
 def _ids_of(query: SkillQuery) -> ScalarSelect[str]:
@@ -167,8 +201,11 @@ def success_rate_histogram(
         verified += 1
         index = min(bins - 1, max(0, int(float(rate) * bins)))
         counts[index] += 1
-    edges = tuple(round(i / bins, 6) for i in range(bins + 1))
-    return Histogram(edges, tuple(counts), verified, len(rows) - verified)
+    return Histogram(_edges(bins), tuple(counts), verified, len(rows) - verified)
+
+
+def _edges(bins: int) -> tuple[float, ...]:
+    return tuple(round(i / bins, 6) for i in range(bins + 1))
 
 
 def success_history(
@@ -218,8 +255,8 @@ def win_rate_by_opponent(
     """All evidence of ``kind`` (headless games, or real matches) of these skills, whatever body
     or engine it was played with, summed per opponent, most played first."""
     tally: dict[str, list[int]] = {}
-    for skill_id in skill_ids:
-        for record in repository.evidence.verifications(skill_id):
+    for records in repository.evidence.verifications_many(list(dict.fromkeys(skill_ids))).values():
+        for record in records:
             if record.kind is not kind:
                 continue
             counts = tally.setdefault(record.opponent or "(unknown)", [0, 0, 0, 0])
@@ -276,9 +313,14 @@ def snapshot(
     """Everything the dashboard shows for a browser filter and selection, in one call
     (``policy`` default: the library's settings)."""
     policy = policy or policy_for(repository.database)
+    summaries = {s.id: s for s in repository.summaries(list(dict.fromkeys(selected)))}
+    chosen = list(summaries)  # the selection that still exists, in selection order
+    found = standings(repository, chosen, policy)
+    ranked = len(chosen) > max_skills
+    if ranked:  # the most credited games first; a stable sort keeps the selection order among equals
+        chosen.sort(key=lambda skill_id: -_credited(found.get(skill_id))[1])
+    shown = chosen[:max_skills]
     series = []
-    shown = list(selected)[:max_skills]
-    found = standings(repository, shown, policy)
     for skill_id in shown:
         try:
             skill = repository.get(skill_id)
@@ -297,15 +339,36 @@ def snapshot(
                 found.get(skill.id),
             )
         )
+    flagged = tuple(
+        FlaggedTier(skill_id, summaries[skill_id].name, contradiction)
+        for skill_id in summaries
+        if skill_id in found and (contradiction := found[skill_id].contradiction) is not None
+    )
     return Snapshot(
         tuple(tier_distribution(repository, query)),
         success_rate_histogram(repository, query),
         tuple(series),
-        tuple(win_rate_by_opponent(repository, shown)),
+        tuple(win_rate_by_opponent(repository, chosen)),
         thresholds(policy),
         contradictions(repository, _matching_ids(repository, query), policy),
-        tuple(win_rate_by_opponent(repository, shown, kind=EvidenceKind.GAMEPLAY)),
+        tuple(win_rate_by_opponent(repository, chosen, kind=EvidenceKind.GAMEPLAY)),
+        _others([found.get(skill_id) for skill_id in chosen[max_skills:]]),
+        ranked,
+        flagged,
     )
+
+
+def _credited(standing: Standing | None) -> tuple[int, int]:
+    """A skill's credited wins and decided games, every kind of evidence pooled."""
+    if standing is None:
+        return 0, 0
+    kinds = (standing.headless, standing.gameplay, standing.plays)
+    return sum(k.wins for k in kinds), sum(k.decided for k in kinds)
+
+
+def _others(rest: Sequence[Standing | None]) -> Others:
+    credited = [_credited(standing) for standing in rest]
+    return Others(len(rest), sum(games for _wins, games in credited), sum(wins for wins, _games in credited))
 
 
 def _alone(history: Sequence[HistoryPoint], kind: EvidenceKind) -> tuple[HistoryPoint, ...]:
@@ -356,9 +419,11 @@ def write_csv(path: str | Path, headers: Sequence[str], rows: Iterable[Sequence[
 __all__ = [
     "HISTOGRAM_BINS",
     "TIERS",
+    "FlaggedTier",
     "Histogram",
     "HistoryPoint",
     "OpponentRate",
+    "Others",
     "PlayPoint",
     "SkillSeries",
     "Snapshot",

@@ -21,6 +21,7 @@ MAX_LIFTS = 12  # rows a lift plot stays readable with
 @dataclass(frozen=True)
 class PairedSnapshot:
     lifts: tuple[SkillLift, ...] = ()
+    more_lifts: int = 0  # selected skills with a lift beyond the first ``max_lifts``
     composition_skill: str = ""  # the skill whose compositions are shown ("" if none)
     composition_name: str = ""
     compositions: tuple[PartnerComposition, ...] = ()
@@ -31,7 +32,8 @@ def paired_snapshot(
 ) -> PairedSnapshot:
     """Lifts of the selected skills (the first ``max_lifts`` that have one), and the compositions
     of the first selected skill that has a partner or a composition run."""
-    lifts = tuple(latest_lifts(repository, list(selected))[:max_lifts])
+    measured = latest_lifts(repository, list(selected))
+    lifts, more = tuple(measured[:max_lifts]), max(0, len(measured) - max_lifts)
     for skill_id in selected[:max_lifts]:
         found = compositions_of(repository, skill_id)
         if found:
@@ -39,8 +41,8 @@ def paired_snapshot(
                 name = repository.get(skill_id).name
             except (SkillNotFound, InvalidStoredSkill):
                 continue
-            return PairedSnapshot(lifts, skill_id, name, tuple(found))
-    return PairedSnapshot(lifts)
+            return PairedSnapshot(lifts, more, skill_id, name, tuple(found))
+    return PairedSnapshot(lifts, more)
 
 
 __all__ = ["MAX_LIFTS", "PairedSnapshot", "paired_snapshot"]

@@ -80,6 +80,14 @@ class KindFigures:
     def interval(self) -> Interval:
         return wilson(self.wins, self.decided)
 
+    def describe(self) -> str:
+        """In words: ``headless 19/45 (42%, 95% [0.290, 0.567])``, or a content skill's plays."""
+        if self.kind is EvidenceKind.PLAY:
+            rating = "no rating" if self.rating is None else f"rating {self.rating:.2f} over {self.rated}"
+            return f"{self.decided} plays, {self.wins} completed, {rating}"
+        rate = f"{self.wins / self.decided:.0%}" if self.decided else "-"
+        return f"{self.kind.value} {self.wins}/{self.decided} ({rate}, 95% {self.interval})"
+
 
 @dataclass(frozen=True)
 class Contradiction:
@@ -338,16 +346,14 @@ class VerificationPolicy:
         if headless.decided or not gameplay.decided:
             part = headless.reason
             if capped.rank < headless.tier.rank:
-                part += (
-                    f"; headless evidence gives at most {capped.value} (headless_max_tier):"
-                    f" {headless.tier.value} needs gameplay evidence"
-                )
+                part += "; " + headless_cap_note(capped, headless.tier)
             parts.append(part)
         if gameplay.decided:
             parts.append(gameplay.reason)
         return "; ".join(parts)
 
-    def _bar(self, domain: Domain, tier: Confidence) -> str:
+    def requirement(self, domain: Domain, tier: Confidence) -> str:
+        """What ``tier`` needs, in words: "10+ decided games above 70%"."""
         if domain is Domain.CONTENT_GENERATION:
             return f"{self.content_established_plays}+ rated plays averaging >= {self.content_established_rating}"
         if tier is Confidence.PROVEN:
@@ -377,7 +383,7 @@ class VerificationPolicy:
                 return None
             # Conclusive: even the top of each kind's 95% interval is not above the bar.
             conclusive = all(k.interval.high <= bar for k in present)
-            shortfall = f"{current.value} needs {self._bar(domain, current)}"
+            shortfall = f"{current.value} needs {self.requirement(domain, current)}"
         else:
             present = [plays] if plays.rating is not None else []
             if not present or Fraction(str(round(plays.rating or 0, 6))) >= Fraction(
@@ -385,8 +391,8 @@ class VerificationPolicy:
             ):
                 return None
             conclusive = False
-            shortfall = f"{current.value} needs {self._bar(domain, current)}"
-        figures = "; ".join(_described(k) for k in present)
+            shortfall = f"{current.value} needs {self.requirement(domain, current)}"
+        figures = "; ".join(k.describe() for k in present)
         reason = f"{shortfall}; the credited evidence supports {supported.value}: {figures}"
         settle: tuple[str, ...]
         if conclusive:
@@ -423,17 +429,14 @@ class VerificationPolicy:
         return _replace(fresh, self.decay_tier, reason)
 
 
+def headless_cap_note(capped: Confidence, earned: Confidence) -> str:
+    """Why headless figures that earn ``earned`` give only ``capped``: the one wording of the cap."""
+    return f"headless evidence gives at most {capped.value} (headless_max_tier): {earned.value} needs gameplay evidence"
+
+
 def _replace(assessment: Assessment, tier: Confidence, reason: str) -> Assessment:
     quality = replace(assessment.quality, confidence=tier)
     return replace(assessment, confidence=tier, quality=quality, reason=reason, contradiction=None)
-
-
-def _described(figures: KindFigures) -> str:
-    if figures.kind is EvidenceKind.PLAY:
-        rating = "no rating" if figures.rating is None else f"rating {figures.rating:.2f} over {figures.rated}"
-        return f"{figures.decided} plays, {figures.wins} completed, {rating}"
-    rate = f"{figures.wins / figures.decided:.0%}" if figures.decided else "-"
-    return f"{figures.kind.value} {figures.wins}/{figures.decided} ({rate}, 95% {figures.interval})"
 
 
 DEFAULT_POLICY = VerificationPolicy()

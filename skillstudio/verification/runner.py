@@ -321,7 +321,7 @@ def _run_claimed(
     repository = SkillRepository(database, actor or Actor.current_user())
     info = store.run(run_id)
     skipped = skipped_of(info)
-    policy = chosen or _recorded_policy(database, info)
+    policy = chosen or recorded_policy(database, info)
     if policy.values() != info.policy:
         store.set_policy(run_id, policy.values())
     is_cancelled = _cancel_function(cancel)
@@ -565,7 +565,7 @@ def _plan(
     return chunks
 
 
-def _recorded_policy(database: Database, info: RunInfo) -> VerificationPolicy:
+def recorded_policy(database: Database, info: RunInfo) -> VerificationPolicy:
     """The policy the run recorded (a resumed run keeps its rules), else the library's."""
     if info.policy:
         try:
@@ -767,6 +767,7 @@ __all__ = [
     "collect",
     "fresh_seed",
     "playable",
+    "recorded_policy",
     "run_verification",
     "select_playable",
     "start_run",

@@ -17,10 +17,11 @@ from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 from skillstudio.gui.browser_state import BrowserState  # noqa: E402
 from skillstudio.gui.dashboard import QtDashboard  # noqa: E402
-from skillstudio.gui.dashboard.qt_dashboard import IDLE_TITLE  # noqa: E402
+from skillstudio.gui.dashboard.qt_dashboard import IDLE_RESULT, IDLE_TITLE, NO_SELECTION  # noqa: E402
 from skillstudio.gui.dashboard.qt_verify_dialog import QtVerifyDialog  # noqa: E402
 from skillstudio.gui.dashboard.verify_worker import BatchOptions  # noqa: E402
 from skillstudio.gui.qt_main_window import QtMainWindow  # noqa: E402
+from skillstudio.gui.rich_text import escaped  # noqa: E402
 from skillstudio.library import create_library  # noqa: E402
 from skillstudio.store import Actor, AuditAction, Database, LibraryChange, SkillQuery, SkillRepository  # noqa: E402
 from skillstudio.store.runs import RunStore  # noqa: E402
@@ -188,6 +189,31 @@ def test_engine_errors_are_shown_readably_and_the_app_stays_usable(qtbot, window
     wait_for_batch(qtbot, window)
 
 
+def test_no_other_library_opens_under_a_running_batch_and_the_user_is_told_how_to_stop_it(
+    qtbot, tmp_path, window, monkeypatch
+) -> None:
+    dashboard = window.dashboard
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda *args, **_kw: told.append(args[2]))
+    seen = []
+    dashboard.batch_progress.connect(lambda _update: seen.append(1))
+    assert dashboard.start_batch([s.id for s in playable_skills(3)], BatchOptions(games=3000, chunk_games=10))
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+    assert window.state.busy  # the batch writes to this library: the browser says so
+
+    first = window.repository.database.path
+    other = make_library(tmp_path / "other.db", 1)
+    assert not window.open_library_file(other)
+    assert dashboard.running and window.repository.database.path == first  # still this library, still playing
+    assert len(told) == 1 and "Cancel Batch" in told[0]
+
+    dashboard.cancel_batch()
+    wait_for_batch(qtbot, window)
+    assert not window.state.busy
+    assert window.open_library_file(other)  # once the batch has stopped
+    assert window.repository.database.path == other and dashboard.panel.title.text() == IDLE_TITLE
+
+
 def test_a_crashing_engine_script_is_an_error_message_too(qtbot, window) -> None:
     import sys
 
@@ -335,6 +361,9 @@ def test_plots_reload_for_changes_to_what_they_show_only(qtbot, state, dashboard
 def test_opening_another_library_forgets_the_cancelled_run_and_the_live_plot(qtbot, tmp_path, state, dashboard) -> None:
     ids = [s.id for s in playable_skills(3)]
     first = state.require_repository()
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT):  # some evidence to plot
+        assert dashboard.start_batch(ids, BatchOptions(games=3, seed=2))
+    qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
 
     def cancel(_update) -> None:
         dashboard.cancel_batch()
@@ -345,16 +374,28 @@ def test_opening_another_library_forgets_the_cancelled_run_and_the_live_plot(qtb
     dashboard.batch_progress.disconnect(cancel)
     qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
     assert finished.args[0].finished.status == "cancelled"
-    assert "Resume finishes it" in dashboard.panel.title.text() and dashboard.live_plot.rows()
+    assert "Resume finishes the run" in dashboard.panel.summary.text() and dashboard.live_plot.rows()
     assert dashboard.last_outcome is not None
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_selection(ids, current=ids[0])
+    assert dashboard.history_plot.rows() and dashboard.opponent_plot.rows() and dashboard.tier_plot.rows()
+    runs = dashboard.show_runs()  # the previous library's runs, with its resume offer
+    assert runs is not None and runs.runs
 
     other = SkillRepository(Database(make_library(tmp_path / "other.db", 1)), first.actor)
     try:
-        with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
-            state.set_repository(other)
-        assert dashboard.panel.title.text() == IDLE_TITLE and not dashboard.panel.summary.text()
+        state.set_repository(other)
+        # at once, before the new library's figures are read: nothing of the previous one shows
+        assert dashboard.panel.title.text() == IDLE_TITLE and dashboard.panel.summary.text() == IDLE_RESULT
+        assert not dashboard.panel.verdicts.text() and not dashboard.panel.figures.text()
+        assert dashboard.panel.bar.text() == "" and not dashboard.panel.cancel_button.isEnabled()
         assert dashboard.live_plot.rows() == [] and dashboard.live_plot.games == []
+        assert all(plot.rows() == [] for plot in dashboard.plots() if plot is not dashboard.histogram_plot)
+        assert not any(row[2] for row in dashboard.histogram_plot.rows())
+        assert dashboard.standing.text() == NO_SELECTION
+        assert not runs.isVisible()  # its runs (and Resume) belong to the library that closed
         assert dashboard.last_outcome is None
+        qtbot.waitUntil(lambda: dashboard.snapshot is not None and not dashboard.loading, timeout=WAIT)
         assert sum(group.total for group in dashboard.snapshot.tiers) == 1  # the plots show the new library
     finally:
         state.set_repository(first)
@@ -391,3 +432,70 @@ def test_a_batchs_changes_name_the_dashboard_as_their_initiator(qtbot, state, da
     qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
     assert {change.action for change in changes} <= {AuditAction.VERIFY, AuditAction.PROMOTE, AuditAction.DEMOTE}
     assert len(changes) == 2 and all(change.started_by(dashboard) for change in changes)
+
+
+def test_the_progress_bar_reads_right_when_idle_running_cancelled_and_finished(qtbot, state, dashboard) -> None:
+    panel = dashboard.panel
+    ids = [s.id for s in playable_skills(3)]
+    assert (panel.bar.text(), panel.figures.text()) == ("", "")  # idle: no "0 / 1 games"
+    running: list[tuple[str, str]] = []
+
+    def cancel(_update) -> None:  # what the panel read while the batch ran, then Cancel
+        running.append((panel.bar.text(), panel.figures.text()))
+        dashboard.cancel_batch()
+
+    dashboard.batch_progress.connect(cancel)
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT):
+        assert dashboard.start_batch(ids, BatchOptions(games=200, seed=1, chunk_games=20))
+    dashboard.batch_progress.disconnect(cancel)
+    qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
+    bar, figures = running[0]
+    assert bar.endswith("/ 600 games") and "remaining" in figures and "W " in figures
+    assert panel.bar.text().endswith("/ 600 games · cancelled")
+    assert panel.figures.text().startswith("cancelled after") and "remaining" not in panel.figures.text()
+
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT):
+        assert dashboard.start_batch(ids[:1], BatchOptions(games=6, seed=3))
+    qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
+    assert panel.bar.text() == "6 / 6 games · finished" and panel.bar.value() == panel.bar.maximum() == 6
+    assert panel.figures.text().startswith("finished after") and "remaining" not in panel.figures.text()
+
+
+def test_a_batch_says_why_tiers_did_not_follow_their_figures_and_the_selection_shows_the_flags(qtbot, tmp_path) -> None:
+    from skillstudio.model import Confidence
+
+    repository = SkillRepository(Database(make_library(tmp_path / "proven.db", 3, Confidence.PROVEN)), Actor("mira"))
+    state = BrowserState(repository)
+    dashboard = QtDashboard(state)
+    qtbot.addWidget(dashboard)
+    try:
+        ids = [s.id for s in playable_skills(3)]
+        with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
+            assert dashboard.start_batch(ids, BatchOptions(games=6, seed=5))
+        qtbot.waitUntil(lambda: not dashboard.running and not dashboard.loading, timeout=WAIT)
+        outcome = finished.args[0]
+        # six games keep no Proven tier, a batch lowers none (D057): each skill is explained
+        assert "Demoted: none" in dashboard.panel.summary.text() and len(outcome.verdicts) == 3
+        shown = dashboard.panel.verdicts.text()
+        assert shown.count("<li>") == 3 and "3 skills to look at" in shown
+        for verdict in outcome.verdicts:
+            assert escaped(verdict.name) in shown and escaped(verdict.why) in shown and escaped(verdict.todo) in shown
+            assert "demote_on_verify is off" in verdict.why and "demote_on_verify" in verdict.todo
+
+        with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+            state.set_selection(ids, current=ids[0])
+        contradicted = [v for v in outcome.verdicts if v.contradicted]
+        assert contradicted and [f.skill_id for f in dashboard.snapshot.flagged] == [v.skill_id for v in contradicted]
+        tab = dashboard.tabs.tabText(dashboard.tabs.indexOf(dashboard.selected_page))
+        assert tab == f"Selected skills ⚠ {len(contradicted)}"
+        standing = dashboard.standing.text()
+        assert f"{len(contradicted)} contradicted tier" in standing and standing.count("To settle:") == len(
+            contradicted
+        )
+        assert {name for name in dashboard.history_plot.legend_names if name.startswith("⚠ ")} == {
+            f"⚠ {v.name}" for v in contradicted
+        }
+    finally:
+        dashboard.close()
+        state.close()
+        repository.database.close()

@@ -70,3 +70,75 @@ def test_verify_selection_leaves_out_what_the_engine_cannot_play(qtbot, state: B
         assert (
             repository.get(skipped_id).quality == (instructions if skipped_id == instructions.id else example).quality
         )
+
+
+def test_the_verify_dialog_has_room_for_every_field_and_offers_what_the_cli_does(qtbot) -> None:
+    dialog = QtVerifyDialog(3)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    engine = dialog.engine  # its placeholder reads in full
+    assert engine.width() > engine.fontMetrics().horizontalAdvance(engine.placeholderText()) + 12
+    assert dialog.width() >= 520 and dialog.height() >= dialog.minimumSizeHint().height()
+    # --until-decided --max-games N: the games per skill become a maximum
+    assert not dialog.until_decided.isChecked() and not dialog.max_games.isEnabled()
+    dialog.until_decided.setChecked(True)
+    dialog.max_games.setValue(60)
+    assert not dialog.games.isEnabled() and dialog.max_games.isEnabled()
+    options = dialog.options()
+    assert options.until_decided and options.games == 60
+    again = QtVerifyDialog(3, options=options)  # the next dialog starts from the last batch's options
+    qtbot.addWidget(again)
+    assert again.until_decided.isChecked() and again.max_games.value() == 60
+    # --baseline needs the built-in engine: refused in the dialog, nothing starts
+    dialog.baseline.setChecked(True)
+    dialog.engine.setText("/opt/engine --protocol")
+    dialog.accept()
+    assert dialog.result() != QtVerifyDialog.DialogCode.Accepted and "built-in engine" in dialog.error.text()
+
+
+def test_until_decided_from_the_gui_runs_the_clis_sequential_test_and_says_what_it_saved(
+    qtbot, state: BrowserState
+) -> None:
+    from skillstudio.store.paired_runs import PairedRuns
+    from skillstudio.verification import sequential
+
+    repository = state.require_repository()
+    skill_id = playable_skills(1)[0].id
+    dashboard = QtDashboard(state)
+    qtbot.addWidget(dashboard)
+    qtbot.waitUntil(lambda: not dashboard.loading, timeout=WAIT)
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
+        assert dashboard.start_batch([skill_id], BatchOptions(games=200, until_decided=True))
+    qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
+    outcome = finished.args[0]
+    run = RunStore(repository.database).run(outcome.finished.run_id)
+    # what `verify --until-decided --max-games 200` records: the design, rounds, the maximum
+    assert sequential.design_of(run) == {"delta": 0.1, "alpha": 0.05, "beta": 0.05}
+    assert (run.games, run.chunk_games) == (200, sequential.DEFAULT_ROUND_GAMES)
+    [decision] = PairedRuns(repository.database).decisions(run.id).values()
+    assert outcome.decisions == {decision.decision: 1} and outcome.games_at_most == 200
+    played = outcome.finished.games_done
+    assert played < 200  # the sample plan is decided long before the maximum
+    assert f"Until decided: 1 {decision.decision}; {played} games played of 200 at most ({200 - played} saved)." in (
+        dashboard.panel.summary.text()
+    )
+
+
+def test_the_batchs_seed_is_shown_while_it_runs_after_it_ends_and_in_the_runs_list(qtbot, state: BrowserState) -> None:
+    dashboard = QtDashboard(state)
+    qtbot.addWidget(dashboard)
+    qtbot.waitUntil(lambda: not dashboard.loading, timeout=WAIT)
+    titles: list[str] = []
+    dashboard.batch_progress.connect(lambda _update: titles.append(dashboard.panel.title.text()))
+    with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
+        assert dashboard.start_batch([playable_skills(1)[0].id], BatchOptions(games=4))  # a fresh seed
+    qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
+    seed = RunStore(state.require_repository().database).run(finished.args[0].finished.run_id).seed
+    assert f"seed {seed}" in titles[0]
+    assert f"Seed {seed}: recorded with the run" in dashboard.panel.summary.text()
+    runs = dashboard.show_runs()
+    assert runs is not None
+    column = [runs.table.horizontalHeaderItem(c).text() for c in range(runs.table.columnCount())].index("Seed")
+    assert runs.table.item(0, column).text() == str(seed)
+    runs.close()

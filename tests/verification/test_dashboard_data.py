@@ -13,6 +13,7 @@ from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import Actor, Database, QualityOutcome, SkillQuery, SkillRepository, body_hash
 from skillstudio.verification import dashboard_data as dd
 from skillstudio.verification.runner import collect, verify
+from skillstudio.verification.standing import standings
 from skillstudio.verification.stats import wilson
 from tests.verification.helpers import make_library, playable_skills
 
@@ -104,3 +105,37 @@ def test_snapshot_and_csv(sample: SkillRepository, tmp_path: Path) -> None:
     path = dd.write_csv(tmp_path / "t.csv", ("a", "b"), [(1, None), ("x", 0.5)])
     assert list(csv.reader(path.open())) == [["a", "b"], ["1", ""], ["x", "0.5"]]
     assert Confidence.PROVEN.value in dd.TIERS
+
+
+def test_past_a_handful_the_snapshot_draws_the_most_played_and_sums_up_the_others(sample: SkillRepository) -> None:
+    ids = list(sample.query(SkillQuery(domains=(Domain.AI_STRATEGY,))).ids)
+    credited = {
+        skill_id: (
+            standing.headless.wins + standing.gameplay.wins,
+            standing.headless.decided + standing.gameplay.decided,
+        )
+        for skill_id, standing in standings(sample, ids).items()
+    }
+    shot = dd.snapshot(sample, SkillQuery(), ids, max_skills=5)
+    assert shot.ranked and len(shot.skills) == 5
+    drawn = [s.skill_id for s in shot.skills]
+    assert all(series.history for series in shot.skills)  # each drawn skill has credited sessions to draw
+    assert min(credited[i][1] for i in drawn) >= max(credited[i][1] for i in ids if i not in drawn)
+    rest = [credited[i] for i in ids if i not in drawn]
+    assert shot.others.skills == len(ids) - 5
+    assert (shot.others.wins, shot.others.games) == (sum(w for w, _ in rest), sum(d for _, d in rest))
+    # every selected skill's evidence is in the opponents plot, not only the drawn ones'
+    assert sum(o.decided for o in shot.opponents) == sum(o.decided for o in dd.win_rate_by_opponent(sample, ids))
+    # a handful keeps the selection's order, with nothing left over
+    few = dd.snapshot(sample, SkillQuery(), ids[:3], max_skills=5)
+    assert [s.skill_id for s in few.skills] == ids[:3] and not few.ranked and few.others == dd.Others()
+
+
+def test_the_snapshot_flags_the_selected_skills_whose_tier_is_contradicted(sample: SkillRepository) -> None:
+    ids = list(sample.query(SkillQuery(domains=(Domain.AI_STRATEGY,))).ids)
+    shot = dd.snapshot(sample, SkillQuery(), ids, max_skills=5)
+    assert shot.flagged, "the sample holds contradicted tiers (IC Default balanced opening)"
+    assert [f.skill_id for f in shot.flagged] == [i for i in ids if i in shot.contradicted]
+    names = {s.id: s.name for s in sample.summaries(ids)}
+    assert all(f.name == names[f.skill_id] and f.contradiction.advice for f in shot.flagged)
+    assert dd.snapshot(sample, SkillQuery(), [], max_skills=5).flagged == ()

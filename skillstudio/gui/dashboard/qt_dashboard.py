@@ -9,12 +9,18 @@
 - ``library_changed``: changes to what the plots show (quality, runs, membership, content)
   reload them; a running batch's own changes, one per skill applied, at most every
   ``REFRESH_DURING_BATCH_MS``;
-- ``library_opened``: a batch on the previous library is cancelled and waited for, then
-  everything about that library is forgotten (the last batch's summary, the live plot).
+- ``library_opened``: everything about the previous library is forgotten at once: the last
+  batch's result and verdicts, the live plot, every plot's data, the runs list and any report.
+
+The plots are in tabs, two side by side, so that a dock a third of the window high shows them
+whole; the Batch tab (the live plot beside the result) comes forward when a batch starts.
 
 A batch is the core runner driven by :func:`~skillstudio.gui.dashboard.verify_worker.batch_events`
 in the dashboard's own ``Tasks``: not the browser's write queue, since a batch runs for minutes
-and the browser's edits must not wait behind it. Its writes name the dashboard as initiator.
+and the browser's edits must not wait behind it. Its writes name the dashboard as initiator. It
+keeps the browser busy while it runs, so the main window opens no other library under it. When
+it ends, the result says, for each skill whose tier did not follow its figures, why and what to
+do (:mod:`skillstudio.verification.verdicts`).
 The main window adds :attr:`QtDashboard.menu` to its menu bar and asks :meth:`QtDashboard.can_close`
 before it closes (during a batch, the dashboard asks the user).
 """
@@ -32,7 +38,6 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -40,6 +45,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -47,6 +53,8 @@ from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.dashboard.qt_plots import (
+    FLAG,
+    MAX_SERIES,
     QtCompositionPlot,
     QtContentPlot,
     QtHistogramPlot,
@@ -60,6 +68,7 @@ from skillstudio.gui.dashboard.qt_plots import (
 from skillstudio.gui.dashboard.qt_runs_dialog import QtRunsDialog
 from skillstudio.gui.dashboard.qt_verify_dialog import QtVerifyDialog
 from skillstudio.gui.dashboard.verify_worker import BatchOptions, BatchOutcome, BatchUpdate, batch_events
+from skillstudio.gui.rich_text import escaped
 from skillstudio.gui.workers import LatestOnly, Tasks, readable, show_error
 from skillstudio.model import Domain
 from skillstudio.store import AuditAction, ChangeKind, LibraryChange, SkillQuery, SkillRepository, initiated_by
@@ -68,15 +77,20 @@ from skillstudio.verification.dashboard_data import Snapshot, snapshot
 from skillstudio.verification.lift import BaselineProgress
 from skillstudio.verification.paired_data import PairedSnapshot, paired_snapshot
 from skillstudio.verification.runner import Progress, RunStarted
+from skillstudio.verification.verdicts import Verdict, summarize
 
 log = logging.getLogger(__name__)
 
 REFRESH_DEBOUNCE_MS = 250
 REFRESH_DURING_BATCH_MS = 2000  # how often the plots reload while a batch applies skill after skill
 BATCH_STOP_TIMEOUT_MS = 120_000  # a chunk in flight finishes before the runner sees Cancel
-SELECTED_FOR_PLOTS = 50  # the snapshot draws the first few; a huge selection need not be copied
+SELECTED_FOR_PLOTS = 500  # ranked for the plots (the most credited games drawn); the rest is not read
 PLOTTED = ChangeKind.QUALITY | ChangeKind.RUNS | ChangeKind.MEMBERSHIP | ChangeKind.CONTENT
-IDLE_TITLE = "<b>No batch running.</b> Select skills and use Verify › Verify Selection… (Ctrl+Shift+B)."
+IDLE_TITLE = "<b>No batch running.</b> Select skills, then Verify Selection… (Ctrl+Shift+B)."
+IDLE_RESULT = "No batch has run on this library since it was opened; Runs… lists the earlier ones."
+BUSY_TEXT = "A verification batch (Verify › Cancel Batch stops it)"  # what the browser says it is busy with
+SELECTED_TAB = "Selected skills"
+NO_SELECTION = "Select skills in the browser: their tiers, credited evidence and contradicted tiers show here."
 
 
 # --- the batch panel ------------------------------------------------------------------------------
@@ -89,8 +103,9 @@ def _clock(seconds: float) -> str:
 
 
 class QtBatchPanel(QWidget):
-    """Progress of the running batch: games done / total, times, W/L/D/E, Cancel; and the
-    summary of the last batch."""
+    """The running batch: its title, games done / total, times, W/L/D/E, Cancel; and, in
+    :attr:`results` (which the dashboard places beside the live plot), the last batch's result
+    and the verdicts on the skills whose tier did not follow their figures."""
 
     cancel_requested = Signal()
 
@@ -98,51 +113,55 @@ class QtBatchPanel(QWidget):
         super().__init__(parent)
         self.title = QLabel(IDLE_TITLE, self)
         self.bar = QProgressBar(self)
-        self.bar.setFormat("%v / %m games")
-        self.bar.setRange(0, 1)
-        self.bar.setValue(0)
         self.figures = QLabel("", self)
         self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_requested.emit)
-        self.summary = QLabel("", self)
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # Fixed heights: text that changes must never re-layout the dock, or every plot would
         # resize and repaint at once (a stall of six plots' worth).
         line = self.fontMetrics().lineSpacing()
-        for label, lines in ((self.title, 1), (self.figures, 1), (self.summary, 2)):
-            label.setFixedHeight(line * lines + 4)
-        self.summary.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        heading = QHBoxLayout()
-        heading.addWidget(self.title, 1)
-        heading.addWidget(self.figures)
-        row = QHBoxLayout()
-        row.addWidget(self.bar, 1)
-        row.addWidget(self.cancel_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 0, 4, 0)
-        layout.setSpacing(2)
-        layout.addLayout(heading)
-        layout.addLayout(row)
-        layout.addWidget(self.summary)
+        for label in (self.title, self.figures):
+            label.setFixedHeight(line + 4)
+        self.title.setMinimumWidth(60)  # a long title is cut by the layout, never widens the dock
+        self.bar.setMinimumWidth(160)
+        # One row: the dock is a third of the window high, and its height is the plots'.
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title, 3)
+        layout.addWidget(self.bar, 2)
+        layout.addWidget(self.figures)
+        layout.addWidget(self.cancel_button)
+
+        # The result: what was recorded and changed (plain text), then the verdicts (rich text).
+        self.summary = QLabel("", self)
+        self.summary.setWordWrap(True)
+        self.verdicts = QLabel("", self)
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setTextFormat(Qt.TextFormat.RichText)
+        for label in (self.summary, self.verdicts):
+            label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.results = _scrolled(self.summary, self.verdicts)
+
         self.started_at = 0.0
         self.done_at_start = 0
         self.done = 0
         self.total = 0
         self.counts = (0, 0, 0, 0)
         self._tick = QTimer(self, interval=1000)
-        self._tick.timeout.connect(self._show_figures)
+        self._tick.timeout.connect(self._show_running)
+        self.reset()
 
     def reset(self) -> None:
-        """Back to "no batch" (another library: the last batch's summary is about the previous one)."""
+        """Back to "no batch" (another library: the last batch's result is about the previous one)."""
         self._tick.stop()
         self.title.setText(IDLE_TITLE)
         self.figures.setText("")
-        self.summary.setText("")
-        self.summary.setToolTip("")
+        self.summary.setText(IDLE_RESULT)
+        self.verdicts.setText("")
         self.bar.setRange(0, 1)
         self.bar.setValue(0)
+        self.bar.setFormat("")  # no batch: nothing to count
         self.cancel_button.setEnabled(False)
         self.cancel_button.setText("Cancel")
         self.started_at = 0.0
@@ -150,10 +169,12 @@ class QtBatchPanel(QWidget):
         self.counts = (0, 0, 0, 0)
 
     def begin(self, text: str) -> None:
-        self.title.setText(f"<b>{text}</b>")
-        self.summary.setText("")
+        self.title.setText(f"<b>{escaped(text)}</b>")
+        self.summary.setText("The result and what to do about it show here when the batch ends.")
+        self.verdicts.setText("")
         self.bar.setRange(0, 0)  # busy until the run says how many games
-        self.figures.setText("starting…")
+        self.bar.setFormat("starting…")
+        self.figures.setText("")
         self.cancel_button.setEnabled(True)
         self.cancel_button.setText("Cancel")
         self.started_at = time.monotonic()
@@ -162,60 +183,87 @@ class QtBatchPanel(QWidget):
         self._tick.start()
 
     def started(self, event: RunStarted) -> None:
-        self.title.setText(f"<b>Run {event.run_id}</b>: {event.skills:,} skills on {event.executor}")
+        skipped = f", {len(event.skipped):,} skipped" if event.skipped else ""
+        self.title.setText(
+            f"<b>Run {escaped(event.run_id)}</b>: {event.skills:,} skills{skipped} on {escaped(event.executor)}, "
+            f"seed {event.seed}"
+        )
         self.total, self.done, self.done_at_start = event.games_total, event.games_done, event.games_done
         self.bar.setRange(0, max(1, event.games_total))
         self.bar.setValue(event.games_done)
-        self._show_figures()
+        self.bar.setFormat("%v / %m games")
+        self._show_running()
 
     def progress(self, event: Progress) -> None:
         self.done, self.total = event.games_done, event.games_total
         self.counts = (event.wins, event.losses, event.draws, event.errors)
         self.bar.setMaximum(max(1, event.games_total))
         self.bar.setValue(event.games_done)
-        self._show_figures()
+        self._show_running()
 
     def baseline(self, event: BaselineProgress) -> None:
         """The default plan's games (--baseline), played after the skills'."""
         self.done, self.total = event.games_done, event.games_total
         self.bar.setMaximum(max(1, event.games_total))
         self.bar.setValue(event.games_done)
+        self.bar.setFormat("%v / %m games of the default plan")
         c = event.counts
-        self.figures.setText(
-            f"default plan: {event.games_done:,}/{event.games_total:,} games · W {c.wins:,}  L {c.losses:,}"
-        )
+        self.figures.setText(f"default plan: W {c.wins:,}  L {c.losses:,}  D {c.draws:,}  E {c.errors:,}")
 
     def cancelling(self) -> None:
         self.cancel_button.setEnabled(False)
         self.cancel_button.setText("Cancelling…")
 
-    def _show_figures(self) -> None:
+    def _show_running(self) -> None:
         elapsed = time.monotonic() - self.started_at
-        played = self.done - self.done_at_start
-        rate = played / elapsed if elapsed > 0 else 0.0
-        remaining = (self.total - self.done) / rate if rate > 0 else None
-        wins, losses, draws, errors = self.counts
-        self.figures.setText(
-            f"elapsed {_clock(elapsed)} · remaining {'~' + _clock(remaining) if remaining is not None else '…'} · "
-            f"{rate:,.0f} games/s · W {wins:,}  L {losses:,}  D {draws:,}  E {errors:,}"
-        )
+        rate = (self.done - self.done_at_start) / elapsed if elapsed > 0 else 0.0
+        eta = f"remaining ~{_clock((self.total - self.done) / rate)}" if rate > 0 else "remaining …"
+        self.figures.setText(f"{_clock(elapsed)} · {eta} · {self._counts_text()}")
 
-    def end(self, title: str, summary: str) -> None:
+    def _counts_text(self) -> str:  # W/L/D/E, as the CLI prints them
+        wins, losses, draws, errors = self.counts
+        return f"W {wins:,}  L {losses:,}  D {draws:,}  E {errors:,}"
+
+    def end(self, title: str, summary: str, status: str, verdicts_html: str = "") -> None:
+        """The batch ended (``status``: finished, cancelled, failed): the bar and figures say so,
+        and nothing is left running or estimated."""
         self._tick.stop()
-        self._show_figures()
-        self.title.setText(f"<b>{title}</b>")
+        took = _clock(time.monotonic() - self.started_at)
+        self.figures.setText(f"{status} after {took} · {self._counts_text()}" if self.bar.maximum() else f"{status}")
+        self.title.setText(f"<b>{escaped(title)}</b>")
         self.summary.setText(summary)
-        self.summary.setToolTip(summary)
+        self.verdicts.setText(verdicts_html)
         self.cancel_button.setEnabled(False)
         self.cancel_button.setText("Cancel")
-        if self.bar.maximum() == 0:
+        if self.bar.maximum() == 0:  # it never started: an empty bar, not a busy one
             self.bar.setRange(0, 1)
+            self.bar.setValue(0)
+            self.bar.setFormat(status)
+        else:
+            self.bar.setFormat(f"%v / %m games · {status}")
+
+
+def _scrolled(*labels: QLabel) -> QScrollArea:
+    """Labels stacked in a frameless scroll area (long text scrolls, the dock keeps its size)."""
+    inner = QWidget()
+    layout = QVBoxLayout(inner)
+    layout.setContentsMargins(6, 2, 6, 2)
+    for label in labels:
+        layout.addWidget(label)
+    layout.addStretch(1)
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(inner)
+    return area
 
 
 @dataclass
 class _Batch:
     cancel: threading.Event  # the runner's own cancel token: it stops between chunks
+    busy: int  # the browser's busy token: no other library opens under a running batch
     run_id: str | None = None
+    seed: int | None = None
 
 
 # --- the dashboard --------------------------------------------------------------------------------
@@ -240,21 +288,16 @@ class QtDashboard(QDockWidget):
         self._options = BatchOptions()  # the Verify dialog starts from the last batch's options
         self._selected_count = 0
         self._notice: QMessageBox | None = None  # the last batch's engine-error report, if open
+        self._runs_dialog: QtRunsDialog | None = None  # the runs list, if open (it is this library's)
 
         body = QWidget(self)
         self.verify_button = QPushButton("Verify Selection…", body)
         self.verify_button.clicked.connect(self.verify_selection)
         self.runs_button = QPushButton("Runs…", body)
         self.runs_button.clicked.connect(self.show_runs)
-        self.following = QLabel("", body)
-        self.following.setStyleSheet("color: #555;")
-        top = QHBoxLayout()
-        top.addWidget(self.following, 1)
-        top.addWidget(self.verify_button)
-        top.addWidget(self.runs_button)
-
         self.panel = QtBatchPanel(body)
         self.panel.cancel_requested.connect(self.cancel_batch)
+
         self.history_plot = QtSuccessHistoryPlot(body)
         self.opponent_plot = QtOpponentPlot(body)
         self.content_plot = QtContentPlot(body)
@@ -263,15 +306,37 @@ class QtDashboard(QDockWidget):
         self.live_plot = QtLiveRatePlot(body)
         self.lift_plot = QtLiftPlot(body)
         self.composition_plot = QtCompositionPlot(body)
-        grid = QGridLayout()
-        grid.setSpacing(6)
-        for index, plot in enumerate(self.plots()):
-            grid.addWidget(plot, index // 3, index % 3)
+        self.standing = QLabel(NO_SELECTION, body)  # the selected skills' standing: drawn, others, flags
+        self.standing.setWordWrap(True)
+        self.standing.setTextFormat(Qt.TextFormat.RichText)
+        self.standing.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.standing.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # One tab a subject, two panels side by side: a dock a third of the window high has room
+        # for one row of plots, and the running batch has a tab of its own that comes forward.
+        self.tabs = QTabWidget(body)
+        self.tabs.setDocumentMode(True)
+        self.batch_page = _page(self.tabs, (self.live_plot, 3), (self.panel.results, 2))
+        self.selected_page = _page(self.tabs, (self.history_plot, 3), (_scrolled(self.standing), 2))
+        self.tabs.addTab(self.batch_page, "Batch")
+        self.tabs.addTab(self.selected_page, SELECTED_TAB)
+        self.tabs.addTab(_page(self.tabs, (self.opponent_plot, 1), (self.lift_plot, 1)), "Opponents && lift")
+        self.tabs.addTab(_page(self.tabs, (self.composition_plot, 1), (self.content_plot, 1)), "Compositions && plays")
+        self.tabs.addTab(_page(self.tabs, (self.tier_plot, 1), (self.histogram_plot, 1)), "Filtered skills")
+        self.tabs.setCurrentWidget(self.selected_page)
+        self.following = QLabel("", body)
+        self.following.setStyleSheet("color: #555; padding-right: 6px;")
+        corner = QWidget(body)  # beside the tabs: what the plots follow, and the batch actions
+        actions = QHBoxLayout(corner)
+        actions.setContentsMargins(0, 0, 0, 2)
+        actions.addWidget(self.following)
+        actions.addWidget(self.verify_button)
+        actions.addWidget(self.runs_button)
+        self.tabs.setCornerWidget(corner, Qt.Corner.TopRightCorner)
         layout = QVBoxLayout(body)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(top)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.setSpacing(2)
         layout.addWidget(self.panel)
-        layout.addLayout(grid, 1)
+        layout.addWidget(self.tabs, 1)
         # Scrollable, so the plots' minimum sizes never squeeze the browser on a small screen.
         scroller = QScrollArea(self)
         scroller.setWidgetResizable(True)
@@ -334,18 +399,23 @@ class QtDashboard(QDockWidget):
     # --- following the browser ---------------------------------------------------------------------
 
     def _on_library_opened(self, _repository: SkillRepository) -> None:
-        """Another library: finish with the previous one (it is about to close), forget it, show this one."""
-        self.cancel_batch(wait=True)  # its games so far are kept; Resume finishes it in that library
+        """Another library: finish with the previous one (it is about to close), forget it, show this one.
+
+        The main window opens no library while a batch runs (the batch keeps the browser busy);
+        a library set under one anyway stops it first, its games so far kept in its own library."""
+        self.cancel_batch(wait=True)
         self._stop_loading()
         self.last_outcome = None
-        self.snapshot = None
-        self.paired = None
+        self._selected_count = 0
         self.following.setText("")
         self.panel.reset()
         self.live_plot.reset([], {})
-        if self._notice is not None and isValid(self._notice):  # closing deletes it
-            self._notice.close()
-        self._notice = None
+        for dialog in (self._notice, self._runs_dialog):  # about the previous library; closing deletes them
+            if dialog is not None and isValid(dialog):
+                dialog.close()
+        self._notice = self._runs_dialog = None
+        self._show(Snapshot.empty(), PairedSnapshot())  # nothing of the previous library stays drawn
+        self.snapshot = self.paired = None
         self.schedule_refresh()
 
     def _on_browsing_changed(self, _query_or_selection: object) -> None:
@@ -385,13 +455,38 @@ class QtDashboard(QDockWidget):
         before, self.snapshot = self.snapshot, data
         paired_before, self.paired = self.paired, paired
         shown = sum(group.total for group in data.tiers)  # every filtered skill has one tier
-        self.following.setText(f"Following the browser: {shown:,} filtered skills, {self._selected_count:,} selected")
+        flags = f" ({len(data.contradicted):,} {FLAG}contradicted)" if data.contradicted else ""
+        self.following.setText(
+            f"Following the browser: {shown:,} filtered skills{flags}, {self._selected_count:,} selected"
+        )
         # Only the plots whose data changed repaint (a new selection leaves the tiers as they are;
         # a batch's reloads mostly change one or two), and one plot per turn of the event loop,
         # so each repaints on its own: all five at once would be a stall of five plots' worth.
-        skills_changed = before is None or (data.skills, data.thresholds) != (before.skills, before.thresholds)
+        self._pending_updates = self._updates(data, paired, before, paired_before)
+        self._step_timer.start()
+
+    def _show(self, data: Snapshot, paired: PairedSnapshot) -> None:
+        """Show this data in every plot now (no library's figures: the plots are cleared)."""
+        for update in self._updates(data, paired, None, None):
+            update()
+
+    def _updates(
+        self, data: Snapshot, paired: PairedSnapshot, before: Snapshot | None, paired_before: PairedSnapshot | None
+    ) -> list[Callable[[], None]]:
+        """One update per plot (and the selected skills' standing) whose data differs from before."""
+        skills_changed = before is None or (data.skills, data.thresholds, data.others, data.flagged) != (
+            before.skills,
+            before.thresholds,
+            before.others,
+            before.flagged,
+        )
+        flagged = [f.skill_id for f in data.flagged]
         updates: list[tuple[bool, Callable[[], None]]] = [
-            (skills_changed, lambda: self.history_plot.update_data(data.skills, data.thresholds)),
+            (
+                skills_changed,
+                lambda: self.history_plot.update_data(data.skills, data.thresholds, data.others, flagged),
+            ),
+            (skills_changed, lambda: self._show_standing(data)),
             (
                 before is None or data.opponents != before.opponents,
                 lambda: self.opponent_plot.update_data(data.opponents),
@@ -403,8 +498,9 @@ class QtDashboard(QDockWidget):
                 lambda: self.histogram_plot.update_data(data.histogram),
             ),
             (
-                paired_before is None or paired.lifts != paired_before.lifts,
-                lambda: self.lift_plot.update_data(paired.lifts),
+                paired_before is None
+                or (paired.lifts, paired.more_lifts) != (paired_before.lifts, paired_before.more_lifts),
+                lambda: self.lift_plot.update_data(paired.lifts, paired.more_lifts),
             ),
             (
                 paired_before is None or paired != paired_before or skills_changed,
@@ -416,8 +512,15 @@ class QtDashboard(QDockWidget):
                 ),
             ),
         ]
-        self._pending_updates = [update for changed, update in updates if changed]
-        self._step_timer.start()
+        return [update for changed, update in updates if changed]
+
+    def _show_standing(self, data: Snapshot) -> None:
+        """The selected skills beside their plot: which are drawn, the others, the contradicted tiers."""
+        self.tabs.setTabText(
+            self.tabs.indexOf(self.selected_page),
+            f"{SELECTED_TAB} {FLAG}{len(data.flagged)}" if data.flagged else SELECTED_TAB,
+        )
+        self.standing.setText(standing_html(data, self._selected_count))
 
     def _next_update(self) -> None:
         if self._pending_updates:
@@ -479,11 +582,13 @@ class QtDashboard(QDockWidget):
             return False
         self._options = replace(options, seed=None)  # a typed seed replays one run; the next draws its own
         repository = self.state.require_repository()
-        names = {s.id: s.name for s in repository.summaries(list(skill_ids)[: QtLiveRatePlot.MAX_LIVE])}
-        self.live_plot.reset(list(skill_ids), names)
+        self.live_plot.reset([], {})  # the run's skills once it has started
         noun = "skill" if len(skill_ids) == 1 else "skills"
+        games = (
+            f"at most {options.games:,} games (until decided)" if options.until_decided else f"{options.games:,} games"
+        )
         self._start(
-            f"Verifying {len(skill_ids):,} {noun} × {options.games:,} games against {options.opponent}…",
+            f"Verifying {len(skill_ids):,} {noun} × {games} against {options.opponent}…",
             repository,
             skill_ids=list(skill_ids),
             options=options,
@@ -494,9 +599,7 @@ class QtDashboard(QDockWidget):
         if self.running:
             return False
         repository = self.state.require_repository()
-        skill_ids = [s.skill_id for s in RunStore(repository.database).skills(run_id)]
-        names = {s.id: s.name for s in repository.summaries(skill_ids[: QtLiveRatePlot.MAX_LIVE])}
-        self.live_plot.reset(skill_ids, names)
+        self.live_plot.reset([], {})  # the run's skills once it has started
         self._start(f"Resuming run {run_id}…", repository, run_id=run_id, executor=executor)
         return True
 
@@ -511,7 +614,7 @@ class QtDashboard(QDockWidget):
         executor: str | None = None,
     ) -> None:
         cancel = threading.Event()
-        self.batch = _Batch(cancel)
+        self.batch = _Batch(cancel, self.state.begin_busy(BUSY_TEXT))
         database, actor = repository.database, repository.actor
 
         def work() -> Generator[RunStarted | BatchUpdate, None, BatchOutcome]:
@@ -530,9 +633,16 @@ class QtDashboard(QDockWidget):
 
         self.panel.begin(text)
         self._update_actions()
+        self._watch_batch()
         self._batches.run(
             work, done=self._on_outcome, failed=self._on_failed, progress=self._on_event, finished=self._on_batch_ended
         )
+
+    def _watch_batch(self) -> None:
+        """Where a running batch is watched: the dock shown, its Batch tab (the live plot) in front."""
+        self.show()
+        self.raise_()
+        self.tabs.setCurrentWidget(self.batch_page)
 
     def cancel_batch(self, *, wait: bool = False) -> None:
         """Ask the runner to stop between chunks; the games already played stay recorded.
@@ -555,9 +665,17 @@ class QtDashboard(QDockWidget):
 
     def _on_run_started(self, event: RunStarted) -> None:
         if self.batch is not None:
-            self.batch.run_id = event.run_id
+            self.batch.run_id, self.batch.seed = event.run_id, event.seed
         self.panel.started(event)
+        self._reset_live_plot(event.run_id)
         self.live_plot.set_total(event.games_total)
+
+    def _reset_live_plot(self, run_id: str) -> None:
+        """The live plot draws the run's skills: the ones it plays, not the ones skipped."""
+        repository = self.state.require_repository()
+        skill_ids = [s.skill_id for s in RunStore(repository.database).skills(run_id)]
+        names = {s.id: s.name for s in repository.summaries(skill_ids[: QtLiveRatePlot.MAX_LIVE])}
+        self.live_plot.reset(skill_ids, names)
 
     def _on_progress(self, update: BatchUpdate) -> None:
         if update.progress is not None:
@@ -573,34 +691,13 @@ class QtDashboard(QDockWidget):
         self.last_outcome = outcome
         self.live_plot.flush()
         finished = outcome.finished
-        promoted = [r for r in finished.results if r.action == AuditAction.PROMOTE]
-        demoted = [r for r in finished.results if r.action == AuditAction.DEMOTE]
-        first = f"{finished.games_done:,} of {finished.games_total:,} games recorded; {len(finished.results):,} skills applied"
-        if outcome.errors:
-            first += f"; {outcome.errors:,} error games (they count for nothing)"
-        if finished.skipped:
-            reasons = sorted({s.reason for s in finished.skipped})
-            first += (
-                f"; {len(finished.skipped):,} skipped ({'; '.join(reasons[:2])}{'; …' if len(reasons) > 2 else ''})"
-            )
-        lines = [first + "."]
-        changes = [
-            "Promoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in promoted) if promoted else "none"),
-            "Demoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in demoted) if demoted else "none"),
-        ]
-        lines.append(" · ".join(changes) + ".")
-        if outcome.lifts:
-            worse = [r.name for r in outcome.lifts if r.lift.worse]
-            lines.append(
-                f"Lift measured for {len(outcome.lifts):,} skills; worse than the default plan: "
-                + (", ".join(worse) if worse else "none")
-                + "."
-            )
-        title = {
-            "finished": f"Run {finished.run_id} finished",
-            "cancelled": f"Run {finished.run_id} cancelled: the games already played are kept (Runs… › Resume finishes it)",
-        }.get(finished.status, f"Run {finished.run_id}: {finished.status}")
-        self.panel.end(title, "\n".join(lines))
+        title = f"Run {finished.run_id} {finished.status}"
+        self.panel.end(
+            title,
+            result_text(outcome, self.batch.seed if self.batch else None),
+            finished.status,
+            verdicts_html(outcome.verdicts) if finished.results else "",
+        )
         if outcome.errors:
             self._notify(
                 "Engine errors",
@@ -612,12 +709,14 @@ class QtDashboard(QDockWidget):
 
     def _on_failed(self, error: BaseException) -> None:
         run = self.batch.run_id if self.batch else None
-        self.panel.end("The batch could not run" if run is None else f"Run {run} failed", readable(error))
+        self.panel.end("The batch could not run" if run is None else f"Run {run} failed", readable(error), "failed")
         self.last_outcome = None
         self.batch_finished.emit(None)
         show_error(self, "Verification failed", error)
 
     def _on_batch_ended(self) -> None:
+        if self.batch is not None:
+            self.state.end_busy(self.batch.busy)
         self.batch = None
         self._update_actions()
         self.schedule_refresh()  # everything the batch changed, at once
@@ -643,6 +742,7 @@ class QtDashboard(QDockWidget):
         dialog.resume_requested.connect(self.resume_run)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
+        self._runs_dialog = dialog
         return dialog
 
     # --- closing -----------------------------------------------------------------------------------
@@ -668,7 +768,117 @@ def _snapshots(
     repository: SkillRepository, query: SkillQuery, selected: Sequence[str]
 ) -> tuple[Snapshot, PairedSnapshot]:
     """One refresh's data, on the loader's thread: the plots', and the lifts' and compositions'."""
-    return snapshot(repository, query, selected), paired_snapshot(repository, selected)
+    return (
+        snapshot(repository, query, selected, max_skills=MAX_SERIES),
+        paired_snapshot(repository, selected, max_lifts=MAX_SERIES),
+    )
+
+
+def result_text(outcome: BatchOutcome, seed: int | None) -> str:
+    """What a batch recorded and changed, in a few lines of plain text."""
+    finished = outcome.finished
+    promoted = [r for r in finished.results if r.action == AuditAction.PROMOTE]
+    demoted = [r for r in finished.results if r.action == AuditAction.DEMOTE]
+    first = (
+        f"{finished.games_done:,} of {finished.games_total:,} games recorded; {len(finished.results):,} skills applied"
+    )
+    if outcome.errors:
+        first += f"; {outcome.errors:,} error games (they count for nothing)"
+    if finished.skipped:
+        reasons = sorted({s.reason for s in finished.skipped})
+        first += f"; {len(finished.skipped):,} skipped ({'; '.join(reasons[:2])}{'; …' if len(reasons) > 2 else ''})"
+    lines = []
+    if finished.status == "cancelled":
+        lines.append("Cancelled: the games already played are kept; Runs… › Resume finishes the run.")
+    lines.append(first + ".")
+    if seed is not None:
+        lines.append(f"Seed {seed}: recorded with the run; typed into Verify… › Seed, it replays these games.")
+    lines.append(
+        " · ".join(
+            (
+                "Promoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in promoted) or "none"),
+                "Demoted: " + (", ".join(f"{r.name} ({r.before} → {r.after})" for r in demoted) or "none"),
+            )
+        )
+        + "."
+    )
+    if outcome.decisions:
+        decided = ", ".join(f"{count:,} {decision}" for decision, count in sorted(outcome.decisions.items()))
+        saved = outcome.games_at_most - finished.games_done
+        lines.append(
+            f"Until decided: {decided}; {finished.games_done:,} games played of {outcome.games_at_most:,} at most"
+            + (f" ({saved:,} saved)." if saved > 0 and finished.status == "finished" else ".")
+        )
+    if outcome.lifts:
+        worse = [r.name for r in outcome.lifts if r.lift.worse]
+        lines.append(
+            f"Lift measured for {len(outcome.lifts):,} skills; worse than the default plan: "
+            + (", ".join(worse) if worse else "none")
+            + "."
+        )
+    return "\n".join(lines)
+
+
+def _page(parent: QWidget, *panels: tuple[QWidget, int]) -> QWidget:
+    """A tab's page: panels side by side, each with its share of the width."""
+    page = QWidget(parent)
+    row = QHBoxLayout(page)
+    row.setContentsMargins(0, 2, 0, 0)
+    row.setSpacing(6)
+    for panel, stretch in panels:
+        row.addWidget(panel, stretch)
+    return page
+
+
+def standing_html(data: Snapshot, selected: int) -> str:
+    """The selected skills beside their success-rate plot: which are drawn (their tier and credited
+    evidence per kind), what the others add up to, and each contradicted tier with what settles it."""
+    if not selected:
+        return NO_SELECTION
+    ranked = len(data.skills) + data.others.skills
+    if data.ranked:
+        head = f"<b>{len(data.skills)} of {selected:,} selected skills drawn</b>, the most credited games first"
+        if ranked < selected:
+            head += f" (ranked among the first {ranked:,} selected)"
+    else:
+        head = f"<b>{selected:,} selected skill{'s' if selected != 1 else ''}</b>"
+    if data.others.skills:
+        rest = data.others
+        pooled = f"{rest.rate:.0%} over {rest.games:,} credited games" if rest.rate is not None else "no credited games"
+        head += f"; the other {rest.skills:,}: {pooled}, pooled"
+    parts = [f"<p>{head}.</p>"]
+    if data.flagged:
+        noun = "tier" if len(data.flagged) == 1 else "tiers"
+        parts.append(f"<p><b>{FLAG}{len(data.flagged):,} contradicted {noun}</b> among the selected:</p><ul>")
+        parts.extend(
+            f"<li><b>{escaped(flag.name)}</b> ({flag.contradiction.tier.value}): {escaped(flag.contradiction.reason)}."
+            f"<br><i>To settle:</i> {escaped(flag.contradiction.advice)}.</li>"
+            for flag in data.flagged
+        )
+        parts.append("</ul>")
+    else:
+        parts.append("<p>No selected skill's tier is contradicted by its credited evidence.</p>")
+    drawn = [(series.name, series.standing) for series in data.skills if series.standing is not None]
+    if drawn:
+        parts.append("<p>Credited evidence, per kind:</p><ul>")
+        for name, standing in drawn:
+            kinds = [k.describe() for k in (standing.headless, standing.gameplay, standing.plays) if k.decided]
+            evidence = "; ".join(kinds) or "none"
+            parts.append(f"<li>{escaped(name)} ({standing.tier.value}): {escaped(evidence)}</li>")
+        parts.append("</ul>")
+    return "".join(parts)
+
+
+def verdicts_html(verdicts: Sequence[Verdict]) -> str:
+    """The skills whose tier did not follow their figures, or whose session changed nothing:
+    why, and what to do; counted by cause first."""
+    if not verdicts:
+        return f"<p>{escaped(summarize(verdicts))}</p>"
+    items = "".join(
+        f"<li><b>{escaped(v.name)}</b> ({v.tier.value}): {escaped(v.why)}.<br><i>To do:</i> {escaped(v.todo)}.</li>"
+        for v in verdicts
+    )
+    return f"<p><b>{escaped(summarize(verdicts))}.</b></p><ul>{items}</ul>"
 
 
 __all__ = ["QtBatchPanel", "QtDashboard"]

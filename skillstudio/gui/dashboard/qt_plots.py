@@ -3,6 +3,12 @@
 Each :class:`QtPlotPanel` is a titled plot with a read-out line (the exact values of the point
 under the mouse), and PNG and CSV export of what it shows. Data comes as the plain dataclasses
 of :mod:`skillstudio.verification.dashboard_data`; nothing here reads the library.
+
+They live in a dock a third of the window high, so every pixel of height counts: legends sit
+beside the plot (one entry a line, never over the data), axis titles are short, threshold lines
+are named in the legend rather than over the bands, the left axis is as wide as its widest tick
+label and the right margin as wide as half the bottom axis' widest one (nothing cut: "5000",
+not "500"). Past a handful of series, a legend names the ones drawn and sums up the others.
 """
 
 from __future__ import annotations
@@ -14,24 +20,29 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from skillstudio.verification.dashboard_data import (
     TIERS,
     Histogram,
     OpponentRate,
+    Others,
     SkillSeries,
     TierGroup,
     write_csv,
 )
 
-MAX_SERIES = 6  # selected skills drawn at once
-LEGEND_CHARS = 18  # names in legends are shortened to this: three columns fit below a plot
+MAX_SERIES = 5  # skills drawn at once; the legend sums up the others
+LEGEND_CHARS = 24  # names in legends are shortened to this (the read-out has them in full)
+TICK_POINTS = 8.0  # axis and legend text: small, as in a chart
+MIN_PLOT_HEIGHT = 110
 HINT = "Point at a value to read it"
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 TIER_COLOURS = {"tentative": "#c9c9c9", "established": "#6baed6", "proven": "#2171b5"}
 THRESHOLD_COLOURS = {"candidate": "#999999", "established": "#6baed6", "proven": "#2171b5"}
+FLAG = "⚠ "  # before the name of a skill whose tier its credited evidence contradicts
 _DOMAIN_SHORT = {"ai_strategy": "AI", "content_generation": "Content"}
 
 pg.setConfigOptions(background="w", foreground="#333333")  # antialiasing only where it is cheap (per item)
@@ -45,31 +56,51 @@ def _pct(value: float | None) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value * 100:.1f}%"
 
 
+def _threshold_pen(name: str) -> Any:
+    return pg.mkPen(THRESHOLD_COLOURS[name], width=1, style=Qt.PenStyle.DashLine)
+
+
+def others_text(others: Others) -> str:
+    """The legend line for the selected skills not drawn: how many, and their pooled figures."""
+    figures = f": {others.rate:.0%} of {others.games:,} games" if others.rate is not None else ""
+    return f"+{others.skills:,} more{figures}"
+
+
 class QtPlotPanel(QWidget):
-    """A titled pyqtgraph plot with hover read-out and PNG/CSV export."""
+    """A titled pyqtgraph plot with hover read-out and PNG/CSV export; ``legend``: one beside
+    the plot (one entry a line), or none (the title says what the marks are)."""
 
     csv_headers: tuple[str, ...] = ()
     export_name = "plot"
 
-    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, title: str, parent: QWidget | None = None, *, legend: bool = True) -> None:
         super().__init__(parent)
-        # A layout of the plot and, below it, its legend: a legend inside the plot would hide data.
         self.plot = pg.GraphicsLayoutWidget(self)
-        self.plot.setMinimumHeight(170)
+        self.plot.setMinimumHeight(MIN_PLOT_HEIGHT)
         self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.plot.ci.layout.setContentsMargins(2, 2, 2, 2)
         self.plot.ci.layout.setSpacing(0)
         self.item = self.plot.addPlot(row=0, col=0)
         self.item.setMenuEnabled(False)
         self.item.showGrid(x=False, y=True, alpha=0.25)
-        self.item.setTitle(title, size="10pt")
-        for side in ("left", "bottom"):
-            self.item.getAxis(side).enableAutoSIPrefix(False)
-        self.legend = pg.LegendItem(colCount=3, labelTextSize="8pt", frame=False, horSpacing=14, verSpacing=-10)
-        self.plot.addItem(self.legend, row=1, col=0)
+        self.item.setTitle(title, size="9pt")
+        self.tick_font = QFont(self.font())
+        self.tick_font.setPointSizeF(TICK_POINTS)
+        for side in ("left", "bottom", "right"):
+            axis = self.item.getAxis(side)
+            axis.enableAutoSIPrefix(False)
+            axis.setStyle(tickFont=self.tick_font)
+        # A legend beside the plot, never over the data; at the top, its entries together
+        # (stretched to the plot's height they would spread out).
+        self.legend = pg.LegendItem(labelTextSize=f"{TICK_POINTS:g}pt", frame=False, verSpacing=-8)
+        if legend:
+            self.plot.addItem(self.legend, row=0, col=1)
+            self.legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+            self.plot.ci.layout.setAlignment(self.legend, Qt.AlignmentFlag.AlignTop)
         self.readout = QLabel(HINT, self)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setStyleSheet("color: #555;")
+        self.readout.setMinimumWidth(40)  # a long read-out is cut, it never widens the dock
         self.png_button = QPushButton("PNG…", self)
         self.csv_button = QPushButton("CSV…", self)
         for button, tip in (
@@ -93,7 +124,65 @@ class QtPlotPanel(QWidget):
         layout.addLayout(bottom)
         self._hover_points: Sequence[tuple[float, float, str]] = []  # (x, y in view coordinates, text)
         self._rows: Sequence[Sequence[Any]] = []
+        self._categories: dict[str, list[str]] = {}  # the labels of axes with named ticks
+        self._right_room = 2  # the layout's right margin: half the bottom axis' widest label
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        # The view's range settles when the plot is laid out: fit the axes to it then.
+        self.item.getViewBox().sigRangeChanged.connect(lambda *_args: self.fit_axes())
+
+    @property
+    def legend_names(self) -> list[str]:
+        """The legend's entries as shown."""
+        return [label.text for _sample, label in self.legend.items]
+
+    def set_label(self, side: str, text: str) -> None:
+        """A short axis title (a long one would be cut on a plot a third of a window high)."""
+        self.item.setLabel(side, text, **{"font-size": f"{TICK_POINTS:g}pt", "color": "#555"})
+
+    # --- axes that fit their labels -------------------------------------------------------------------
+
+    def set_ticks(self, side: str, ticks: Sequence[tuple[float, str]]) -> None:
+        """These ticks, and no others, on the ``side`` axis."""
+        self._categories[side] = [label for _value, label in ticks]
+        self.item.getAxis(side).setTicks([list(ticks)])
+        self.fit_axes()
+
+    def set_categories(self, side: str, labels: Sequence[str]) -> None:
+        """Named ticks at 0, 1, 2, ... on the ``side`` axis."""
+        self.set_ticks(side, list(enumerate(labels)))
+
+    def tick_labels(self, side: str) -> list[str]:
+        """The labels the ``side`` axis shows for the current range."""
+        if side in self._categories:
+            return self._categories[side]
+        axis = self.item.getAxis(side)
+        view = self.item.getViewBox().viewRange()
+        low, high = view[1] if side in ("left", "right") else view[0]
+        length = axis.height() if side in ("left", "right") else axis.width()
+        labels: list[str] = []
+        for spacing, values in axis.tickValues(low, high, max(length, 100.0)):
+            labels.extend(axis.tickStrings(values, axis.scale, spacing))
+        return labels
+
+    def text_width(self, text: str) -> float:
+        return QFontMetricsF(self.tick_font).horizontalAdvance(text)
+
+    def fit_axes(self) -> None:
+        """The left axis as wide as its widest label; room on the right for half the bottom axis'
+        widest label (centred on the last tick, it would be cut at the edge)."""
+        left = self.item.getAxis("left")
+        if left.isVisible():
+            widest = max((self.text_width(label) for label in self.tick_labels("left")), default=0.0)
+            title = left.label.boundingRect().height() if left.label.isVisible() else 0.0
+            left.setWidth(
+                math.ceil(widest + left.style["tickTextOffset"][0] + max(0, left.style["tickLength"]) + title + 4)
+            )
+        half = max((self.text_width(label) for label in self.tick_labels("bottom")), default=0.0) / 2
+        room = math.ceil(half + 4)
+        if room != self._right_room:
+            self._right_room = room
+            self.plot.ci.layout.setContentsMargins(2, 2, room, 2)
+            self.plot.ci.layout.setHorizontalSpacing(room)  # between the plot and a legend beside it
 
     # --- what subclasses provide --------------------------------------------------------------------
 
@@ -153,13 +242,10 @@ class QtPlotPanel(QWidget):
         return write_csv(path, self.csv_headers, self.rows())
 
 
-def _category_axis(panel: QtPlotPanel, labels: Sequence[str]) -> None:
-    panel.item.getAxis("bottom").setTicks([[(index, label) for index, label in enumerate(labels)]])
-
-
 class QtSuccessHistoryPlot(QtPlotPanel):
     """Cumulative success rate of the selected skills, session by session, with the Wilson 95%
-    band and the promotion thresholds."""
+    band and the promotion thresholds. Past :data:`MAX_SERIES` skills, the ones with the most
+    credited games are drawn and the legend sums up the others."""
 
     csv_headers = (
         "skill_id",
@@ -177,8 +263,8 @@ class QtSuccessHistoryPlot(QtPlotPanel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Cumulative success rate by session (Wilson 95% band)", parent)
-        self.item.setLabel("left", "Success rate", units="%")
-        self.item.setLabel("bottom", "Credited verification session", units="#")
+        self.set_label("left", "success %")
+        self.set_label("bottom", "credited session")
         self.item.setYRange(0, 100, padding=0.02)
         self.curves, self.bands = [], []
         for index in range(MAX_SERIES):
@@ -200,27 +286,25 @@ class QtSuccessHistoryPlot(QtPlotPanel):
                 self.item.addItem(item)
             self.curves.append(curve)
             self.bands.append((band, low, high))
+        # Threshold lines are named in the legend, in one line (labels on the lines would cover
+        # the bands, and a line each would leave no room for the skills).
         self.thresholds: dict[str, pg.InfiniteLine] = {}
-        for name, position in (
-            ("candidate", 0.99),
-            ("established", 0.72),
-            ("proven", 0.99),
-        ):  # labels apart: 60% and 70% are close
-            line = pg.InfiniteLine(
-                angle=0,
-                movable=False,
-                pen=pg.mkPen(THRESHOLD_COLOURS[name], width=1, style=Qt.PenStyle.DashLine),
-                label=name,
-                labelOpts={"position": position, "color": THRESHOLD_COLOURS[name], "anchors": [(1, 1), (1, 1)]},
-            )
+        for name in ("candidate", "established", "proven"):
+            line = pg.InfiniteLine(angle=0, movable=False, pen=_threshold_pen(name))
             self.item.addItem(line)
             self.thresholds[name] = line
+        self.threshold_sample = pg.PlotDataItem(pen=_threshold_pen("candidate"))  # a legend sample only
+        self.others_sample = pg.PlotDataItem(pen=None)  # the legend's text line for the skills not drawn
 
-    def update_data(self, skills: Sequence[SkillSeries], thresholds: dict[str, float]) -> None:
-        for name, line in self.thresholds.items():
-            if name in thresholds:
-                line.setValue(thresholds[name] * 100)
-                line.label.setFormat(f"{name} >{thresholds[name]:.0%}")
+    def update_data(
+        self,
+        skills: Sequence[SkillSeries],
+        thresholds: dict[str, float],
+        others: Others | None = None,
+        flagged: Sequence[str] = (),
+    ) -> None:
+        """``others``: the selected skills not drawn (summed up in the legend); ``flagged``: the
+        ids of skills whose tier is contradicted (marked in the legend)."""
         self.legend.clear()
         hover, rows = [], []
         shown = [s for s in skills if s.history][:MAX_SERIES]
@@ -232,7 +316,9 @@ class QtSuccessHistoryPlot(QtPlotPanel):
                 curve.setData(x, np.array([p.rate * 100 for p in series.history]))
                 low.setData(x, np.array([p.low * 100 for p in series.history]))
                 high.setData(x, np.array([p.high * 100 for p in series.history]))
-                self.legend.addItem(curve, _short(series.name, LEGEND_CHARS))
+                self.legend.addItem(
+                    curve, (FLAG if series.skill_id in flagged else "") + _short(series.name, LEGEND_CHARS)
+                )
                 for p in series.history:
                     hover.append(
                         (
@@ -263,8 +349,20 @@ class QtSuccessHistoryPlot(QtPlotPanel):
                     item.setData([], [])
             for item in (curve, band, low, high):
                 item.setVisible(index < len(shown))
-        if shown:
-            self.item.setXRange(0.5, max(max(p.session for p in s.history) for s in shown) + 0.5, padding=0)
+        if others is not None and others.skills:
+            self.legend.addItem(self.others_sample, others_text(others))
+        bars = []
+        for name, line in self.thresholds.items():
+            line.setVisible(name in thresholds)
+            if name in thresholds:
+                line.setValue(thresholds[name] * 100)
+                bars.append(f"{name} {thresholds[name] * 100:.0f}")
+        if bars:
+            self.legend.addItem(self.threshold_sample, " · ".join(bars) + "%")
+        last = max((max(p.session for p in s.history) for s in shown), default=1)
+        self.item.setXRange(0.5, last + 0.5, padding=0)
+        step = max(1, math.ceil(last / 8))  # sessions are whole numbers: no tick at 1.5
+        self.set_ticks("bottom", [(n, str(n)) for n in range(1, last + 1, step)])
         self.set_hover_points(hover)
         self.set_rows(rows)
         if not skills:
@@ -281,8 +379,7 @@ class QtTierPlot(QtPlotPanel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Tiers by domain and module (filtered skills)", parent)
-        self.item.setLabel("left", "Skills", units="count")
-        self.item.setLabel("bottom", "Domain · game module")
+        self.set_label("left", "skills")
         self.bars = {}
         for tier in TIERS:
             bar = pg.BarGraphItem(x=[], height=[], width=0.6, y0=[], brush=TIER_COLOURS[tier], pen=pg.mkPen("w"))
@@ -314,10 +411,10 @@ class QtTierPlot(QtPlotPanel):
         rows.extend(
             (group.domain, group.game_module, *(group.counts.get(t, 0) for t in TIERS), group.total) for group in groups
         )
-        _category_axis(self, [f"{_DOMAIN_SHORT.get(g.domain, g.domain)} · {g.game_module}" for g in groups])
         if groups:
             self.item.setXRange(-0.6, len(groups) - 0.4, padding=0)
             self.item.setYRange(0, max(base.max(), 1) * 1.25, padding=0)
+        self.set_categories("bottom", [f"{_DOMAIN_SHORT.get(g.domain, g.domain)} · {g.game_module}" for g in groups])
         self.set_hover_points(hover)
         self.set_rows(rows)
 
@@ -329,12 +426,11 @@ class QtHistogramPlot(QtPlotPanel):
     export_name = "success-rate-histogram"
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Success rates of the filtered skills", parent)
-        self.item.setLabel("left", "Skills", units="count")
-        self.item.setLabel("bottom", "Success rate", units="%")
+        super().__init__("Success rates of the filtered skills", parent, legend=False)
+        self.set_label("left", "skills")
+        self.set_label("bottom", "success %")
         self.bars = pg.BarGraphItem(x=[], height=[], width=9, brush="#6baed6", pen=pg.mkPen("#2171b5"))
         self.item.addItem(self.bars)
-        self.legend.addItem(self.bars, "verified skills")
         self.item.setXRange(0, 100, padding=0.02)
 
     def update_data(self, histogram: Histogram) -> None:
@@ -360,7 +456,7 @@ class QtHistogramPlot(QtPlotPanel):
         self.set_rows(
             [(histogram.edges[i], histogram.edges[i + 1], histogram.counts[i]) for i in range(len(histogram.counts))]
         )
-        self.item.setTitle(f"Success rates of the filtered skills ({histogram.verified} verified)", size="10pt")
+        self.item.setTitle(f"Success rates of the filtered skills ({histogram.verified} verified)", size="9pt")
 
 
 class QtOpponentPlot(QtPlotPanel):
@@ -371,8 +467,8 @@ class QtOpponentPlot(QtPlotPanel):
     export_name = "win-rate-by-opponent"
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Win rate by opponent (selected skills)", parent)
-        self.item.setLabel("bottom", "Win rate", units="%")
+        super().__init__("Win rate by opponent, Wilson 95% whiskers (selected skills)", parent, legend=False)
+        self.set_label("bottom", "win %")
         self.item.showGrid(x=True, y=False, alpha=0.25)
         self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6, brush="#9ecae1", pen=pg.mkPen("#3182bd"))
         self.errors = pg.ErrorBarItem(
@@ -385,8 +481,6 @@ class QtOpponentPlot(QtPlotPanel):
         )
         self.item.addItem(self.bars)
         self.item.addItem(self.errors)
-        self.legend.addItem(self.bars, "win rate")
-        self.legend.addItem(self.errors, "Wilson 95% interval")
         self.item.setXRange(0, 100, padding=0.02)
         self.item.invertY(True)  # the most played opponent on top
 
@@ -401,9 +495,9 @@ class QtOpponentPlot(QtPlotPanel):
             left=rates - np.array([o.low * 100 for o in opponents]),
             beam=0.2,
         )
-        self.item.getAxis("left").setTicks([[(i, _short(o.opponent, 20)) for i, o in enumerate(opponents)]])
         if opponents:
             self.item.setYRange(-0.6, len(opponents) - 0.4, padding=0)
+        self.set_categories("left", [_short(o.opponent, 24) for o in opponents])
         self.set_hover_points(
             [
                 (
@@ -443,12 +537,11 @@ class QtContentPlot(QtPlotPanel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Plays of a content skill", parent)
-        self.item.setLabel("left", "Completion rate", units="%")
-        self.item.setLabel("bottom", "Plays (cumulative)", units="#")
+        self.set_label("left", "completed %")
+        self.set_label("bottom", "plays (cumulative)")
         self.item.setYRange(0, 100, padding=0.02)
         self.item.showAxis("right")
-        self.item.setLabel("right", "Average rating", units="★ 1–5")
-        self.item.getAxis("right").enableAutoSIPrefix(False)
+        self.set_label("right", "rating ★")
         self.rating_view = pg.ViewBox()
         self.item.scene().addItem(self.rating_view)
         self.item.getAxis("right").linkToView(self.rating_view)
@@ -489,7 +582,7 @@ class QtContentPlot(QtPlotPanel):
             self.set_hover_points([])
             self.set_rows([])
             self.readout.setText("Select a content skill with recorded plays")
-            self.item.setTitle("Plays of a content skill", size="10pt")
+            self.item.setTitle("Plays of a content skill", size="9pt")
             return
         x = np.array([p.plays for p in series.plays], dtype=float)
         self.completion.setData(x, np.array([p.completion_rate * 100 for p in series.plays]))
@@ -498,7 +591,7 @@ class QtContentPlot(QtPlotPanel):
             np.array([p.plays for p in rated], dtype=float), np.array([p.average_rating for p in rated])
         )
         self.item.setXRange(0, x.max() * 1.05 + 1, padding=0)
-        self.item.setTitle(f"Plays of {_short(series.name, 40)}", size="10pt")
+        self.item.setTitle(f"Plays of {_short(series.name, 40)}", size="9pt")
         self.set_hover_points(
             [
                 (
@@ -530,7 +623,8 @@ class QtContentPlot(QtPlotPanel):
 
 
 class QtLiveRatePlot(QtPlotPanel):
-    """The running success rate of the batch in progress, per skill (the first few) and overall."""
+    """The running success rate of the batch in progress: overall, and for the first few skills
+    of the batch (the legend says how many more the overall curve holds)."""
 
     csv_headers = ("games_done", "series", "success_rate")
     export_name = "batch-running-rate"
@@ -540,13 +634,11 @@ class QtLiveRatePlot(QtPlotPanel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Running success rate of the batch", parent)
-        self.item.setLabel("left", "Success rate", units="%")
-        self.item.setLabel("bottom", "Games played in this batch", units="games")
+        self.set_label("left", "success %")
+        self.set_label("bottom", "games played in this batch")
         self.item.setYRange(0, 100, padding=0.02)
         self.item.disableAutoRange()  # fixed axes (0..games, 0..100%): a new point repaints curves only
         self.item.setXRange(0, 1, padding=0)
-        from PySide6.QtCore import QTimer
-
         self._redraw_timer = QTimer(self, singleShot=True, interval=self.REDRAW_MS)
         self._redraw_timer.timeout.connect(self._redraw)
         self.overall = pg.PlotDataItem(pen=pg.mkPen("#000000", width=2.5))
@@ -556,9 +648,11 @@ class QtLiveRatePlot(QtPlotPanel):
             curve = pg.PlotDataItem(pen=pg.mkPen(PALETTE[index % len(PALETTE)], width=1.2))
             self.item.addItem(curve)
             self.curves.append(curve)
+        self.more_sample = pg.PlotDataItem(pen=None)  # the legend's text line for the skills not drawn
         self.reset([], {})
 
     def reset(self, skill_ids: Sequence[str], names: dict[str, str]) -> None:
+        self._redraw_timer.stop()
         self.skill_ids = list(skill_ids)[: self.MAX_LIVE]
         self.names = names
         self.games: list[float] = []
@@ -566,19 +660,24 @@ class QtLiveRatePlot(QtPlotPanel):
         self.overall_y: list[float] = []
         self._last: dict[str, tuple[int, int]] = {}
         self.legend.clear()
-        self.legend.addItem(self.overall, "all skills")
+        self.legend.addItem(self.overall, f"all {len(skill_ids):,} skills" if len(skill_ids) > 1 else "all skills")
         for index, curve in enumerate(self.curves):
             curve.setData([], [])
             curve.setVisible(index < len(self.skill_ids))
             if index < len(self.skill_ids):
-                self.legend.addItem(
-                    curve, _short(names.get(self.skill_ids[index], self.skill_ids[index][:8]), LEGEND_CHARS)
-                )
+                skill_id = self.skill_ids[index]
+                self.legend.addItem(curve, _short(names.get(skill_id, skill_id[:8]), LEGEND_CHARS))
+        if len(skill_ids) > self.MAX_LIVE:
+            more = len(skill_ids) - self.MAX_LIVE
+            self.legend.addItem(self.more_sample, f"+{more:,} more (the first {self.MAX_LIVE} drawn)")
         self.overall.setData([], [])
+        self.set_total(0)
         self.set_hover_points([])
         self.set_rows([])
 
     def add_progress(self, progress: Any) -> None:  # a runner Progress event
+        if progress.games_total != self.total:  # until decided: the games still needed shrink
+            self.set_total(progress.games_total)
         wins = sum(c.wins for c in progress.per_skill.values())
         decided = sum(c.decided for c in progress.per_skill.values())
         self.games.append(float(progress.games_done))
@@ -599,6 +698,8 @@ class QtLiveRatePlot(QtPlotPanel):
             self._redraw_timer.start()
 
     def set_total(self, games: int) -> None:
+        """The x axis spans the batch's games (an until-decided batch's shrink as skills decide)."""
+        self.total = games
         self.item.setXRange(0, max(1, games), padding=0.01)
 
     def flush(self) -> None:
@@ -661,7 +762,7 @@ class QtLiftPlot(QtPlotPanel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Lift over the default plan (Newcombe 95%)", parent)
-        self.item.setLabel("bottom", "Skill's win rate minus the default plan's", units="points")
+        self.set_label("bottom", "win rate minus the default plan's (points)")
         self.item.showGrid(x=True, y=False, alpha=0.25)
         self.zero = pg.InfiniteLine(pos=0, angle=90, movable=False, pen=pg.mkPen("#555555", width=1))
         self.item.addItem(self.zero)
@@ -673,10 +774,15 @@ class QtLiftPlot(QtPlotPanel):
         self.item.addItem(self.points)
         for key, label in (("current", "lift"), ("worse", "worse than the default plan"), ("older", "older body")):
             self.legend.addItem(pg.ScatterPlotItem(size=8, pen=None, brush=self.COLOURS[key]), label)
+        self.more_sample = pg.PlotDataItem(pen=None)  # the legend's text line for the lifts not drawn
         self.item.setXRange(-100, 100, padding=0.02)
         self.item.invertY(True)  # the first selected skill on top
 
-    def update_data(self, lifts: Sequence[Any]) -> None:  # SkillLift
+    def update_data(self, lifts: Sequence[Any], more: int = 0) -> None:  # SkillLift
+        """``more``: selected skills with a lift that are not drawn (past the first few)."""
+        self.legend.removeItem(self.more_sample)
+        if more:
+            self.legend.addItem(self.more_sample, f"+{more:,} more (the first {len(lifts)} selected drawn)")
         y = np.arange(len(lifts), dtype=float)
         x = np.array([(s.lift.lift or 0.0) * 100 for s in lifts], dtype=float)
         low = np.array([s.lift.low * 100 for s in lifts], dtype=float)
@@ -684,9 +790,9 @@ class QtLiftPlot(QtPlotPanel):
         self.errors.setData(x=x, y=y, left=x - low, right=high - x, beam=0.2)
         brushes = [self.COLOURS["worse" if s.lift.worse else "current" if s.current_body else "older"] for s in lifts]
         self.points.setData(x=x, y=y, brush=brushes)
-        self.item.getAxis("left").setTicks([[(i, _short(s.name, 20)) for i, s in enumerate(lifts)]])
         if lifts:
             self.item.setYRange(-0.6, len(lifts) - 0.4, padding=0)
+        self.set_categories("left", [_short(s.name, LEGEND_CHARS) for s in lifts])
         hover = []
         rows: list[Sequence[Any]] = []
         for i, s in enumerate(lifts):
@@ -749,24 +855,19 @@ class QtCompositionPlot(QtPlotPanel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Compositions (select a skill)", parent)
-        self.item.setLabel("bottom", "Win rate of the composition runs", units="%")
+        self.set_label("bottom", "win % of the composition runs")
         self.item.showGrid(x=True, y=False, alpha=0.25)
         self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.6, brush="#c7e9c0", pen=pg.mkPen("#31a354"))
         self.errors = pg.ErrorBarItem(
             x=np.array([]), y=np.array([]), left=np.array([]), right=np.array([]), beam=0.2, pen=pg.mkPen("#333333")
         )
-        self.bar_line = pg.InfiniteLine(
-            pos=40,
-            angle=90,
-            movable=False,
-            pen=pg.mkPen(THRESHOLD_COLOURS["candidate"], width=1, style=Qt.PenStyle.DashLine),
-            label="candidate",
-            labelOpts={"position": 0.95, "color": THRESHOLD_COLOURS["candidate"]},
-        )
+        self.bar_line = pg.InfiniteLine(pos=40, angle=90, movable=False, pen=_threshold_pen("candidate"))
         for item in (self.bars, self.errors, self.bar_line):
             self.item.addItem(item)
         self.legend.addItem(self.bars, "win rate")
-        self.legend.addItem(self.errors, "Wilson 95% interval")
+        self.legend.addItem(self.errors, "Wilson 95%")
+        self.bar_sample = pg.PlotDataItem(pen=_threshold_pen("candidate"))  # a legend sample only
+        self.legend.addItem(self.bar_sample, "candidate >40%")
         self.item.setXRange(0, 100, padding=0.02)
         self.item.invertY(True)
 
@@ -778,18 +879,15 @@ class QtCompositionPlot(QtPlotPanel):
         self.bars.setOpts(x0=np.zeros(len(partners)), y=y, width=rates, height=0.6)
         self.errors.setData(x=rates, y=y, left=rates - low, right=high - rates, beam=0.2)
         self.bar_line.setValue(candidate * 100)
-        self.item.getAxis("left").setTicks(
-            [
-                [
-                    (i, f"{'→' if p.first else '←'} {_short(p.partner_name, 16)} ×{p.success_count}")
-                    for i, p in enumerate(partners)
-                ]
-            ]
-        )
+        self.legend.getLabel(self.bar_sample).setText(f"candidate >{candidate:.0%}")
         if partners:
             self.item.setYRange(-0.6, len(partners) - 0.4, padding=0)
+        self.set_categories(
+            "left",
+            [f"{'→' if p.first else '←'} {_short(p.partner_name, 16)} ×{p.success_count}" for p in partners],
+        )
         title = f"Compositions of {_short(name, 32)}" if skill_id else "Compositions (select a skill)"
-        self.item.setTitle(title, size="10pt")
+        self.item.setTitle(title, size="9pt")
         hover, rows = [], []
         for i, p in enumerate(partners):
             order = (

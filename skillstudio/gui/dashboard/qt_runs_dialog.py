@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
 from skillstudio.store import SkillRepository
 from skillstudio.store.runs import RunInfo, RunStore
 
-HEADERS = ("Run", "Kind", "Status", "Opponent", "Skills", "Games", "Executor", "Started", "Finished", "Message")
+HEADERS = ("Run", "Kind", "Status", "Opponent", "Skills", "Games", "Seed", "Executor", "Started", "Finished", "Message")
+NUMBERS = (4, 5, 6)  # right-aligned columns
 
 
 class QtRunsDialog(QDialog):
@@ -71,6 +72,7 @@ class QtRunsDialog(QDialog):
                 run.opponent,
                 f"{run.skills:,}",
                 f"{run.games_recorded:,} / {run.games_asked:,}",
+                str(run.seed),  # typed into Verify… › Seed, it replays the run's games
                 run.executor,
                 run.started_at[:19].replace("T", " "),
                 (run.finished_at or "")[:19].replace("T", " "),
@@ -79,7 +81,7 @@ class QtRunsDialog(QDialog):
             for column, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setData(Qt.ItemDataRole.UserRole, run.id)
-                if column in (4, 5):
+                if column in NUMBERS:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(row, column, item)
         self.note.setText(

@@ -19,10 +19,13 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from skillstudio.store import Actor, Database, SkillRepository
+from skillstudio.store import Actor, Database, JsonInput, SkillRepository
+from skillstudio.store.paired_runs import PairedRuns
 from skillstudio.store.runs import RunStore
+from skillstudio.verification import sequential
 from skillstudio.verification.drive import DriveEvent, drive_run
 from skillstudio.verification.lift import BaselineProgress, LiftResult
+from skillstudio.verification.policy import policy_for
 from skillstudio.verification.runner import (
     Progress,
     RunFinished,
@@ -32,19 +35,42 @@ from skillstudio.verification.runner import (
     select_playable,
     start_run,
 )
+from skillstudio.verification.verdicts import Verdict, explain_run
 
 THROTTLE_S = 0.1
 
 
 @dataclass(frozen=True)
 class BatchOptions:
+    """What a batch plays; what ``verify`` takes on the command line, and the same core runs it."""
+
     opponent: str = "IC Default Hard"
-    games: int = 20
+    games: int = 20  # per skill; with ``until_decided``, at most (``--max-games``)
     seed: int | None = None  # None: a fresh seed per batch (recorded with the run)
     executor: str = "inprocess"
     engine: tuple[str, ...] = ()
     chunk_games: int = 20
     baseline: bool = False  # also play the default plan on the same seeds: each skill's lift
+    until_decided: bool = False  # rounds, each skill stopped once the sequential test decides
+
+    def check(self) -> None:
+        """ValueError if these options do not go together (the dialog shows it, nothing starts)."""
+        if self.baseline and self.engine:
+            raise ValueError("the default plan (lift) needs the built-in engine: leave the engine command empty")
+
+    def run_options(self, database: Database) -> dict[str, JsonInput] | None:
+        """What the new run records about its modes (``verify --baseline``, ``--until-decided``)."""
+        recorded: dict[str, JsonInput] = {}
+        if self.baseline:
+            recorded["baseline"] = True
+        if self.until_decided:
+            recorded.update(sequential.options(policy=policy_for(database)))
+        return recorded or None
+
+    @property
+    def games_per_chunk(self) -> int:
+        """Until decided, a chunk is a round of one skill (the CLI's default round)."""
+        return sequential.DEFAULT_ROUND_GAMES if self.until_decided else self.chunk_games
 
 
 @dataclass(frozen=True)
@@ -66,6 +92,11 @@ class BatchOutcome:
     errors: int = 0
     error_texts: tuple[str, ...] = field(default=())
     lifts: tuple[LiftResult, ...] = ()
+    # The skills whose tier did not follow their figures (or whose session changed nothing): why, what to do.
+    verdicts: tuple[Verdict, ...] = ()
+    # Until decided: skills per decision (above, below, undecided), and the games the run could have played.
+    decisions: dict[str, int] = field(default_factory=dict)
+    games_at_most: int = 0
 
 
 def batch_events(
@@ -84,6 +115,7 @@ def batch_events(
         events = drive_run(database, run_id, executor=executor, cancel=cancel, actor=actor)
     else:
         o = options or BatchOptions()
+        o.check()
         # The CLI's selection: skills the engine cannot play (content, or bodies the built-in
         # engine does not play) and rows holding no valid skill are left out and reported.
         skills, skipped = select_playable(SkillRepository(database, actor), skill_ids, engine=o.engine)
@@ -95,10 +127,10 @@ def batch_events(
             seed=o.seed,
             executor=o.executor,
             engine=o.engine,
-            chunk_games=o.chunk_games,
+            chunk_games=o.games_per_chunk,
             actor=actor,
             skipped=skipped,
-            options={"baseline": True} if o.baseline else None,
+            options=o.run_options(database),
         )
         events = drive_run(database, new_run, executor=o.executor, cancel=cancel, actor=actor)
     last_update = 0.0
@@ -129,7 +161,20 @@ def batch_events(
     if finished is None:  # the runner ended without its last event: should not happen
         raise VerificationError("the batch ended without a result")
     errors, texts = _error_texts(database, finished.run_id)
-    return BatchOutcome(finished, errors, texts, tuple(lifts))
+    verdicts = explain_run(SkillRepository(database, actor), finished.run_id, finished.results)
+    decisions, at_most = _decisions(database, finished.run_id)
+    return BatchOutcome(finished, errors, texts, tuple(lifts), tuple(verdicts), decisions, at_most)
+
+
+def _decisions(database: Database, run_id: str) -> tuple[dict[str, int], int]:
+    """An until-decided run's skills per decision, and the games it could have played (none else)."""
+    info = RunStore(database).run(run_id)
+    if sequential.design_of(info) is None:
+        return {}, 0
+    counts: dict[str, int] = {}
+    for record in PairedRuns(database).decisions(run_id).values():
+        counts[record.decision] = counts.get(record.decision, 0) + 1
+    return counts, info.games_asked
 
 
 def _error_texts(database: Database, run_id: str, limit: int = 12) -> tuple[int, tuple[str, ...]]:
