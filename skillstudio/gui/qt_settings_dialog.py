@@ -113,6 +113,7 @@ class QtSettingsDialog(QDialog):
         self._saved_library: Values | None = None  # None until the library's layer has been read
         self._filling = False
         self.problems: dict[tuple[int, str], str] = {}  # (column, key) -> what is wrong
+        self._saving = False
         self.user_unreadable = ""  # why the user's file cannot be read at all (then it is left alone)
 
         layout = QVBoxLayout(self)
@@ -182,7 +183,6 @@ class QtSettingsDialog(QDialog):
         self._loader = LatestOnly(self, self._show_library_values, self._library_unreadable)
         state.library_opened.connect(self._on_library_opened)
         state.library_changed.connect(self._on_library_change)
-        state.busy_changed.connect(lambda _busy: self._update_buttons())
         self._load_user_values()
         self._reload_library()
 
@@ -299,7 +299,7 @@ class QtSettingsDialog(QDialog):
 
     def _update_buttons(self) -> None:
         library_ready = self._saved_library is not None and self.state.repository is not None
-        idle = not self.state.busy
+        idle = not self._saving  # a batch may run meanwhile: it applies the policy it recorded
         editable = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
         for row in range(self.table.rowCount()):
             for column, ready in ((USER, not self.user_unreadable), (LIBRARY, library_ready)):
@@ -329,16 +329,21 @@ class QtSettingsDialog(QDialog):
             return
 
         def stored(_result: object) -> None:
+            self._saving = False
             self._saved_library = library
             self.state.say("Saved this library's settings")
             self.accept()
 
         LibraryOp(
             self.state, self, lambda repository: repository.settings.save(library, below=user), title="Save settings"
-        ).success(stored).failure(
-            lambda error: show_error(self, "Cannot save this library's settings", error)
-        ).run_in_background(initiator=self)
+        ).success(stored).failure(self._not_saved).run_in_background(initiator=self)
+        self._saving = True
         self._update_buttons()
+
+    def _not_saved(self, error: BaseException) -> None:
+        self._saving = False
+        self._update_buttons()
+        show_error(self, "Cannot save this library's settings", error)
 
     # --- the library changes ------------------------------------------------------------------------
 
