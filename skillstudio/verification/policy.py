@@ -347,7 +347,8 @@ class VerificationPolicy:
             parts.append(gameplay.reason)
         return "; ".join(parts)
 
-    def _bar(self, domain: Domain, tier: Confidence) -> str:
+    def bar(self, domain: Domain, tier: Confidence) -> str:
+        """What a skill of ``domain`` needs for ``tier`` (Established or Proven), in words."""
         if domain is Domain.CONTENT_GENERATION:
             return f"{self.content_established_plays}+ rated plays averaging >= {self.content_established_rating}"
         if tier is Confidence.PROVEN:
@@ -377,7 +378,7 @@ class VerificationPolicy:
                 return None
             # Conclusive: even the top of each kind's 95% interval is not above the bar.
             conclusive = all(k.interval.high <= bar for k in present)
-            shortfall = f"{current.value} needs {self._bar(domain, current)}"
+            shortfall = f"{current.value} needs {self.bar(domain, current)}"
         else:
             present = [plays] if plays.rating is not None else []
             if not present or Fraction(str(round(plays.rating or 0, 6))) >= Fraction(
@@ -385,7 +386,7 @@ class VerificationPolicy:
             ):
                 return None
             conclusive = False
-            shortfall = f"{current.value} needs {self._bar(domain, current)}"
+            shortfall = f"{current.value} needs {self.bar(domain, current)}"
         figures = "; ".join(_described(k) for k in present)
         reason = f"{shortfall}; the credited evidence supports {supported.value}: {figures}"
         settle: tuple[str, ...]
