@@ -58,6 +58,7 @@ th { text-align: left; color: #546e7a; font-weight: normal; }
 .muted { color: #78909c; }
 .problem { color: #b00020; }
 pre { white-space: pre-wrap; }
+p.note { margin: 3px 0; }
 </style>
 """
 NB_HYPHEN = "\u2011"  # dates must not wrap at their hyphens
@@ -337,17 +338,17 @@ class _Renderer:
 
     def _quality(self, skill: Skill, explanation: Explanation) -> str:
         """The tier and each figure with its source, and what would change the tier."""
-        rows = [("Tier", f"<b>{_e(explanation.tier.value)}</b>: {_keep(explanation.tier_source)}")]
+        rows = [("Tier", f"{_e(explanation.tier.value)} — {_keep(explanation.tier_source)}")]
         contradiction = explanation.contradiction
         if contradiction is not None:
             flagged = f'<span class="problem">{_keep(contradiction.reason)}.</span>'
-            rows.append(("⚠ Contradicted", f"{flagged} <b>To settle:</b> {_keep(contradiction.advice)}."))
+            rows.append(("⚠ Contradicted", f"{flagged} <b>To settle</b>: {_keep(contradiction.advice)}."))
         if explanation.problem:
             rows.append(("Not checked", f'<span class="problem">{_e(explanation.problem)}</span>'))
         rows.append(
             (
                 "Figures",
-                f'{_keep(explanation.figures)}<br><span class="muted">from {_keep(explanation.figures_source)}</span>',
+                f'{_keep(explanation.figures)} <span class="muted">— {_keep(explanation.figures_source)}</span>',
             )
         )
         rows += [(line.label, _keep(line.text)) for line in explanation.evidence]
@@ -360,7 +361,8 @@ class _Renderer:
             rows.append(("Next tier", _keep(explanation.raise_by)))
         if explanation.lower_by:
             rows.append(("Lower tier", _keep(explanation.lower_by)))
-        return _rows(rows)
+        # Labelled paragraphs, not a table: long labels would squeeze the values in a narrow pane.
+        return "".join(f'<p class="note"><b>{_e(label)}</b>: {value}</p>' for label, value in rows)
 
     def _lift(self, skill: Skill) -> str:
         """The latest lift over the module's default plan, flagged when wholly below zero."""
@@ -371,14 +373,17 @@ class _Renderer:
         text = _keep(describe(latest.lift))
         if latest.lift.worse:
             text = f'<span class="problem">{text}</span>'
-        when = f", measured {latest.lift.computed_at[:10]}" if latest.lift.computed_at else ""
-        body = "" if latest.current_body else ", with an earlier body"
-        return text + (f' <span class="muted">{_keep(when + body)}</span>' if when or body else "")
+        notes = [f"measured {latest.lift.computed_at[:10]}"] if latest.lift.computed_at else []
+        if not latest.current_body:
+            notes.append("with an earlier body")
+        return text + (f' <span class="muted">({_keep(", ".join(notes))})</span>' if notes else "")
 
     def _compositions(self, compositions: list[PartnerComposition], names: dict[str, str]) -> str:
         items = []
         for c in compositions:
-            details = [f"{c.success_count} successful uses" + (", plays first" if c.first else "")]
+            uses = f"{c.success_count} successful uses" if c.success_count else "no successful uses yet"
+            # Which one plays first means something once the pair was used or run, not for a bare link.
+            details = [uses + (", plays first" if c.first and (c.success_count or c.runs) else "")]
             if c.decided:
                 details.append(
                     f"composition runs: {c.wins} of {c.decided} won ({c.wins / c.decided:.0%}) in {c.runs} runs"

@@ -82,7 +82,8 @@ def display(summary: SkillSummary, column: int, marks: RowMarks = _NO_MARKS) -> 
     match column:
         case 0:
             # A refinement keeps its original's name: without the mark the two rows look the same.
-            return f"{summary.name} — {marks.lineage}" if marks.lineage else summary.name
+            # The mark comes first, where eliding a long name cannot cut it off.
+            return f"[{marks.lineage}] {summary.name}" if marks.lineage else summary.name
         case 1:
             return _DOMAIN_LABELS.get(summary.domain, summary.domain)
         case 2:

@@ -71,7 +71,7 @@ class Explanation:
     tier: Confidence
     tier_source: str  # where the stored tier comes from
     figures: str  # the row's figures, "75% over 40 games"
-    figures_source: str  # where they come from
+    figures_source: str  # where they come from ("from this library's credited evidence (3 sessions)")
     evidence: tuple[EvidenceLine, ...]  # this library's credited evidence, kind by kind
     contradiction: Contradiction | None = None
     claim: str | None = None  # a package's claimed figures, said as a claim
@@ -146,17 +146,17 @@ def _figures_source(skill: Skill, records: Sequence[VerificationRecord], standin
         if not stored:
             return "nothing measured here yet"
         return (
-            "the library's row only: no verification sessions here back them (an engine's D057 row"
+            "from the library's row only: no verification sessions here back them (an engine's D057 row"
             " or another program wrote them); verify the skill to measure it here"
         )
     credited = None if standing is None else _credited(standing)
     if stored == credited and stored:
-        return f"this library's credited evidence ({sessions})"
+        return f"from this library's credited evidence ({sessions})"
     if stored == recorded and stored:
         if credited is None:
-            return f"this library's {sessions}"
+            return f"from this library's {sessions}"
         return (
-            f"this library's {sessions}, all of them; {credited} of the {recorded} {unit} are credited"
+            f"from this library's {sessions}, all of them; {credited} of the {recorded} {unit} are credited"
             " toward a tier (the rest: another opponent than the reference, or an earlier body)"
         )
     if not stored:
@@ -216,7 +216,7 @@ def _tier_source(
     if tier is Confidence.TENTATIVE:
         candidates = [k for k in (standing.headless, standing.gameplay, standing.plays) if k.candidate]
         if candidates:
-            return f"the starting tier; a candidate: {candidates[0].reason}"
+            return f"the starting tier; a candidate: {candidates[0].reason.removesuffix(', a candidate')}"
         return "the starting tier; not yet a candidate"
     if skill.domain is Domain.CONTENT_GENERATION and tier is Confidence.PROVEN:
         return (

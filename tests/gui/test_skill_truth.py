@@ -189,8 +189,8 @@ def test_evidence_kinds_are_shown_apart_with_the_next_bar(qtbot, repository, bro
     repository.create_many([(skill, [headless(skill, 12, 8)])])
     model.reload()
     text = show(qtbot, state, model, pane, skill.id)
-    assert f"Headless games vs {HARD}\n12 of 20 won (60%, 95% 39%–78%) in 1 session: supports tentative" in text
-    assert "Gameplay matches\nnone" in text
+    assert f"Headless games vs {HARD}: 12 of 20 won (60%, 95% 39%–78%) in 1 session: supports tentative" in text
+    assert "Gameplay matches: none" in text
     assert "from this library's credited evidence (1 session)" in text
     assert (
         "Established needs gameplay evidence: 3+ decided games above 60% in recorded matches;"
@@ -240,8 +240,8 @@ def test_refinements_and_their_originals_are_told_apart(qtbot, repository, brows
     )
     qtbot.waitUntil(lambda: model.row_of(refined.id) is not None, timeout=WAIT)
     settle(qtbot, model)
-    assert cell(model, original.id, NAME_COLUMN) == "Rocket screen — superseded"
-    assert cell(model, refined.id, NAME_COLUMN) == "Rocket screen — refinement"
+    assert cell(model, original.id, NAME_COLUMN) == "[superseded] Rocket screen"
+    assert cell(model, refined.id, NAME_COLUMN) == "[refinement] Rocket screen"
     assert cell(model, other.id, NAME_COLUMN) == "Other plan"
     assert "Superseded: refined by “Rocket screen”" in cell(
         model, original.id, NAME_COLUMN, Qt.ItemDataRole.ToolTipRole

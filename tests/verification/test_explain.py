@@ -56,7 +56,7 @@ def test_an_engine_rows_figures_are_not_called_evidence(repository: SkillReposit
     row_only = ai_skill(quality=Quality(256, 0.8, None, Confidence.PROVEN, "2026-03-15T10:00:00.000Z"))
     explanation = explained(repository, row_only, [])
     assert explanation.figures == "80% over 256 games, last verified 2026-03-15"
-    assert explanation.figures_source.startswith("the library's row only: no verification sessions here")
+    assert explanation.figures_source.startswith("from the library's row only: no verification sessions here")
     assert explanation.tier_source.startswith("not from this library's evidence: no sessions here")
     assert explanation.contradiction is None  # no evidence here: nothing contradicts it either
 
