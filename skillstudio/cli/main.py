@@ -20,7 +20,7 @@ from skillstudio.cli import review as review_cli
 from skillstudio.cli.arguments import whole_number
 from skillstudio.library import ENV_VAR, create_library, open_library
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
-from skillstudio.packages.importer import claimed_quality_text
+from skillstudio.model.claims import claim_in, claimed_quality_text
 from skillstudio.retrieval import ProviderError
 from skillstudio.store import Database, LibraryError, SkillQuery, SkillRepository, SortKey
 from skillstudio.store.errors import InvalidStoredSkill
@@ -228,15 +228,15 @@ def _show(args: argparse.Namespace, database: Database) -> int:
     standing = _standings(repository, [skill.id]).get(skill.id)
     # A package's figures are its claim, not this library's evidence (docs/packages.md).
     extras = repository.extras.get(skill.id)
-    claim = extras.frontmatter.get("claimed_quality") if extras is not None else None
+    claim = claim_in(extras.frontmatter) if extras is not None else None
     if args.json:
         document = output.skill_document(skill, **details, standing=standing)
-        document["claimed_quality"] = claim if isinstance(claim, dict) else None
+        document["claimed_quality"] = claim
         print(output.dump_json(document))
     else:
         print(output.skill_text(skill, **details, standing=standing))
-        if isinstance(claim, dict):
-            print(claimed_quality_text(claim))
+        if claim is not None:
+            print("  " + claimed_quality_text(claim))
     return EXIT_OK
 
 

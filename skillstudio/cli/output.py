@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 from skillstudio.model import Issue, Skill, Source, SourceKind, skill_to_document
 from skillstudio.model.evidence import VerificationRecord, record_to_document
 from skillstudio.store import LibraryStats, Revision, SkillSummary
+from skillstudio.verification.explain import evidence_text
 from skillstudio.verification.standing import Standing
 
 JSON_VERSION = 1
@@ -242,22 +243,6 @@ def skill_text(
     body = skill_to_document(skill)["body"]
     lines.append(yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100).rstrip())
     return "\n".join(lines)
-
-
-def evidence_text(standing: Standing) -> str:
-    """The credited evidence, each kind apart: ``headless 12/20 (60%) [0.387, 0.781] · gameplay none``."""
-    parts = []
-    for figures in (standing.headless, standing.gameplay, standing.plays):
-        if figures.kind.value == "play" and not figures.decided:
-            continue  # plays are for content skills: no need to say an AI skill has none
-        if not figures.decided:
-            parts.append(f"{figures.kind.value} none")
-            continue
-        shown = f"{figures.kind.value} {figures.wins}/{figures.decided} ({figures.wins / figures.decided:.0%}) {figures.interval}"
-        if figures.rating is not None:
-            shown += f" rating {figures.rating:.2f}"
-        parts.append(f"{shown} supports {figures.tier.value}")
-    return " · ".join(parts) + " (credited only)"
 
 
 def source_details(source: Source) -> str:

@@ -1,10 +1,17 @@
-"""Paints a skill's confidence tier as a coloured badge in the browser's table."""
+"""Paints a skill's confidence tier as a coloured badge in the browser's table.
+
+A tier the skill's credited evidence contradicts (``CONTRADICTION_ROLE`` holds the
+:class:`~skillstudio.verification.policy.Contradiction`) gets a warning mark beside its badge; the
+cell's tooltip says why and what would settle it.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPolygonF
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+CONTRADICTION_ROLE = Qt.ItemDataRole.UserRole + 3
 
 # Colour-blind-safe (Okabe-Ito) hues, dark enough for white text.
 BADGE_COLOURS = {
@@ -13,6 +20,8 @@ BADGE_COLOURS = {
     "proven": QColor("#007a55"),
 }
 UNKNOWN = QColor("#707070")
+WARNING = QColor("#c0392b")  # the contradicted mark: a red triangle, unlike any badge
+_MARK_GAP = 5
 
 
 class QtConfidenceDelegate(QStyledItemDelegate):
@@ -39,8 +48,26 @@ class QtConfidenceDelegate(QStyledItemDelegate):
         painter.drawRoundedRect(badge, height / 2, height / 2)
         painter.setPen(QColor("white"))
         painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, text)
+        if index.data(CONTRADICTION_ROLE) is not None:
+            _paint_warning(painter, QRectF(badge.right() + _MARK_GAP, badge.top(), height, height))
         painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         hint = super().sizeHint(option, index)
-        return QSize(hint.width() + 18, hint.height())
+        extra = 18
+        if index.data(CONTRADICTION_ROLE) is not None:
+            extra += hint.height() + _MARK_GAP
+        return QSize(hint.width() + extra, hint.height())
+
+
+def _paint_warning(painter: QPainter, box: QRectF) -> None:
+    """A red triangle with a white "!": the tier stands against its evidence."""
+    triangle = QPolygonF([QPointF(box.center().x(), box.top()), box.bottomRight(), box.bottomLeft()])
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(WARNING)
+    painter.drawPolygon(triangle)
+    painter.setPen(QColor("white"))
+    font = painter.font()
+    font.setBold(True)
+    painter.setFont(font)
+    painter.drawText(box.adjusted(0, box.height() * 0.2, 0, 0), Qt.AlignmentFlag.AlignCenter, "!")

@@ -4,13 +4,20 @@ Skill text comes from agents and strangers' packages, so every value is HTML-esc
 it reaches the rich-text view. Links to other skills use ``skill:<id>`` URLs and are
 announced through ``skill_activated`` for the browser to select.
 
+Beside every tier and figure the pane says where it comes from (this library's evidence, kind
+by kind; a package's claim; an engine's row) and what would change it, in the core's words
+(:func:`skillstudio.verification.explain.explain`); a tier the evidence contradicts is flagged
+with what would settle it. Dates and figures never wrap in their middle.
+
 The pane shows ``BrowserState.current``. The page is built off the GUI thread (a dozen reads:
-revisions, verifications, vectors, risk findings) and re-read when a write touches the skill
-or a skill it links to; when the skill leaves the library, the pane says so.
+revisions, verifications, standing, lift, compositions, vectors, risk findings) and re-read
+when a write touches the skill or a skill it links to, and when the library's settings (its
+policy) change; when the skill leaves the library, the pane says so.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING
@@ -25,11 +32,17 @@ from skillstudio.model import (
     Skill,
     SourceKind,
     StrategicPattern,
+    ValidationError,
     VerifiedExample,
 )
+from skillstudio.model.claims import claim_in
 from skillstudio.model.evidence import VerificationRecord
-from skillstudio.packages.importer import claimed_quality_text
 from skillstudio.store import AuditAction, ChangeKind, InvalidStoredSkill, LibraryChange, LibraryError, SkillRepository
+from skillstudio.verification.compositions import PartnerComposition, compositions_of
+from skillstudio.verification.explain import Explanation, explain
+from skillstudio.verification.lift import describe, latest_lifts
+from skillstudio.verification.policy import policy_for
+from skillstudio.verification.standing import standings
 
 if TYPE_CHECKING:
     from skillstudio.gui.browser_state import BrowserState
@@ -45,15 +58,30 @@ th { text-align: left; color: #546e7a; font-weight: normal; }
 .muted { color: #78909c; }
 .problem { color: #b00020; }
 pre { white-space: pre-wrap; }
+p.note { margin: 3px 0; }
 </style>
 """
 NB_HYPHEN = "\u2011"  # dates must not wrap at their hyphens
+NOWRAP = "white-space:nowrap"  # a table cell Qt must not break inside, however narrow the pane
+# Dates, intervals and "12 of 20 won"-style figures: read as one token, never split over lines.
+_UNBROKEN = re.compile(
+    r"\d{4}-\d\d-\d\d(?: \d\d:\d\d)?"
+    r"|95% \d+%–\d+%"
+    r"|\[[-+\d.%, ]+\]"
+    r"|[+-]?\d+(?:\.\d+)?%?(?: of \d+)?(?: (?:decided )?(?:games?|plays?|pairs|sessions?|times|won|dimensions))"
+    r"|\d(?:\.\d+)? / \d+"
+)
 _BADGE = {"tentative": "#9a6b00", "established": "#0060a8", "proven": "#007a55"}
 FOLLOW_CHANGES_MS = 50  # changes arriving within this re-read the skill once
 
 
 def _e(value: object) -> str:
     return escape(str(value))
+
+
+def _keep(text: str) -> str:
+    """``text`` escaped, its dates and figures joined so that no line break splits them."""
+    return _UNBROKEN.sub(lambda found: found.group().replace(" ", "\u00a0").replace("-", NB_HYPHEN), _e(text))
 
 
 def _rows(pairs: list[tuple[str, str]]) -> str:
@@ -74,7 +102,7 @@ _LEFT_BY = {
     AuditAction.PURGE: "was deleted for good",
     AuditAction.IMPORT: "was replaced by an import (moved to the trash)",
 }
-_SHOWN_KINDS = ChangeKind.CONTENT | ChangeKind.QUALITY | ChangeKind.REVIEW | ChangeKind.VECTORS
+_SHOWN_KINDS = ChangeKind.CONTENT | ChangeKind.QUALITY | ChangeKind.REVIEW | ChangeKind.RUNS | ChangeKind.VECTORS
 
 
 @dataclass(frozen=True)
@@ -204,7 +232,8 @@ class QtDetailPane(QTextBrowser):
         # Also when the skill comes back (a restore, an undo): the page replaces the notice.
         mine = skill_id in change.skill_ids and change.touches(_SHOWN_KINDS | ChangeKind.MEMBERSHIP)
         linked = self._page is not None and not self._page.linked.isdisjoint(change.skill_ids)
-        if (mine or linked) and not self._refresh_timer.isActive():
+        policy = change.touches(ChangeKind.SETTINGS)  # the tier's explanation follows the policy
+        if (mine or linked or policy) and not self._refresh_timer.isActive():
             self._refresh_timer.start()
 
     def _follow(self, url: QUrl) -> None:
@@ -227,7 +256,7 @@ class _Renderer:
         self.linked.add(skill_id)
         name = names.get(skill_id)
         if name is None:
-            return f'<span class="muted">{_e(skill_id)} (not in this library)</span>'
+            return '<span class="muted">a skill no longer in this library</span>'
         return f'<a href="skill:{_e(skill_id)}">{_e(name)}</a>'
 
     # --- rendering -------------------------------------------------------------------------------
@@ -235,69 +264,138 @@ class _Renderer:
     def _render(self, skill: Skill) -> str:
         repository = self.repository
         refinements = repository.refinements_of(skill.id)
-        compositions = repository.evidence.compositions(skill.id)
-        original = skill.provenance.source.original_id
+        compositions = compositions_of(repository, skill.id)
+        records = repository.evidence.verifications(skill.id)
+        source = skill.provenance.source
+        original = source.original_id
         linked = {c.partner_id for c in compositions} | set(refinements) | ({original} if original else set())
         if isinstance(skill.body, Instructions):
             linked |= set(skill.body.references)
         names = {s.id: s.name for s in repository.summaries(sorted(linked))}
-        quality = skill.quality
-        colour = _BADGE.get(quality.confidence.value, "#707070")
+        explanation = self._explanation(skill, records)
+        colour = _BADGE.get(explanation.tier.value, "#707070")
+        flag = ' <span class="problem"><b>⚠ contradicted</b></span>' if explanation.contradiction else ""
         parts = [
             f"<h2>{_e(skill.name)}</h2>",
             (
-                f'<p><span class="badge" style="background:{colour}">&nbsp;{_e(quality.confidence.value)}&nbsp;</span> '
-                f"&nbsp;{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}</p>"
+                f'<p><span class="badge" style="background:{colour}">&nbsp;{_e(explanation.tier.value)}&nbsp;</span>'
+                f"{flag} &nbsp;{_e(skill.domain.label)} · {_e(skill.game_module)} · {_e(skill.body_kind.label)}</p>"
             ),
+            self._lineage(skill, refinements, names),
             f"<p>{_e(skill.description) or '<span class=muted>No description.</span>'}</p>",
             "<p><b>Tags:</b> "
             + (", ".join(_e(t) for t in skill.tags) or '<span class="muted">untagged</span>')
             + "</p>",
         ]
-        source = skill.provenance.source
         provenance = [("Source", _e(source.kind.label))]
         if source.kind is SourceKind.WORKSHOP:
             provenance.append(("Package", f"{_e(source.source_id)} by {_e(source.author)}"))
-        if original:
-            provenance.append(("Refines", self._link(original, names)))
-        if refinements:
-            provenance.append(("Superseded by", ", ".join(self._link(r, names) for r in refinements)))
         provenance += [
-            ("Created", f"{_e(skill.created_at[:16].replace('T', ' '))} by {_e(skill.created_by)}"),
+            ("Created", f"{_keep(skill.created_at[:16].replace('T', ' '))} by {_e(skill.created_by)}"),
             ("LLM model", _e(skill.provenance.model_id or "—")),
             ("Embedding", self._embedding(skill.id)),
             ("Engine", _e(skill.provenance.engine_version or "—")),
             ("Review", _e(skill.review_state.label if skill.review_state else "not reviewed")),
             ("Revisions", str(len(repository.history.revisions(skill.id)))),
-            ("Used", f"{skill.use_count} times" + (f", last {_e(skill.last_used[:10])}" if skill.last_used else "")),
+            ("Used", _keep(f"{skill.use_count} times" + (f", last {skill.last_used[:10]}" if skill.last_used else ""))),
         ]
         parts += ["<h3>Provenance</h3>", _rows(provenance)]
-
-        rating = "—" if quality.average_rating is None else f"{quality.average_rating:.2f} / 5"
-        rate = f"{quality.success_rate:.0%}" if quality.verification_count else "—"
-        parts += [
-            "<h3>Quality</h3>",
-            _rows(
-                [
-                    ("Success rate", rate),
-                    ("Verifications", str(quality.verification_count)),
-                    ("Average rating", rating),
-                    ("Last verified", _e((quality.last_verified or "never")[:10])),
-                ]
-            ),
-            self._history(repository.evidence.verifications(skill.id)),
-        ]
+        parts += ["<h3>Quality</h3>", self._quality(skill, explanation), self._history(records)]
         if compositions:
-            items = "".join(
-                f"<li>{self._link(c.partner_id, names)} <span class='muted'>({c.success_count} successful uses"
-                f"{', used first' if c.first else ''})</span></li>"
-                for c in compositions
-            )
-            parts += ["<h3>Composes with</h3>", f"<ul>{items}</ul>"]
+            parts += ["<h3>Composes with</h3>", self._compositions(compositions, names)]
         parts += ["<h3>" + _e(skill.body_kind.label) + "</h3>", self._body(skill, names)]
         parts.append(self._import_extras(skill.id))
         parts.append(self._risk_findings(skill))
         return "".join(parts)
+
+    def _lineage(self, skill: Skill, refinements: list[str], names: dict[str, str]) -> str:
+        """A refinement keeps its original's name: say which is which, with links by name."""
+        lines = []
+        source = skill.provenance.source
+        if source.kind is SourceKind.HUMAN_REFINED or source.original_id:
+            original = (
+                self._link(source.original_id, names)
+                if source.original_id
+                else '<span class="muted">an original the library does not name</span>'
+            )
+            lines.append(f"Refines {original}: a person's refinement, with evidence of its own")
+        if refinements:
+            lines.append(
+                "Superseded by " + ", ".join(self._link(r, names) for r in refinements) + ", a person's refinement"
+            )
+        return "".join(f"<p><i>{line}</i></p>" for line in lines)
+
+    def _explanation(self, skill: Skill, records: list[VerificationRecord]) -> Explanation:
+        extras = self.repository.extras.get(skill.id)
+        claim = claim_in(extras.frontmatter) if extras is not None else None
+        try:
+            policy = policy_for(self.repository.database)
+        except ValidationError as error:
+            problem = f"The settings are not valid, so tiers are not checked against the evidence: {error}"
+            return explain(skill, records, None, None, claim=claim, problem=problem)
+        standing = standings(self.repository, [skill.id], policy, skills={skill.id: skill}).get(skill.id)
+        return explain(skill, records, standing, policy, claim=claim)
+
+    def _quality(self, skill: Skill, explanation: Explanation) -> str:
+        """The tier and each figure with its source, and what would change the tier."""
+        rows = [("Tier", f"{_e(explanation.tier.value)} — {_keep(explanation.tier_source)}")]
+        contradiction = explanation.contradiction
+        if contradiction is not None:
+            flagged = f'<span class="problem">{_keep(contradiction.reason)}.</span>'
+            rows.append(("⚠ Contradicted", f"{flagged} <b>To settle</b>: {_keep(contradiction.advice)}."))
+        if explanation.problem:
+            rows.append(("Not checked", f'<span class="problem">{_e(explanation.problem)}</span>'))
+        rows.append(
+            (
+                "Figures",
+                f'{_keep(explanation.figures)} <span class="muted">— {_keep(explanation.figures_source)}</span>',
+            )
+        )
+        rows += [(line.label, _keep(line.text)) for line in explanation.evidence]
+        if explanation.claim:
+            rows.append(("Package's claim", _keep(explanation.claim)))
+        lift = self._lift(skill)
+        if lift:
+            rows.append(("Lift over the default plan", lift))
+        if explanation.raise_by:
+            rows.append(("Next tier", _keep(explanation.raise_by)))
+        if explanation.lower_by:
+            rows.append(("Lower tier", _keep(explanation.lower_by)))
+        # Labelled paragraphs, not a table: long labels would squeeze the values in a narrow pane.
+        return "".join(f'<p class="note"><b>{_e(label)}</b>: {value}</p>' for label, value in rows)
+
+    def _lift(self, skill: Skill) -> str:
+        """The latest lift over the module's default plan, flagged when wholly below zero."""
+        found = latest_lifts(self.repository, [skill.id])
+        if not found:
+            return ""
+        latest = found[0]
+        text = _keep(describe(latest.lift))
+        if latest.lift.worse:
+            text = f'<span class="problem">{text}</span>'
+        notes = [f"measured {latest.lift.computed_at[:10]}"] if latest.lift.computed_at else []
+        if not latest.current_body:
+            notes.append("with an earlier body")
+        return text + (f' <span class="muted">({_keep(", ".join(notes))})</span>' if notes else "")
+
+    def _compositions(self, compositions: list[PartnerComposition], names: dict[str, str]) -> str:
+        items = []
+        for c in compositions:
+            uses = f"{c.success_count} successful uses" if c.success_count else "no successful uses yet"
+            # Which one plays first means something once the pair was used or run, not for a bare link.
+            details = [uses + (", plays first" if c.first and (c.success_count or c.runs) else "")]
+            if c.decided:
+                details.append(
+                    f"composition runs: {c.wins} of {c.decided} won ({c.wins / c.decided:.0%}) in {c.runs} runs"
+                )
+            elif c.runs:
+                details.append(f"{c.runs} composition runs, no decided games")
+            if c.composable:
+                details.append("composable")
+            items.append(
+                f"<li>{self._link(c.partner_id, names)} <span class='muted'>({_keep('; '.join(details))})</span></li>"
+            )
+        return f"<ul>{''.join(items)}</ul>"
 
     def _embedding(self, skill_id: str) -> str:
         """Whether retrieval has a vector for the skill, and from which model (escaped HTML)."""
@@ -340,9 +438,6 @@ class _Renderer:
         parts = ["<h3>Imported</h3>"]
         if extras.origin:
             parts.append(f"<p>From {_e(extras.origin)}</p>")
-        claim = extras.frontmatter.get("claimed_quality")
-        if isinstance(claim, dict):  # the package's figures: a claim, never this library's evidence
-            parts.append(f"<p><b>Quality claimed by the package</b>: {_e(claimed_quality_text(claim).strip())}</p>")
         if extras.warnings:
             items = "".join(f'<li class="problem">{_e(warning)}</li>' for warning in extras.warnings)
             parts.append(f"<p><b>Warnings from the import</b> (kept, for review):</p><ul>{items}</ul>")
@@ -352,14 +447,15 @@ class _Renderer:
 
     def _history(self, records: list[VerificationRecord]) -> str:
         if not records:
-            return '<p class="muted">No verification sessions recorded.</p>'
+            return '<p class="muted">No verification sessions recorded in this library.</p>'
         rows = "".join(
-            f"<tr><td>{_e(r.recorded_at[:10]).replace('-', NB_HYPHEN)}</td><td>{_e(r.kind.value)}</td><td>{_e(r.opponent or '')}</td>"
-            f"<td>{r.wins}W {r.losses}L {r.draws}D{f' {r.errors}E' if r.errors else ''}</td>"
+            f'<tr><td style="{NOWRAP}">{_keep(r.recorded_at[:10])}</td><td>{_e(r.kind.value)}</td>'
+            f"<td>{_e(r.opponent or '')}</td>"
+            f'<td style="{NOWRAP}">{r.wins}W {r.losses}L {r.draws}D{f" {r.errors}E" if r.errors else ""}</td>'
             f"<td>{'' if r.rating is None else f'{r.rating:.2f}★'}</td><td>{_e(r.engine_version)}</td></tr>"
             for r in records
         )
-        return f"<table>{rows}</table>"
+        return f"<p><b>Sessions in this library</b> ({len(records)})</p><table>{rows}</table>"
 
     def _body(self, skill: Skill, names: dict[str, str]) -> str:
         body = skill.body

@@ -4,9 +4,14 @@ As in Anki's browser, a query returns only ids (cheap even for 100,000 skills); 
 columns are read from the store the first time a view paints it, a page at a time, and kept
 in a bounded cache. Sorting re-runs the query in SQLite rather than sorting in Python.
 
+Each page also reads its rows' marks (:func:`page_marks`, one batch per page): a tier the
+credited evidence contradicts (the confidence badge's warning and tooltip), and a person's
+refinement and the original it supersedes, which share a name (a mark in the name cell).
+
 The model shows ``BrowserState.query``: it re-queries when the query changes, when another
 library opens, and when skills join or leave the library; it repaints the rows whose content,
-quality or review changed (whoever wrote them, in this process).
+quality, review or evidence changed (whoever wrote them, in this process), and every row when
+the library's settings (the policy that judges tiers) change.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
+from skillstudio.gui.qt_confidence_delegate import CONTRADICTION_ROLE
 from skillstudio.gui.workers import LatestOnly, readable
 from skillstudio.store import ChangeKind, LibraryChange, QueryResult, SkillQuery, SkillRepository, SkillSummary, SortKey
+from skillstudio.verification.marks import RowMarks, page_marks
 
 if TYPE_CHECKING:
     from skillstudio.gui.browser_state import BrowserState
@@ -28,7 +35,9 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 SUMMARY_ROLE = Qt.ItemDataRole.UserRole + 2
 
 _ALIGN = Qt.ItemDataRole.TextAlignmentRole
-_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, _ALIGN, ID_ROLE, SUMMARY_ROLE})
+_ROLES = frozenset(
+    {Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, _ALIGN, ID_ROLE, SUMMARY_ROLE, CONTRADICTION_ROLE}
+)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
@@ -65,13 +74,16 @@ COLUMNS: tuple[Column, ...] = (
     Column("Created by", SortKey.CREATED_BY),
     Column("Last verified", SortKey.LAST_VERIFIED),
 )
-CONFIDENCE_COLUMN = 3
+NAME_COLUMN, CONFIDENCE_COLUMN = 0, 3
+_NO_MARKS = RowMarks()
 
 
-def display(summary: SkillSummary, column: int) -> str:
+def display(summary: SkillSummary, column: int, marks: RowMarks = _NO_MARKS) -> str:
     match column:
         case 0:
-            return summary.name
+            # A refinement keeps its original's name: without the mark the two rows look the same.
+            # The mark comes first, where eliding a long name cannot cut it off.
+            return f"[{marks.lineage}] {summary.name}" if marks.lineage else summary.name
         case 1:
             return _DOMAIN_LABELS.get(summary.domain, summary.domain)
         case 2:
@@ -99,11 +111,12 @@ def display(summary: SkillSummary, column: int) -> str:
 
 @dataclass(frozen=True)
 class _Answer:
-    """What one query found: its ids, the first screen of rows, and the library's size."""
+    """What one query found: its ids, the first screen of rows and their marks, and the library's size."""
 
     query: SkillQuery
     result: QueryResult
     first_page: list[SkillSummary]
+    first_marks: dict[str, RowMarks]
     library_size: int
 
 
@@ -112,7 +125,7 @@ def _run_query(repository: SkillRepository, query: SkillQuery) -> _Answer:
     result = repository.query(query)
     first_page = repository.summaries(result.ids[:PAGE])  # the first screen, ready to paint
     library_size = repository.count()  # for "N of M match"; a scan at 100k
-    return _Answer(query, result, first_page, library_size)
+    return _Answer(query, result, first_page, page_marks(repository, first_page), library_size)
 
 
 class SkillTableModel(QAbstractTableModel):
@@ -133,6 +146,7 @@ class SkillTableModel(QAbstractTableModel):
         self._ids: list[str] = []
         self._rows: dict[str, int] = {}
         self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
+        self._marks: dict[str, RowMarks] = {}  # of the cached rows that have any
         self.total = 0  # matching skills (== len(ids): the browser never pages)
         self.library_size = 0  # skills in the library, whatever the query
         self._loader = LatestOnly(self, self._apply, self._fail)
@@ -180,13 +194,16 @@ class SkillTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._ids, self._rows, self.total, self.library_size = [], {}, 0, 0
         self._cache.clear()
+        self._marks.clear()
         self.endResetModel()
         self.reload()
 
     def _on_library_changed(self, change: LibraryChange) -> None:
         if change.touches(ChangeKind.MEMBERSHIP):
             self._requery = True  # rows come or go: only the query knows where
-        elif change.touches(ChangeKind.CONTENT | ChangeKind.QUALITY | ChangeKind.REVIEW):
+        elif change.touches(ChangeKind.SETTINGS):
+            self._changed_ids.update(self._cache)  # another policy judges every tier afresh
+        elif change.touches(ChangeKind.CONTENT | ChangeKind.QUALITY | ChangeKind.REVIEW | ChangeKind.RUNS):
             self._changed_ids.update(change.skill_ids)
         else:
             return
@@ -208,6 +225,7 @@ class SkillTableModel(QAbstractTableModel):
         self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}
         self._cache.clear()
         self._cache.update((summary.id, summary) for summary in answer.first_page)
+        self._marks = dict(answer.first_marks)
         self.total = answer.result.total
         self.endResetModel()
         self.query_finished.emit()
@@ -216,13 +234,17 @@ class SkillTableModel(QAbstractTableModel):
         self.query_failed.emit(readable(error))
 
     def refresh(self, skill_ids: Iterable[str]) -> None:
-        """Forget cached rows of these skills and repaint them (their content changed).
+        """Forget cached rows of these skills, and of the rows whose marks name them (a renamed
+        original), and repaint them (their content changed).
 
         One dataChanged over the span of the rows: the view repaints only what it shows, so a
         retag of 10,000 skills costs one signal, not 10,000."""
+        changed = set(skill_ids)
+        changed.update(i for i, marks in self._marks.items() if not marks.linked.isdisjoint(changed))
         rows = []
-        for skill_id in skill_ids:
+        for skill_id in changed:
             self._cache.pop(skill_id, None)
+            self._marks.pop(skill_id, None)
             row = self._rows.get(skill_id)
             if row is not None:
                 rows.append(row)
@@ -252,10 +274,13 @@ class SkillTableModel(QAbstractTableModel):
             return
         start = max(0, row - PAGE // 4)  # a little behind too: scrolling goes both ways
         wanted = [skill_id for skill_id in self._ids[start : start + PAGE] if skill_id not in self._cache]
-        for summary in repository.summaries(wanted):
+        summaries = repository.summaries(wanted)
+        for summary in summaries:
             self._cache[summary.id] = summary
+        self._marks.update(page_marks(repository, summaries))
         while len(self._cache) > CACHE_LIMIT:
-            self._cache.popitem(last=False)
+            dropped, _ = self._cache.popitem(last=False)
+            self._marks.pop(dropped, None)
 
     # --- Qt model interface ----------------------------------------------------------------------
 
@@ -283,12 +308,17 @@ class SkillTableModel(QAbstractTableModel):
             return "(removed)" if role == Qt.ItemDataRole.DisplayRole and index.column() == 0 else None
         if role == SUMMARY_ROLE:
             return summary
+        marks = self._marks.get(summary.id, _NO_MARKS)
+        if role == CONTRADICTION_ROLE:
+            return marks.contradiction
         if role == Qt.ItemDataRole.ToolTipRole:
-            if index.column() == 0:
+            if index.column() == NAME_COLUMN:
                 tags = ", ".join(summary.tags) or "untagged"
-                return f"{summary.name}\n{tags}"
+                return "\n".join(line for line in (summary.name, tags, marks.lineage_text()) if line)
+            if index.column() == CONFIDENCE_COLUMN:
+                return marks.tier_text() or None
             return None
-        return display(summary, index.column())
+        return display(summary, index.column(), marks)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """Sorting is part of the query: SQLite sorts, and the state says how the rows are ordered."""

@@ -44,6 +44,7 @@ from functools import partial
 from typing import Any, Literal
 
 from skillstudio.model import Quality, Skill, Source, SourceKind, skill_to_document
+from skillstudio.model.claims import CLAIMED_QUALITY
 from skillstudio.packages.icpkg import Package
 from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
@@ -130,9 +131,6 @@ def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
         skill, extras = claim_quality(skill, extras, origin)
         out.append(Incoming(packaged.entry, skill, extras, warnings, signer=package.signer))
     return out, origin
-
-
-CLAIMED_QUALITY = "claimed_quality"
 
 
 def claim_quality(skill: Skill, extras: SkillExtras, origin: str) -> tuple[Skill, SkillExtras]:
@@ -309,20 +307,6 @@ def apply_plan(repository: SkillRepository, plan: ImportPlan) -> ImportPlan:
             plan.added, plan.replaced, plan.trashed, message=f"import from {plan.origin}", package_key=package_key
         )
     return plan
-
-
-def claimed_quality_text(claim: dict[str, Any]) -> str:
-    """A package's claimed figures, said as a claim (they never count as this library's evidence)."""
-    rate = claim.get("success_rate")
-    figures = (
-        f"{claim.get('verification_count')} games at {rate:.0%}"
-        if isinstance(rate, int | float) and not isinstance(rate, bool)
-        else "no figures"
-    )
-    return (
-        f"  claimed by package {claim.get('by', '?')}: {claim.get('confidence', '?')}, {figures}"
-        " (a claim; only this library's own evidence promotes or demotes)"
-    )
 
 
 __all__ = [

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from skillstudio.model import Confidence, Domain, Skill
 from skillstudio.model.evidence import EvidenceKind
-from skillstudio.store import SkillRepository, body_hash
+from skillstudio.store import SkillRepository, SkillSummary, body_hash
 from skillstudio.verification.policy import Contradiction, KindFigures, VerificationPolicy, policy_for
 
 
@@ -28,6 +28,10 @@ class Standing:
     gameplay: KindFigures
     plays: KindFigures
     contradiction: Contradiction | None = None
+    # The tier the credited evidence earns under the policy (headless_max_tier applied): below
+    # the stored tier without a contradiction when the tier came from elsewhere (an engine, an
+    # older policy) or the evidence is still thin.
+    earned: Confidence = Confidence.TENTATIVE
 
     @property
     def contradicted(self) -> bool:
@@ -73,23 +77,26 @@ def standings(
     policy: VerificationPolicy | None = None,
     *,
     skills: dict[str, Skill] | None = None,
+    summaries: Sequence[SkillSummary] | None = None,
 ) -> dict[str, Standing]:
     """The standing of each of these skills that exists and holds a valid skill, by id.
 
     ``policy`` default: the library's settings. Rows that hold no valid skill are left out
-    (they have no body to credit evidence against). Bodies are parsed only when needed: the
+    (they have no body to credit evidence against). ``summaries``: these skills' rows, when the
+    caller has read them already (a table's page). Bodies are parsed only when needed: the
     hash of the stored ``body_json`` text is the body's own hash whenever it matches a record's
     (SkillStudio stores the canonical text), so most skills are judged from their rows alone."""
     policy = policy or policy_for(repository.database)
     ids = list(dict.fromkeys(skill_ids))
     evidence = repository.evidence.verifications_many(ids)
-    summaries = {s.id: s for s in repository.summaries(ids) if not s.issues}
+    rows = repository.summaries(ids) if summaries is None else summaries
+    summaries_by_id = {s.id: s for s in rows if not s.issues}
     out: dict[str, Standing] = {}
     for skill_id in ids:
-        summary = summaries.get(skill_id)
+        summary = summaries_by_id.get(skill_id)
         if summary is not None and skill_id not in evidence:
             out[skill_id] = _empty(skill_id, Confidence.parse(summary.confidence))
-    with_evidence = [i for i in ids if i in evidence and i in summaries]
+    with_evidence = [i for i in ids if i in evidence and i in summaries_by_id]
     hashes = {i: body_hash(skill) for i, skill in (skills or {}).items() if i in evidence}
     raw = repository.body_json_many([i for i in with_evidence if i not in hashes])
     for skill_id, text in raw.items():
@@ -104,7 +111,7 @@ def standings(
     for skill_id in with_evidence:
         if skill_id not in hashes:
             continue
-        summary = summaries[skill_id]
+        summary = summaries_by_id[skill_id]
         try:
             domain, tier = Domain.parse(summary.domain), Confidence.parse(summary.confidence)
         except ValueError:
@@ -117,7 +124,13 @@ def standings(
             engine_version=revalidated.get(skill_id) if domain is Domain.AI_STRATEGY else None,
         )
         out[skill_id] = Standing(
-            skill_id, tier, assessment.headless, assessment.gameplay, assessment.plays, assessment.contradiction
+            skill_id,
+            tier,
+            assessment.headless,
+            assessment.gameplay,
+            assessment.plays,
+            assessment.contradiction,
+            assessment.evidence_tier,
         )
     return out
 
