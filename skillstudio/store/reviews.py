@@ -86,8 +86,9 @@ class Reviews(StorePart):
             previous = _state_before(work, skill_id, last.revision)
             set_review_state(work, skill_id, previous)
             stored = work.load(skill_id)
-            number = work.revision(stored, UNDO_REVISION, f"undid “{decided.label}”")
-            record_decision(work, skill_id, previous, f"undid “{decided.label}”", number)
+            said = f"took back {decided.label.lower()}"
+            number = work.revision(stored, UNDO_REVISION, said)
+            record_decision(work, skill_id, previous, said, number)
             details: dict[str, JsonInput] = {
                 "state": previous.value if previous else None,
                 "undid": decided.value,
