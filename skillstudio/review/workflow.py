@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from skillstudio.model import ReviewState, Skill, SourceKind
 from skillstudio.model.diff import unified_diff
-from skillstudio.review.linter import Linter
+from skillstudio.review.linter import Linter, lineage
 from skillstudio.store import RiskFinding, SkillQuery, SkillRepository, SkillSummary, SortKey
 from skillstudio.store.orm import RevisionRow
 from skillstudio.store.reviews import UNDO_REVISION
@@ -123,11 +123,25 @@ def undo(repository: SkillRepository, skill_id: str, state: ReviewState, *, vers
 
 def findings_for(repository: SkillRepository, skill: Skill, *, relint: bool = False) -> list[RiskFinding]:
     """Stored findings of ``skill``; lints (and stores) when none are stored, when they were
-    computed for another content version (someone edited it since), or when asked to."""
+    computed for another content version (someone edited it since), when one names a refinement
+    or the original of this skill (stored by an earlier linter), or when asked to."""
     stored = repository.findings.get(skill.id)
-    if stored and not relint and repository.findings.version(skill.id) == skill.version:
+    if (
+        stored
+        and not relint
+        and repository.findings.version(skill.id) == skill.version
+        and not _points_at_a_relative(repository, skill, stored)
+    ):
         return stored
     return Linter(repository=repository).lint_and_store(skill)
+
+
+def _points_at_a_relative(repository: SkillRepository, skill: Skill, findings: Sequence[RiskFinding]) -> bool:
+    """Whether a stored finding names a skill of the same lineage (a refinement or its original):
+    linted before relatives stopped counting as near-duplicates, so linted again."""
+    root = lineage(skill)
+    relatives = {root, *repository.refinements_of(root)} - {skill.id}
+    return any(finding.excerpt in relatives for finding in findings)
 
 
 __all__ = [
