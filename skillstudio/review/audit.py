@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 
 from skillstudio.model import Confidence, ReviewState
+from skillstudio.model.naming import SHORT_ID, listed
 from skillstudio.store import AuditAction, AuditEntry, JsonValue
 
 AUDIT_COLUMNS = ("id", "at", "actor", "actor_kind", "action", "skill_id", "revision", "details")
@@ -104,7 +105,7 @@ def _updated(details: Mapping[str, JsonValue], _names: Names) -> str:
 
 def _changed(fields: list[JsonValue]) -> str:
     named = [_FIELDS.get(str(field), str(field).replace("_", " ")) for field in fields]
-    return f"Changed the {_listed(named)}" if named else "Saved with no field changed"
+    return f"Changed the {listed(named)}" if named else "Saved with no field changed"
 
 
 def _trashed(verb: str) -> Callable[[Mapping[str, JsonValue], Names], str]:
@@ -277,10 +278,6 @@ def _count(value: JsonValue | None, noun: str, plural: str | None = None) -> str
     return f"{number} {noun if number == 1 else many}"
 
 
-def _listed(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
 def _state_label(value: JsonValue | None) -> str:
     """A review state as a person reads it; none (never reviewed) included."""
     try:
@@ -298,7 +295,7 @@ def _tier(value: JsonValue | None) -> str:
 
 def _skill(skill_id: str, names: Names) -> str:
     name = names.get(skill_id)
-    return f"“{name}”" if name else f"skill {skill_id[:8]}"
+    return f"“{name}”" if name else f"skill {skill_id[:SHORT_ID]}"
 
 
 __all__ = ["AUDIT_COLUMNS", "audit_csv", "audit_sentence", "named_ids"]
