@@ -25,9 +25,15 @@ def _label(skill_id: str, name: str, shared: bool) -> str:
     return f"“{name}” ({skill_id[:SHORT_ID]})" if shared else f"“{name}”"
 
 
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """ "1 skill", "3 skills", "2 matches": the number with its noun in the right form."""
+    many = plural or (noun + "es" if noun.endswith(("s", "ch", "sh", "x")) else noun + "s")
+    return f"{number:,} {noun if number == 1 else many}"
+
+
 def listed(items: list[str]) -> str:
     """ "a", "a and b", "a, b and c"."""
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-__all__ = ["SHORT_ID", "listed", "skill_labels"]
+__all__ = ["SHORT_ID", "counted", "listed", "skill_labels"]

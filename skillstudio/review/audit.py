@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 
 from skillstudio.model import Confidence, ReviewState
-from skillstudio.model.naming import SHORT_ID, listed
+from skillstudio.model.naming import SHORT_ID, counted, listed
 from skillstudio.store import AuditAction, AuditEntry, JsonValue
 
 AUDIT_COLUMNS = ("id", "at", "actor", "actor_kind", "action", "skill_id", "revision", "details")
@@ -273,9 +273,7 @@ def _number(value: JsonValue | None) -> str:
 
 
 def _count(value: JsonValue | None, noun: str, plural: str | None = None) -> str:
-    number = value if isinstance(value, int) and not isinstance(value, bool) else 0
-    many = plural or (noun + "es" if noun.endswith(("ss", "ch")) else noun + "s")
-    return f"{number} {noun if number == 1 else many}"
+    return counted(value if isinstance(value, int) and not isinstance(value, bool) else 0, noun, plural)
 
 
 def _state_label(value: JsonValue | None) -> str:

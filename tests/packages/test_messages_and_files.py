@@ -16,7 +16,7 @@ import pytest
 from skillstudio.packages.export import export_selection, load_selection, write_atomically
 from skillstudio.packages.icpkg import PackageMeta, read_package
 from skillstudio.packages.importer import apply_plan, incoming_from_package, plan_import
-from skillstudio.packages.sources import read_source
+from skillstudio.packages.sources import ImportDefaults, read_source
 from skillstudio.store import Actor, Database, SkillRepository
 from tests.factories import ai_skill
 
@@ -116,3 +116,23 @@ def test_imports_that_name_no_author_are_created_by_the_person_importing(tmp_pat
         source = read_source(root)
         again = plan_import(ines, source.incoming, origin=source.origin, source=source.label)
         assert again.count("skip") == 2 and again.changes == 0
+
+
+def test_import_defaults_follow_the_library(repository: SkillRepository, tmp_path: Path) -> None:
+    from skillstudio.model import Domain
+    from skillstudio.packages.sources import import_defaults
+    from tests.factories import content_skill
+
+    assert import_defaults(repository) == ImportDefaults(["ra1"], Domain.AI_STRATEGY)  # an empty library
+    repository.create_many(
+        [content_skill(provenance=replace(content_skill().provenance, game_module="td")) for _ in range(2)]
+    )
+    repository.create(ai_skill())
+    defaults = import_defaults(repository)
+    assert defaults == ImportDefaults(["td", "ra1"], Domain.CONTENT_GENERATION)
+    # and a format that states neither takes them
+    library = tmp_path / "seed.json"
+    library.write_text(json.dumps({"rush": {"name": "rush", "principle": "Rush early."}}))
+    source = read_source(library, domain=defaults.domain, game_module=defaults.game_modules[0])
+    skill = source.incoming[0].skill
+    assert (skill.game_module, skill.domain) == ("td", Domain.CONTENT_GENERATION)
