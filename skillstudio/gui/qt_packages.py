@@ -294,7 +294,9 @@ class QtImportDialog(QDialog):
         layout.addLayout(form)
         self._chosen_defaults = False  # the user picked a module or domain: library defaults stay out
         self.module_box.activated.connect(self._choose_defaults)
-        self.module_box.lineEdit().textEdited.connect(lambda _text: self._choose_defaults())
+        typed = self.module_box.lineEdit()
+        assert typed is not None  # an editable combo box has one
+        typed.textEdited.connect(lambda _text: self._choose_defaults())
         self.domain_box.activated.connect(self._choose_defaults)
         self.defaults_loader = LatestOnly(self, self._show_defaults)
         self.preview_button = QPushButton("&Preview", self)
@@ -780,13 +782,6 @@ def _plan_prune(repository: SkillRepository, max_size: int | None, report: Repor
     return repository.count(), plan_prune(repository, max_size=max_size)
 
 
-def _tier(value: str) -> str:
-    try:
-        return Confidence(value).label
-    except ValueError:  # a row another program wrote
-        return value
-
-
 class QtPruneDialog(QDialog):
     """D057 pruning: the list of skills that would go to the trash, then do it."""
 
@@ -855,7 +850,7 @@ class QtPruneDialog(QDialog):
         rows = []
         for candidate in self.candidates:
             why = candidate.reason[:1].upper() + candidate.reason[1:]  # a column of its own: a sentence
-            row = QTreeWidgetItem([_tier(candidate.confidence), candidate.name, why])
+            row = QTreeWidgetItem([Confidence.label_of(candidate.confidence), candidate.name, why])
             row.setToolTip(1, candidate.name)
             row.setToolTip(2, why)
             rows.append(row)

@@ -117,7 +117,7 @@ def _trashed(verb: str) -> Callable[[Mapping[str, JsonValue], Names], str]:
 
 
 def _reviewed(details: Mapping[str, JsonValue], _names: Names) -> str:
-    state = _state_label(details.get("state"))
+    state = state_label(details.get("state"))
     version = details.get("version")
     said = f"{state} (content version {version})" if isinstance(version, int) else state
     comment = _text(details.get("comment"))
@@ -127,10 +127,10 @@ def _reviewed(details: Mapping[str, JsonValue], _names: Names) -> str:
 
 
 def _review_undone(details: Mapping[str, JsonValue], _names: Names) -> str:
-    undid = _state_label(details.get("undid"))
+    undid = state_label(details.get("undid"))
     comment = _text(details.get("comment"))
     why = f" (its comment: “{comment}”)" if comment else ""
-    return f"Took back the decision “{undid}”{why}; back to {_state_label(details.get('state')).lower()}"
+    return f"Took back the decision “{undid}”{why}; back to {state_label(details.get('state')).lower()}"
 
 
 def _quality(details: Mapping[str, JsonValue], names: Names) -> str:
@@ -276,19 +276,13 @@ def _count(value: JsonValue | None, noun: str, plural: str | None = None) -> str
     return counted(value if isinstance(value, int) and not isinstance(value, bool) else 0, noun, plural)
 
 
-def _state_label(value: JsonValue | None) -> str:
-    """A review state as a person reads it; none (never reviewed) included."""
-    try:
-        return ReviewState(value).label if value else "Not reviewed"
-    except ValueError:
-        return str(value)
+def state_label(value: JsonValue | None) -> str:
+    """A stored review state as a person reads it ("Changes requested"); none: never reviewed."""
+    return ReviewState.label_of(str(value)) if value else "Not reviewed"
 
 
 def _tier(value: JsonValue | None) -> str:
-    try:
-        return Confidence(value).label if value else ""
-    except ValueError:
-        return str(value)
+    return Confidence.label_of(str(value)) if value else ""
 
 
 def _skill(skill_id: str, names: Names) -> str:
@@ -296,4 +290,4 @@ def _skill(skill_id: str, names: Names) -> str:
     return f"“{name}”" if name else f"skill {skill_id[:SHORT_ID]}"
 
 
-__all__ = ["AUDIT_COLUMNS", "audit_csv", "audit_sentence", "named_ids"]
+__all__ = ["AUDIT_COLUMNS", "audit_csv", "audit_sentence", "named_ids", "state_label"]

@@ -124,6 +124,7 @@ def _entry(action: str, details: dict, skill_id: str | None = "s1") -> AuditEntr
             {"comment": "", "state": "changes_requested", "version": 2},
             "Changes requested (content version 2), no comment",
         ),
+        ("skill.review", {"comment": "", "state": "escalated"}, "escalated, no comment"),  # a newer state
         ("skill.create", {"name": "Scout first"}, "Created “Scout first”"),
         ("skill.create", {"name": ""}, "Created"),
         (

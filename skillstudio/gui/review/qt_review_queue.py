@@ -42,6 +42,7 @@ from skillstudio.gui.rich_text import escaped, findings_html
 from skillstudio.gui.workers import LatestOnly, LibraryOp, readable, show_error
 from skillstudio.model import ReviewState, Skill, SourceKind
 from skillstudio.review import change_since_approved, findings_for, pending_queue, undo
+from skillstudio.review.audit import state_label
 from skillstudio.review.linter import Linter
 from skillstudio.review.workflow import PendingChange, QueueItem
 from skillstudio.store import (
@@ -74,16 +75,6 @@ class Decided:
     state: ReviewState
     version: int
     comment: str
-
-
-def state_label(value: str | None) -> str:
-    """A stored review state as a person reads it ("Changes requested"; empty: never reviewed)."""
-    if not value:
-        return "Not reviewed"
-    try:
-        return ReviewState(value).label
-    except ValueError:
-        return value
 
 
 class RejectReasonDialog(QDialog):
@@ -321,10 +312,7 @@ class QtReviewQueue(QDialog):
             s = item.summary
             risk = view.findings.get(s.id, [])
             worst = next((sev for sev in ("high", "medium", "low", "info") if any(f.severity == sev for f in risk)), "")
-            try:
-                source = SourceKind(s.source).label
-            except ValueError:
-                source = s.source
+            source = SourceKind.label_of(s.source)
             row = QTreeWidgetItem(
                 [s.name, s.created_by, source, f"{len(risk)} ({worst})" if risk else "—", item.changed_at[:10]]
             )
