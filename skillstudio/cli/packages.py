@@ -146,6 +146,9 @@ def _export(
             print(f"  {len(preview.rejected)} rejected skills left out")
         for finding in preview.findings:
             print(f"  {finding}")
+        if fmt == "icpkg":  # the other formats carry no links
+            for warning in preview.link_warnings():
+                print(f"  warning: {warning}")
         return EXIT_OK
     if not preview.skills:
         print("skillstudio: no skills match; nothing exported", file=sys.stderr)
@@ -170,6 +173,8 @@ def _export(
         )
         readme = Path(args.readme).read_text(encoding="utf-8") if args.readme else None
         written = export_selection(preview, meta, out, redact=args.redact, readme=readme, vdf=args.vdf)
+        for warning in preview.link_warnings():
+            print(f"warning: {warning}", file=sys.stderr)
     else:
         flagged = {f.skill_id for f in preview.findings} if args.redact else set()
         written = [redact_skill(s, keep=preview.dismissed) if s.id in flagged else s for s in preview.skills]

@@ -13,9 +13,9 @@ from typing import Any
 from skillstudio.cli import output
 from skillstudio.model import ReviewState, SourceKind, normalize_timestamp
 from skillstudio.review import change_since_approved, findings_for, pending_queue
-from skillstudio.review.audit import AUDIT_COLUMNS, audit_csv
+from skillstudio.review.audit import AUDIT_COLUMNS, audit_csv, audit_sentence, named_ids
 from skillstudio.review.linter import findings_document
-from skillstudio.store import ConflictError, Database, ReviewNotAllowed, SkillRepository
+from skillstudio.store import ConflictError, Database, ReviewNotAllowed, ReviewRefused, SkillRepository
 
 Handler = Callable[[argparse.Namespace, Database], int]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -48,6 +48,11 @@ def add_commands(
             metavar="N",
             help="the content version you reviewed (as `review show` prints it); default: the version shown now",
         )
+
+    undo = verbs.add_parser(
+        "undo", parents=[common, as_json], help="take back your newest decision on a skill (audited)"
+    )
+    undo.add_argument("skill_id", metavar="ID")
 
     false_positive = verbs.add_parser(
         "false-positive",
@@ -112,6 +117,8 @@ def _review(args: argparse.Namespace, database: Database) -> int:
     skill_id = repository.resolve_id(args.skill_id)
     if verb == "false-positive":
         return _false_positive(args, repository, skill_id)
+    if verb == "undo":
+        return _undo(args, repository, skill_id)
     if verb == "show":
         change = change_since_approved(repository, skill_id)
         findings = findings_for(repository, change.current, relint=args.relint)
@@ -169,6 +176,9 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         print(f"{shown.id}  {shown.name}  (version {version}): {state.value}")
     try:
         stored = repository.reviews.review(skill_id, state, comment=args.comment, version=version)
+    except ReviewRefused as error:
+        print(f"skillstudio: {error} (give it with --comment TEXT)", file=sys.stderr)
+        return EXIT_FAILED
     except ConflictError as error:
         print(
             f"skillstudio: {skill_id} changed since version {version} (the library now holds version "
@@ -191,6 +201,36 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         )
     else:
         print(f"{stored.id}  {stored.name}: {state.value} by {repository.actor.id}")
+    return EXIT_OK
+
+
+def _undo(args: argparse.Namespace, repository: SkillRepository, skill_id: str) -> int:
+    """``review undo ID``: the newest decision, if it is this user's and nothing changed since."""
+    decisions = repository.reviews.decisions(skill_id)
+    current = repository.get(skill_id)
+    if not decisions or not decisions[-1].state:
+        print(f"skillstudio: {skill_id} has no review decision to take back", file=sys.stderr)
+        return EXIT_FAILED
+    undone = ReviewState(decisions[-1].state)
+    try:
+        stored = repository.reviews.undo(skill_id, undone, version=current.version)
+    except ReviewRefused as error:
+        print(f"skillstudio: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    now = stored.review_state.label.lower() if stored.review_state else "not reviewed"
+    if args.json:
+        print(
+            output.dump_json(
+                {
+                    "id": stored.id,
+                    "undid": undone.value,
+                    "review_state": stored.review_state.value if stored.review_state else None,
+                    "reviewer": repository.actor.id,
+                }
+            )
+        )
+    else:
+        print(f"{stored.id}  {stored.name}: took back “{undone.label}”; now {now}")
     return EXIT_OK
 
 
@@ -280,13 +320,20 @@ def _audit(args: argparse.Namespace, database: Database) -> int:
     )
     if args.csv:
         sys.stdout.write(audit_csv(entries))
-    elif args.json:
-        print(output.dump_json({"total": len(entries), "entries": [entry.__dict__ for entry in entries]}))
-    else:
-        for e in entries:
-            revision = f"r{e.revision}" if e.revision is not None else "-"
-            print(f"{e.at}  {e.actor} ({e.actor_kind})  {e.action:14}  {(e.skill_id or '-')[:8]}  {revision}")
-        print(f"{len(entries)} entries")
+        return EXIT_OK
+    names = {summary.id: summary.name for summary in repository.summaries(sorted(named_ids(entries)))}
+    if args.json:
+        documents = [{**entry.__dict__, "summary": audit_sentence(entry, names)} for entry in entries]
+        print(output.dump_json({"total": len(entries), "entries": documents}))
+        return EXIT_OK
+    for e in entries:
+        revision = f"r{e.revision}" if e.revision is not None else "-"
+        sentence = audit_sentence(e, names)
+        print(
+            f"{e.at}  {e.actor} ({e.actor_kind})  {e.action:14}  {(e.skill_id or '-')[:8]}  {revision}"
+            + (f"  {sentence}" if sentence else "")
+        )
+    print(f"{len(entries)} entries")
     return EXIT_OK
 
 

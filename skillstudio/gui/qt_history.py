@@ -34,6 +34,7 @@ ACTION_LABELS = {
     "delete": "moved to trash",
     "restore": "restored",
     "review": "reviewed",
+    "review_undo": "review taken back",
     "verify": "verified",
     "compose": "composed",
     "embedding": "embedded",

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QLocale, QModelIndex, QObject, QPersistentModelIndex, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -45,15 +47,32 @@ from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.workers import FullCollectionsHeld, LatestOnly, LibraryOp, Tasks, drain, show_error
-from skillstudio.model import Domain, ValidationError
+from skillstudio.model import Confidence, Domain, ValidationError
+from skillstudio.model.naming import counted
 from skillstudio.packages.export import ExportPreview, export_selection, load_selection
 from skillstudio.packages.icpkg import AI_USAGE, PackageMeta, check_meta
 from skillstudio.packages.importer import ImportPlan, Mode, PlannedSkill, apply_plan, plan_import
 from skillstudio.packages.prune import PruneCandidate, apply_prune, plan_prune
-from skillstudio.packages.sources import FORMATS, read_source
+from skillstudio.packages.sources import DEFAULT_GAME_MODULE, FORMATS, ImportDefaults, import_defaults, read_source
 from skillstudio.store import ChangeKind, LibraryChange, LibraryError, SkillRepository
 
 _ROOT = QModelIndex()
+
+
+# How the import's choices and steps read on screen; the values are the CLI's spellings.
+FORMAT_LABELS = {
+    "icpkg": "Workshop package (.icpkg)",
+    "skill-md": "SKILL.md folder",
+    "json": "JSON skill library",
+    "voyager": "Voyager library",
+}
+MODE_LABELS = {"merge": "Keep the library's skill (merge)", "replace": "Replace it with the imported one"}
+STEP_LABELS = {"add": "Add", "update": "Update", "skip": "Skip", "conflict": "Conflict", "trash": "Move to trash"}
+AI_USAGE_LABELS = {
+    "allow": "Allow AI use",
+    "metadata_only": "Metadata only",
+    "deny": "Deny AI use",
+}
 
 
 class StepsModel(QAbstractTableModel):
@@ -82,7 +101,7 @@ class StepsModel(QAbstractTableModel):
             return None
         step = self._steps[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return (step.action, step.name, step.reason, step.entry)[index.column()]
+            return (STEP_LABELS.get(step.action, step.action), step.name, step.reason, step.entry)[index.column()]
         if role == Qt.ItemDataRole.UserRole:
             return step.skill_id
         return None
@@ -185,11 +204,19 @@ class ImportPreview:
 
 
 def _read_and_plan(
-    repository: SkillRepository, path: str, fmt: str | None, strict: bool, domain: Domain, mode: Mode, report: Report
+    repository: SkillRepository,
+    path: str,
+    fmt: str | None,
+    strict: bool,
+    domain: Domain,
+    game_module: str,
+    mode: Mode,
+    report: Report,
 ) -> ImportPreview:
-    """Read and validate everything at ``path``, then plan it against the library (no writes)."""
+    """Read and validate everything at ``path``, then plan it against the library (no writes);
+    ``domain`` and ``game_module`` go to skills whose input states none."""
     report("Reading and validating…")
-    source = read_source(path, fmt=fmt, strict=strict, domain=domain, progress=report)
+    source = read_source(path, fmt=fmt, strict=strict, domain=domain, game_module=game_module, progress=report)
     report("Comparing with the library…")
     plan = plan_import(repository, source.incoming, origin=source.origin, source=source.label, mode=mode)
     preview = ImportPreview(source.label, source.format, list(source.warnings), plan)
@@ -240,17 +267,38 @@ class QtImportDialog(QDialog):
             self._pick_buttons.append(button)
         form.addRow("From:", row)
         self.format_box = QComboBox(self)
-        self.format_box.addItems(["detect", *FORMATS])
+        self.format_box.addItem("Detect from what is chosen", None)
+        for fmt in FORMATS:
+            self.format_box.addItem(FORMAT_LABELS.get(fmt, fmt), fmt)
         form.addRow("Format:", self.format_box)
         self.mode_box = QComboBox(self)
-        self.mode_box.addItems(["merge", "replace"])
-        form.addRow("Same id present:", self.mode_box)
+        for mode, label in MODE_LABELS.items():
+            self.mode_box.addItem(label, mode)
+        form.addRow("Same skill already here:", self.mode_box)
         self.strict_box = QCheckBox("Strict SKILL.md (refuse any spec violation)", self)
         form.addRow("", self.strict_box)
+        # SKILL.md, JSON and Voyager inputs may not say what game or domain their skills are for
+        unstated = "For skills whose file does not say (SKILL.md, JSON and Voyager libraries); packages say."
+        self.module_box = QComboBox(self)
+        self.module_box.setEditable(True)  # a module the library does not have yet can be typed
+        self.module_box.setAccessibleName("Game module if unstated")
+        self.module_box.setToolTip(unstated + " Lists the modules this library has, the most common first.")
+        form.addRow("Game module if unstated:", self.module_box)
+        self.module_box.setCurrentText(DEFAULT_GAME_MODULE)  # until the library's own are read
         self.domain_box = QComboBox(self)
-        self.domain_box.addItems([d.value for d in Domain])
+        self.domain_box.setAccessibleName("Domain if unstated")
+        self.domain_box.setToolTip(unstated)
+        for domain in Domain:
+            self.domain_box.addItem(domain.label, domain.value)
         form.addRow("Domain if unstated:", self.domain_box)
         layout.addLayout(form)
+        self._chosen_defaults = False  # the user picked a module or domain: library defaults stay out
+        self.module_box.activated.connect(self._choose_defaults)
+        typed = self.module_box.lineEdit()
+        assert typed is not None  # an editable combo box has one
+        typed.textEdited.connect(lambda _text: self._choose_defaults())
+        self.domain_box.activated.connect(self._choose_defaults)
+        self.defaults_loader = LatestOnly(self, self._show_defaults)
         self.preview_button = QPushButton("&Preview", self)
         self.preview_button.clicked.connect(self.preview)
         layout.addWidget(self.preview_button)
@@ -283,6 +331,36 @@ class QtImportDialog(QDialog):
             self.path_edit.setText(str(path))
         state.library_opened.connect(self._on_library_opened)
         state.library_changed.connect(self._on_library_changed)
+        self._load_defaults()
+
+    # --- the game module and domain for inputs that do not state them --------------------------
+
+    def _load_defaults(self) -> None:
+        """The library's modules (most common first, the default) and most common domain."""
+        repository = self.state.repository
+        if repository is not None:
+            self.defaults_loader.request(import_defaults, repository)
+
+    def _show_defaults(self, defaults: ImportDefaults) -> None:
+        # what a preview under way (or shown) used stays shown, as does what the user chose
+        keep = self._chosen_defaults or self.plan is not None or self.reader.loading
+        shown = self.module_box.currentText()
+        self.module_box.blockSignals(True)
+        self.module_box.clear()
+        self.module_box.addItems(defaults.game_modules)
+        self.module_box.setCurrentText(shown if keep else defaults.game_modules[0])
+        self.module_box.blockSignals(False)
+        if not keep:
+            self.domain_box.setCurrentIndex(self.domain_box.findData(defaults.domain.value))
+
+    def _choose_defaults(self) -> None:
+        self._chosen_defaults = True
+
+    def game_module(self) -> str:
+        return self.module_box.currentText().strip()
+
+    def domain(self) -> Domain:
+        return Domain(self.domain_box.currentData())
 
     def _pick_package(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import package", "", "Workshop packages (*.icpkg *.zip)")
@@ -311,7 +389,10 @@ class QtImportDialog(QDialog):
         if not path:
             self.reader.stop()
             return
-        fmt = self.format_box.currentText()
+        if not self.game_module():
+            self.reader.stop()
+            self.summary.setText("Name the game module for skills whose file does not say (e.g. ra1).")
+            return
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self._held.hold()
@@ -319,14 +400,15 @@ class QtImportDialog(QDialog):
             _read_and_plan,
             self.state.require_repository(),
             path,
-            None if fmt == "detect" else fmt,
+            self.format_box.currentData(),
             self.strict_box.isChecked(),
-            Domain.parse(self.domain_box.currentText()),
+            self.domain(),
+            self.game_module(),
             self._mode(),
         )
 
     def _mode(self) -> Mode:
-        return "replace" if self.mode_box.currentText() == "replace" else "merge"
+        return "replace" if self.mode_box.currentData() == "replace" else "merge"
 
     def _reported(self, *values: Any) -> None:
         if len(values) == 1:  # a phase: reading, then comparing
@@ -347,7 +429,8 @@ class QtImportDialog(QDialog):
         plan = self.plan = preview.plan
         self.progress.setRange(0, 3)
         self.progress.setValue(3)
-        self.summary.setText(f"{preview.label} ({preview.format}, {plan.origin}): {plan.summary()}")
+        kind = FORMAT_LABELS.get(preview.format, preview.format)
+        self.summary.setText(f"{preview.label} ({kind}, {plan.origin}): {plan.summary()}")
         self.steps_model.set_steps(plan.steps)
         self.messages.setPlainText("\n".join(preview.warnings + plan.warnings))
         self.import_button.setEnabled(plan.changes > 0)
@@ -414,6 +497,7 @@ class QtImportDialog(QDialog):
             self.format_box,
             self.mode_box,
             self.strict_box,
+            self.module_box,
             self.domain_box,
             self.buttons.button(QDialogButtonBox.StandardButton.Cancel),
             *self._pick_buttons,
@@ -437,6 +521,8 @@ class QtImportDialog(QDialog):
     def _on_library_opened(self, _repository: SkillRepository) -> None:
         self.reader.stop()
         self._drop_plan()
+        self._chosen_defaults = False  # the new library's own modules and domain
+        self._load_defaults()
         self.summary.setText("Another library is open now: Preview again.")
 
     def _on_library_changed(self, change: LibraryChange) -> None:
@@ -455,6 +541,7 @@ class QtExportDialog(QDialog):
         self.state = state
         self.skill_ids = list(skill_ids)
         self.preview: ExportPreview | None = None
+        self.confirmation: QMessageBox | None = None  # says where the export went, once done
         self._writing = False
         self.reader = BackgroundRead(self, self._loaded, self._load_failed, self._progress)
         self._disposal = Tasks(self)
@@ -471,8 +558,10 @@ class QtExportDialog(QDialog):
         self.display_edit = QLineEdit(self)
         self.description_edit = QLineEdit(self)
         self.ai_usage_box = QComboBox(self)
-        self.ai_usage_box.addItems(list(AI_USAGE))
-        self.ai_usage_box.setCurrentText("metadata_only")
+        for usage in AI_USAGE:
+            self.ai_usage_box.addItem(AI_USAGE_LABELS.get(usage, usage), usage)
+            self.ai_usage_box.setItemData(self.ai_usage_box.count() - 1, usage, Qt.ItemDataRole.ToolTipRole)
+        self.ai_usage_box.setCurrentIndex(self.ai_usage_box.findData("metadata_only"))
         row = QHBoxLayout()
         self.output_edit = QLineEdit(self)
         browse = QPushButton("Browse…", self)
@@ -498,6 +587,12 @@ class QtExportDialog(QDialog):
         layout.addWidget(self.summary)
         self.findings = _tree(self, ["Kind", "Skill", "Field", "Text"])
         layout.addWidget(self.findings, 1)
+        self.notes = QPlainTextEdit(self)  # links to skills left out: the exporter may want them too
+        self.notes.setReadOnly(True)
+        self.notes.setAccessibleName("Notes on the export")
+        self.notes.setMaximumHeight(90)
+        self.notes.hide()
+        layout.addWidget(self.notes)
         self.redact_box = QCheckBox("Remove what the privacy check found ([redacted]) and export", self)
         self.redact_box.toggled.connect(self._update_button)
         layout.addWidget(self.redact_box)
@@ -535,19 +630,30 @@ class QtExportDialog(QDialog):
     def _loaded(self, preview: ExportPreview) -> None:
         self.preview = preview
         flagged = len({f.skill_id for f in preview.findings})
+        left_out = [
+            f"{counted(len(preview.rejected), 'rejected skill')} left out (rejected skills are never exported)"
+            if preview.rejected
+            else "",
+            f"{counted(len(preview.skipped), 'row')} left out: not valid skills" if preview.skipped else "",
+        ]
         self.summary.setText(
-            f"{len(preview.skills)} skills. Privacy check: "
+            f"{counted(len(preview.skills), 'skill')} to export. Privacy check: "
             + (
-                f"{len(preview.findings)} findings in {flagged} skills; export is refused unless they are removed."
+                f"{counted(len(preview.findings), 'finding')} in {counted(flagged, 'skill')}; "
+                "the export is refused unless they are removed."
                 if preview.findings
                 else "nothing found."
             )
+            + "".join(f" {text}." for text in left_out if text)
         )
+        notes = preview.link_warnings()
+        self.notes.setPlainText("\n".join(notes))
+        self.notes.setVisible(bool(notes))
         names = {skill.id: skill.name for skill in preview.skills}
         self.findings.addTopLevelItems(
             [
                 QTreeWidgetItem(
-                    [finding.kind, names.get(finding.skill_id, finding.skill_id), finding.path, finding.text]
+                    [finding.kind_label, names.get(finding.skill_id, finding.skill_id), finding.path, finding.text]
                 )
                 for finding in preview.findings
             ]
@@ -578,7 +684,7 @@ class QtExportDialog(QDialog):
             license=self.license_edit.text().strip(),
             description=self.description_edit.text(),
             display_name=self.display_edit.text(),
-            ai_usage=self.ai_usage_box.currentText(),
+            ai_usage=self.ai_usage_box.currentData(),
         )
 
     def export(self) -> bool:
@@ -599,21 +705,25 @@ class QtExportDialog(QDialog):
             show_error(self, "Not exported", error)
             return False
         self._set_writing(True)
-        LibraryOp[list](
-            self.state,
-            self,
-            lambda _repository: export_selection(preview, meta, output, redact=redact),
-            title="Export",
-        ).success(lambda skills: self._exported(len(skills), output)).failure(self._export_failed).run_in_background(
-            initiator=self
-        )
+
+        def write(_repository: SkillRepository) -> tuple[int, int]:
+            written = export_selection(preview, meta, output, redact=redact)
+            return len(written), Path(output).stat().st_size
+
+        LibraryOp[tuple[int, int]](self.state, self, write, title="Export").success(
+            lambda result: self._exported(*result, output)
+        ).failure(self._export_failed).run_in_background(initiator=self)
         return True
 
-    def _exported(self, count: int, output: str) -> None:
-        self.state.say(f"Exported {count} skills to {output}")
-        if isValid(self):
-            self._set_writing(False)
-            self.accept()
+    def _exported(self, count: int, size: int, output: str) -> None:
+        path = Path(output).resolve()
+        self.state.say(f"Exported {counted(count, 'skill')} to {path}")
+        if not isValid(self):
+            return
+        self._set_writing(False)
+        self.accept()
+        self.confirmation = exported_message(self.parentWidget() or self, path, count, size)
+        self.confirmation.open()
 
     def _export_failed(self, error: BaseException) -> None:
         if isValid(self):
@@ -649,6 +759,23 @@ class QtExportDialog(QDialog):
     def _on_library_opened(self, _repository: SkillRepository) -> None:
         if not self._writing:
             self.reject()  # the selection was in the library that closed
+
+
+def exported_message(parent: QWidget, path: Path, count: int, size: int) -> QMessageBox:
+    """Where the export went (the file, its size, how many skills), with Show in Folder."""
+    box = QMessageBox(
+        QMessageBox.Icon.Information,
+        "Exported",
+        f"Exported {counted(count, 'skill')} to {path.name} ({QLocale().formattedDataSize(size)}).",
+        QMessageBox.StandardButton.Ok,
+        parent,
+    )
+    box.setInformativeText(f"Folder: {path.parent}")
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)  # the path can be copied
+    show = box.addButton("Show in Folder", QMessageBox.ButtonRole.ActionRole)
+    show.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent))))
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    return box
 
 
 def _plan_prune(repository: SkillRepository, max_size: int | None, report: Report) -> tuple[int, list[PruneCandidate]]:
@@ -720,8 +847,19 @@ class QtPruneDialog(QDialog):
             self.size_box.setValue(max(count, 1))
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
-        self.list.addTopLevelItems([QTreeWidgetItem([c.confidence, c.name, c.reason]) for c in self.candidates])
-        self.summary.setText(f"{len(self.candidates)} skills would move to the trash (restorable from View › Trash).")
+        rows = []
+        for candidate in self.candidates:
+            why = candidate.reason[:1].upper() + candidate.reason[1:]  # a column of its own: a sentence
+            row = QTreeWidgetItem([Confidence.label_of(candidate.confidence), candidate.name, why])
+            row.setToolTip(1, candidate.name)
+            row.setToolTip(2, why)
+            rows.append(row)
+        self.list.addTopLevelItems(rows)
+        self.summary.setText(
+            f"{counted(len(self.candidates), 'skill')} would move to the trash (restorable from View › Trash)."
+            if self.candidates
+            else "Nothing to prune: no skill is stale, unused or superseded."
+        )
         self.prune_button.setEnabled(bool(self.candidates))
 
     def _preview_failed(self, error: BaseException) -> None:
@@ -742,7 +880,7 @@ class QtPruneDialog(QDialog):
         ).failure(self._prune_failed).run_in_background(initiator=self)
 
     def _pruned(self, count: int) -> None:
-        self.state.say(f"Moved {count} skills to the trash (View › Trash restores them)")
+        self.state.say(f"Moved {counted(count, 'skill')} to the trash (View › Trash restores them)")
         if isValid(self):
             self._set_writing(False)
             self.accept()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.workers import LatestOnly, LibraryOp, show_error
+from skillstudio.model.naming import counted
 from skillstudio.store import ChangeKind, LibraryChange, LibraryError, SkillRepository, TrashEntry
 
 PROGRESS_EVERY = 50  # skills between two progress reports of a long restore
@@ -35,9 +36,7 @@ class NotAllRestored(LibraryError):
         self.failures = failures
         lines = "; ".join(f"{name}: {error}" for name, error in failures[:5])
         more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
-        super().__init__(
-            f"{len(failures)} skill{'s' if len(failures) != 1 else ''} could not be restored: {lines}{more}"
-        )
+        super().__init__(f"{counted(len(failures), 'skill')} could not be restored: {lines}{more}")
 
 
 def _restore(repository: SkillRepository, chosen: list[tuple[str, str]]) -> Iterator[str]:
@@ -132,7 +131,7 @@ class QtTrashDialog(QDialog):
             return (yield from _restore(repository, chosen))
 
         def restored(_result: object) -> None:
-            self.state.say(f"Restored {len(chosen):,} skill{'s' if len(chosen) != 1 else ''} from the trash")
+            self.state.say(f"Restored {counted(len(chosen), 'skill')} from the trash")
 
         LibraryOp(self.state, self, restore, title="Restore from the trash").success(restored).failure(
             lambda error: show_error(self, "Cannot restore", error)
@@ -142,7 +141,10 @@ class QtTrashDialog(QDialog):
     def empty(self) -> None:
         count = self.list.topLevelItemCount()
         answer = QMessageBox.question(
-            self, "Empty trash", f"Delete {count} skill{'s' if count != 1 else ''} and their history for good?"
+            self,
+            "Empty trash",
+            f"Delete {counted(count, 'skill')} and {'its' if count == 1 else 'their'} history for good? "
+            "This cannot be undone.",
         )
         if answer == QMessageBox.StandardButton.Yes:
             LibraryOp(

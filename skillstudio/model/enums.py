@@ -33,6 +33,15 @@ class SpelledEnum(StrEnum):
         return text.replace("Llm ", "LLM ").replace("Ai ", "AI ")
 
     @classmethod
+    def label_of(cls, stored: str) -> str:
+        """The label of a value as stored; one this version does not know (a newer SkillStudio,
+        another program) is shown as stored."""
+        try:
+            return cls(stored).label
+        except ValueError:
+            return stored
+
+    @classmethod
     def parse(cls, raw: object) -> Self:
         """Return the member ``raw`` spells, or raise ValueError naming the valid spellings."""
         if isinstance(raw, cls):

@@ -8,12 +8,14 @@ reporter), so one bad row never stops the rest from being exported.
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillstudio.model import Issue, ReviewState, Skill
+from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.icpkg import PackageMeta, check_meta, export_package, workshop_vdf
 from skillstudio.packages.privacy import Finding, redact_skill, scan_skill, split_marked
@@ -45,6 +47,24 @@ class ExportPreview:
     # Findings a reviewer marked false positives (``review false-positive``, migration 10): they
     # block no export and are not redacted; shown apart from ``findings``.
     dismissed: list[Finding] = field(default_factory=list)
+    # Links (composable_with) from an exported skill to skills not exported, by id, with the
+    # names this library knows them by: a library without those skills drops the links.
+    links_out: dict[str, list[str]] = field(default_factory=dict)
+    partner_names: dict[str, str] = field(default_factory=dict)
+
+    def link_warnings(self) -> list[str]:
+        """One sentence per exported skill that links to skills left out, naming both."""
+        # one naming for both sides: a refinement and its original share a name
+        labels = skill_labels({**self.partner_names, **{skill.id: skill.name for skill in self.skills}})
+        out = []
+        for skill_id, partner_ids in self.links_out.items():
+            named = [labels.get(p, f"skill {p[:SHORT_ID]} (not in this library)") for p in partner_ids]
+            them = "it" if len(named) == 1 else "them"
+            out.append(
+                f"{labels[skill_id]} links to {listed(named)}, not in this export: "
+                f"a library without {them} drops the link{'s' if len(named) > 1 else ''} on import"
+            )
+        return out
 
 
 def load_selection(
@@ -85,20 +105,40 @@ def load_selection(
     if findings:
         marks = repository.privacy_marks.marked_many(list(dict.fromkeys(f.skill_id for f in findings)))
         findings, dismissed = split_marked(findings, marks)
+    exported = {skill.id for skill in skills}
+    links_out = {
+        skill.id: outside
+        for skill in skills
+        if (outside := [partner for partner in skill.composable_with if partner not in exported])
+    }
+    partners = sorted({partner for outside in links_out.values() for partner in outside})
+    partner_names = {summary.id: summary.name for summary in repository.summaries(partners)}
     if progress is not None:
         progress(len(ids), len(ids))
-    return ExportPreview(skills, findings, extras, rejected, skipped, dismissed)
+    return ExportPreview(skills, findings, extras, rejected, skipped, dismissed, links_out, partner_names)
 
 
 def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: a temporary file beside it, renamed over it.
+
+    The file gets the mode a plain ``open(path, "wb")`` gives: an existing file keeps its own,
+    a new one is created 0666 less the user's umask (a temporary file's private 0600 would
+    make an exported package unreadable to anyone else)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        kept_mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        kept_mode = None
+    temp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
+        if kept_mode is not None:
+            os.chmod(temp, kept_mode)
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
 
 

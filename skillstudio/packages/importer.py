@@ -12,12 +12,14 @@ Policy (docs/packages.md), for a skill whose id is already in the library:
 * the id is in the trash -> skipped: restore it or empty the trash first.
 
 Creation times are not content: an updated skill keeps the ``created_at`` it was stored with.
+An input that names no author (``Incoming.attributed``) is recorded as created by the person
+importing it; a skill already stored keeps its creator.
 Nor is the package version: a skill a newer version of its package re-states unchanged is
 skipped and keeps the ``source_id`` of the version that brought it.
 
 ``--replace`` also moves to the trash the skills an earlier version of the same package brought
 that this version no longer has. ``composable_with`` partners that are neither in the import nor
-in the library are dropped with a warning (D057's foreign keys would refuse them).
+in the library are dropped with a warning naming the skills (D057's foreign keys would refuse them).
 
 Content is compared normalised: ``composable_with`` as a set, after the store's symmetric
 closure (a link one skill of the package states is a link of both), and leaving out links to
@@ -45,6 +47,7 @@ from typing import Any, Literal
 
 from skillstudio.model import Quality, Skill, Source, SourceKind, skill_to_document
 from skillstudio.model.claims import CLAIMED_QUALITY
+from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.icpkg import Package
 from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
@@ -63,6 +66,9 @@ class Incoming:
     warnings: tuple[str, ...] = ()
     history: tuple[Skill, ...] = ()  # earlier versions, oldest first (becomes revision history)
     signer: Signer | None = None  # the verified key of the package it came in (None: unsigned)
+    # False: the input names no author (a SKILL.md without one, a JSON or Voyager library); the
+    # import then records the person importing it as the creator (plan_import).
+    attributed: bool = True
 
 
 @dataclass(frozen=True)
@@ -221,15 +227,20 @@ def plan_import(
             for partner in item.skill.composable_with:
                 if partner in after:
                     linked_from.setdefault(partner, set()).add(item.skill.id)
+    dangling = {partner for item in incoming for partner in item.skill.composable_with if partner not in after}
+    labels, where = _dangling_names(repository, incoming, dangling) if dangling else ({}, {})
     for item in incoming:
         skill = item.skill
+        if not item.attributed:  # whoever brought it is its creator; a stored skill keeps its own
+            known = stored.get(skill.id)
+            skill = replace(skill, created_by=known.created_by if known else repository.actor.id)
         dropped = [partner for partner in skill.composable_with if partner not in after]
         extras = item.extras
         if dropped:
             skill = replace(skill, composable_with=tuple(p for p in skill.composable_with if p in after))
-            warning = f"composable_with: dropped {', '.join(dropped)} (not in the import or the library)"
+            warning = _dropped_links(dropped, labels, where)
             extras = replace(extras, warnings=(*extras.warnings, warning))
-            plan.warnings.append(f"{item.entry}: {warning}")
+            plan.warnings.append(f"{labels[skill.id]}: {warning}")
         closure = (set(skill.composable_with) | linked_from.get(skill.id, set())) - {skill.id}
         plan.warnings.extend(w if w.startswith(f"{item.entry}:") else f"{item.entry}: {w}" for w in item.warnings)
         step = partial(_planned, skill, item.entry)
@@ -238,7 +249,8 @@ def plan_import(
                 plan.steps.append(step("skip", "in the trash: restore it or empty the trash first"))
             else:
                 plan.steps.append(step("add"))
-                plan.added.append(ImportItem(skill, extras, history=item.history))
+                history = tuple(replace(old, created_by=skill.created_by) for old in item.history)
+                plan.added.append(ImportItem(skill, extras, history=history))
             continue
         current = stored.get(skill.id)
         if current is None:
@@ -279,6 +291,33 @@ def plan_import(
         )
         plan.trashed.append(skill_id)
     return plan
+
+
+def _dangling_names(
+    repository: SkillRepository, incoming: Sequence[Incoming], dangling: set[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """How the warnings about links to ``dangling`` skills name them: labels of the incoming
+    skills and of the dangling ones this library knows, and where each known one is."""
+    names = {entry.skill_id: entry.name for entry in repository.trash.entries() if entry.skill_id in dangling}
+    where = dict.fromkeys(names, "in this library's trash")
+    for summary in repository.summaries(sorted(dangling)):  # in the library, trashed by this import
+        names[summary.id] = summary.name
+        where[summary.id] = "moved to the trash by this import"
+    names.update((item.skill.id, item.skill.name) for item in incoming)
+    return skill_labels(names), where
+
+
+def _dropped_links(dropped: Sequence[str], labels: dict[str, str], where: dict[str, str]) -> str:
+    """The warning of a skill whose links to ``dropped`` are not imported (D057's foreign keys
+    would refuse a link to a skill the library does not hold)."""
+    named = [
+        f"{labels[partner]} ({where[partner]})"
+        if partner in where
+        else f"skill {partner[:SHORT_ID]} (in neither the import nor this library)"
+        for partner in dropped
+    ]
+    many = len(named) > 1
+    return f"its link{'s' if many else ''} to {listed(named)} {'were' if many else 'was'} dropped"
 
 
 def _stored_skills(repository: SkillRepository, ids: list[str]) -> dict[str, Skill]:

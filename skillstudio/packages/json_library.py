@@ -77,7 +77,7 @@ def read_json_library(
         kept: dict[str, Any] = {k: counters[k] for k in ("created_iteration", "last_used_iteration")}
         kept.update({k: v for k, v in entry.items() if k not in _KEYS})
         extras = SkillExtras(origin=origin, frontmatter=check.json_value(kept, where) or {}, warnings=warnings)
-        incoming.append(Incoming(f"{path.name}{where}", skill, extras, warnings))
+        incoming.append(Incoming(f"{path.name}{where}", skill, extras, warnings, attributed=False))
     if check.issues:
         raise PackageError(check.issues, context=f"{path.name} refused")
     return incoming, origin

@@ -69,6 +69,8 @@ _RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("home_path", re.compile(r"(?:/home|/Users)/[^/\s\"']+"), ("/home/", "/users/")),
     ("home_path", re.compile(r"(?i)\b[A-Z]:\\(?:Users|Documents and Settings)\\[^\\\s\"']+"), (":\\",)),
 )
+KIND_LABELS = {"api_key": "API key", "match_id": "Match ID", "email": "E-mail address"}
+
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, pattern) for kind, pattern, _ in _RULES)
 _COMMON_LOGINS = {"root", "user", "admin", "guest", "runner", "ubuntu", "nobody", "test", "tester"}
 # Export formats whose privacy findings refuse the export (others print them as warnings).
@@ -90,6 +92,11 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.skill_id}: {self.path}: {self.kind} {self.text!r}"
+
+    @property
+    def kind_label(self) -> str:
+        """The kind as a person reads it: "Player name", "API key"."""
+        return KIND_LABELS.get(self.kind, self.kind.replace("_", " ").capitalize())
 
     @property
     def text_sha256(self) -> str:

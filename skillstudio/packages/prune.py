@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from skillstudio.model import Confidence, EncounterPattern, Skill, StrategicPattern
+from skillstudio.model.naming import skill_labels
 from skillstudio.store import AuditAction, SkillQuery, SkillRepository
 from skillstudio.store.settings import DEFAULTS, PruneLimits, effective_settings
 
@@ -93,6 +94,7 @@ def prune_candidates(
         if key is not None:
             groups.setdefault(key, []).append(skill)
     duplicates: set[str] = set()
+    labels: dict[str, str] = {}  # named once, if a skill is superseded
     for members in groups.values():
         if len(members) < 2:
             continue
@@ -107,9 +109,11 @@ def prune_candidates(
             ]
             if better:
                 best = max(better, key=lambda o: (o.quality.success_rate, o.confidence.rank, o.id))
+                labels = labels or skill_labels({s.id: s.name for s in skills})
                 add(
                     skill,
-                    f"superseded by {best.name!r} [{best.id}] (same situation, success rate {best.quality.success_rate:.2f} > {skill.quality.success_rate:.2f})",
+                    f"superseded by {labels[best.id]} (same situation, success rate "
+                    f"{best.quality.success_rate:.0%} > {skill.quality.success_rate:.0%})",
                 )
 
     if max_size is not None:

@@ -486,7 +486,9 @@ def _scan_tree(root: Path, domain: Domain, game_module: str) -> tuple[list[Incom
         seen[skill.id] = f"{where}/SKILL.md"
         warnings = tuple(str(issue) for issue in found.spec[spec_before:] + found.warnings[warnings_before:])
         extras = SkillExtras(extras.origin, extras.frontmatter, extras.files, warnings)
-        incoming.append(Incoming(f"{where}/SKILL.md", skill, extras, warnings))
+        metadata = extras.frontmatter.get("metadata")
+        attributed = isinstance(metadata, dict) and "author" in metadata
+        incoming.append(Incoming(f"{where}/SKILL.md", skill, extras, warnings, attributed=attributed))
     return incoming, label, found
 
 

@@ -12,6 +12,7 @@ from skillstudio.model import Domain
 from skillstudio.packages.errors import refuse
 from skillstudio.packages.icpkg import Package, read_package
 from skillstudio.packages.importer import Incoming, incoming_from_package
+from skillstudio.store import SkillRepository
 
 Format = Literal["icpkg", "skill-md", "json", "voyager"]
 FORMATS: tuple[str, ...] = ("icpkg", "skill-md", "json", "voyager")
@@ -27,6 +28,37 @@ class Source:
     incoming: list[Incoming]
     package: Package | None = None
     warnings: list[str] = field(default_factory=list)
+
+
+DEFAULT_GAME_MODULE = "ra1"
+
+
+@dataclass(frozen=True)
+class ImportDefaults:
+    """What an import gives skills whose input states no game module or domain (SKILL.md, JSON,
+    Voyager): the library's most common ones, and the modules it knows to choose from."""
+
+    game_modules: list[str]  # most common first; the default first
+    domain: Domain
+
+
+def import_defaults(repository: SkillRepository) -> ImportDefaults:
+    """The library's game modules, most common first, and its most common domain (an empty
+    library: ra1, AI strategy)."""
+    stats = repository.facets.stats()
+    modules = [
+        module
+        for module, _count in sorted(stats.by_game_module.items(), key=lambda item: (-item[1], item[0]))
+        if module and module != "(none)"
+    ]
+    domains = []
+    for value, count in stats.by_domain.items():
+        try:
+            domains.append((count, Domain.parse(value)))
+        except ValueError:  # a row another program wrote
+            continue
+    domain = max(domains, key=lambda item: item[0])[1] if domains else Domain.AI_STRATEGY
+    return ImportDefaults(modules or [DEFAULT_GAME_MODULE], domain)
 
 
 def detect_format(path: Path) -> str:
@@ -47,7 +79,7 @@ def read_source(
     fmt: str | None = None,
     strict: bool = False,
     domain: Domain = Domain.AI_STRATEGY,
-    game_module: str = "ra1",
+    game_module: str = DEFAULT_GAME_MODULE,
     progress: Callable[[int, int], None] | None = None,
 ) -> Source:
     """Read and validate everything at ``path``; PackageError if it is refused.
@@ -78,4 +110,12 @@ def read_source(
     raise refuse(str(path), f"unknown format {fmt!r}")
 
 
-__all__ = ["FORMATS", "Source", "detect_format", "read_source"]
+__all__ = [
+    "DEFAULT_GAME_MODULE",
+    "FORMATS",
+    "ImportDefaults",
+    "Source",
+    "detect_format",
+    "import_defaults",
+    "read_source",
+]

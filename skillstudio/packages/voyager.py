@@ -138,7 +138,7 @@ def read_voyager(
             files=files,
             warnings=warnings,
         )
-        incoming.append(Incoming(f"skills.json[{name!r}]", skill, extras, warnings, history))
+        incoming.append(Incoming(f"skills.json[{name!r}]", skill, extras, warnings, history, attributed=False))
     if issues:
         raise PackageError(issues, context=f"{root.name} refused")
     return incoming, origin

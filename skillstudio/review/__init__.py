@@ -13,6 +13,7 @@ from skillstudio.review.workflow import (
     pending_queue,
     reject,
     request_changes,
+    undo,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "pending_queue",
     "reject",
     "request_changes",
+    "undo",
 ]

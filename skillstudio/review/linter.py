@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from sqlalchemy import text
 
-from skillstudio.model import Instructions, Skill, body_to_json
+from skillstudio.model import Instructions, Skill, SourceKind, body_to_json
 from skillstudio.paths import resource
 from skillstudio.store import RiskFinding, SkillRepository
 
@@ -314,6 +314,13 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def lineage(skill: Skill) -> str:
+    """The skill a refinement refines, else the skill itself: a human refinement, its original
+    and the original's other refinements share one lineage."""
+    original = skill.provenance.source.original_id
+    return original if skill.source_kind is SourceKind.HUMAN_REFINED and original else skill.id
+
+
 # --- linting ------------------------------------------------------------------------------------
 
 
@@ -413,6 +420,8 @@ class Linter:
         my_shingles = shingles(mine, size)
         best: tuple[float, Skill] | None = None
         for other in self._candidates(skill, int(rule.params.get("candidates", 50))):
+            if lineage(other) == lineage(skill):  # a refinement and its original are alike by design
+                continue
             theirs = normalised_text(other)
             score = 1.0 if theirs == mine else jaccard(my_shingles, shingles(theirs, size))
             if score >= threshold and (best is None or score > best[0]):
@@ -420,7 +429,8 @@ class Linter:
         if best is not None:
             score, other = best
             how = "same normalised text as" if score == 1.0 else f"{score:.0%} similar to"
-            yield RiskFinding(rule.id, rule.severity, f"{how} {other.name!r} ({other.id})", "body", 0, 0, other.id)
+            named = f"“{other.name}”" + (f" ({other.id})" if other.name == skill.name else "")
+            yield RiskFinding(rule.id, rule.severity, f"{how} {named}", "body", 0, 0, other.id)
 
     def _candidates(self, skill: Skill, limit: int) -> list[Skill]:
         """Up to ``limit`` other skills sharing the most distinctive words (FTS5, best rank first)."""

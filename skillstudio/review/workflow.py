@@ -12,9 +12,10 @@ from sqlalchemy import func, select
 
 from skillstudio.model import ReviewState, Skill, SourceKind
 from skillstudio.model.diff import unified_diff
-from skillstudio.review.linter import Linter
+from skillstudio.review.linter import Linter, lineage
 from skillstudio.store import RiskFinding, SkillQuery, SkillRepository, SkillSummary, SortKey
 from skillstudio.store.orm import RevisionRow
+from skillstudio.store.reviews import UNDO_REVISION
 
 # Everything that may be served or exported: rejected skills are kept, but never handed out.
 SERVED_STATES: tuple[ReviewState | None, ...] = (
@@ -64,7 +65,7 @@ def _latest_change(repository: SkillRepository, ids: Sequence[str]) -> dict[str,
             chunk = list(ids[start : start + 500])
             rows = session.execute(
                 select(RevisionRow.skill_id, func.max(RevisionRow.created_at))
-                .where(RevisionRow.skill_id.in_(chunk), RevisionRow.action != "review")
+                .where(RevisionRow.skill_id.in_(chunk), RevisionRow.action.not_in(("review", UNDO_REVISION)))
                 .group_by(RevisionRow.skill_id)
             )
             out.update(rows.all())  # not the Result itself: it has keys(), so update would read it as a mapping
@@ -113,13 +114,34 @@ def request_changes(repository: SkillRepository, skill_id: str, comment: str = "
     return decide(repository, skill_id, ReviewState.CHANGES_REQUESTED, comment, version=version)
 
 
+def undo(repository: SkillRepository, skill_id: str, state: ReviewState, *, version: int) -> Skill:
+    """Take back the reviewer's newest decision on the skill (``state`` on content ``version``):
+    the state before it comes back, audited as ``skill.review_undo``. ReviewRefused if that
+    decision is no longer the newest, is someone else's, or the content changed since."""
+    return repository.reviews.undo(skill_id, state, version=version)
+
+
 def findings_for(repository: SkillRepository, skill: Skill, *, relint: bool = False) -> list[RiskFinding]:
     """Stored findings of ``skill``; lints (and stores) when none are stored, when they were
-    computed for another content version (someone edited it since), or when asked to."""
+    computed for another content version (someone edited it since), when one names a refinement
+    or the original of this skill (stored by an earlier linter), or when asked to."""
     stored = repository.findings.get(skill.id)
-    if stored and not relint and repository.findings.version(skill.id) == skill.version:
+    if (
+        stored
+        and not relint
+        and repository.findings.version(skill.id) == skill.version
+        and not _points_at_a_relative(repository, skill, stored)
+    ):
         return stored
     return Linter(repository=repository).lint_and_store(skill)
+
+
+def _points_at_a_relative(repository: SkillRepository, skill: Skill, findings: Sequence[RiskFinding]) -> bool:
+    """Whether a stored finding names a skill of the same lineage (a refinement or its original):
+    linted before relatives stopped counting as near-duplicates, so linted again."""
+    root = lineage(skill)
+    relatives = {root, *repository.refinements_of(root)} - {skill.id}
+    return any(finding.excerpt in relatives for finding in findings)
 
 
 __all__ = [
@@ -134,4 +156,5 @@ __all__ = [
     "pending_queue",
     "reject",
     "request_changes",
+    "undo",
 ]

@@ -116,6 +116,11 @@ class ReviewNotAllowed(LibraryError, PermissionError):
     actors are refused by the repository itself, whatever front end they come through."""
 
 
+class ReviewRefused(LibraryError):
+    """A review step that cannot be recorded as asked (a rejection without a reason, a decision
+    that can no longer be taken back); nothing was written, and the message says what to do."""
+
+
 class RunNotFound(LibraryError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"no verification run {run_id!r}")

@@ -33,6 +33,7 @@ class AuditAction(StrEnum):
     IMPORT = "skill.import"
     PRUNE = "skill.prune"
     REVIEW = "skill.review"
+    REVIEW_UNDO = "skill.review_undo"  # a reviewer took their decision back
     COMPOSE = "skill.compose"
     EMBED = "skill.embed"
     VERIFY = "skill.verify"
@@ -83,6 +84,7 @@ _KINDS: dict[AuditAction, ChangeKind] = {
     AuditAction.IMPORT: ChangeKind.CONTENT | ChangeKind.MEMBERSHIP | ChangeKind.REVIEW,
     AuditAction.PRUNE: ChangeKind.MEMBERSHIP,
     AuditAction.REVIEW: ChangeKind.REVIEW,
+    AuditAction.REVIEW_UNDO: ChangeKind.REVIEW,
     AuditAction.COMPOSE: ChangeKind.CONTENT,
     AuditAction.EMBED: ChangeKind.VECTORS,
     AuditAction.VERIFY: ChangeKind.QUALITY | ChangeKind.RUNS,
@@ -100,6 +102,7 @@ _LABELS: dict[AuditAction, str] = {
     AuditAction.RESTORE: "Restore",
     AuditAction.PURGE: "Purge",
     AuditAction.REVIEW: "Review decision",
+    AuditAction.REVIEW_UNDO: "Undo review decision",
     AuditAction.PROMOTE: "Promote",
     AuditAction.DEMOTE: "Demote",
     AuditAction.VERIFY: "Verify",

@@ -473,6 +473,26 @@ def test_discarding_closes_without_saving(qtbot, open_editor, repository: SkillR
     assert not editor.isVisible() and repository.get(editor.skill.id).name == "Before"
 
 
+def test_the_close_prompt_names_the_skill_even_with_its_name_emptied(qtbot, open_editor) -> None:
+    asked: list[str] = []
+
+    def cancel(box) -> None:
+        asked.append(box.text())
+        box.button(QMessageBox.StandardButton.Cancel).click()
+
+    editor = open_editor(content_skill(name="Bridge ambush"))
+    retype(qtbot, editor.name_edit, "")  # emptied in the form: still the stored skill
+    answer = answer_next_modal(cancel)
+    editor.close()
+    answer.check()
+    new = open_editor()
+    new.description_edit.setPlainText("Scout first.")  # a new skill, never named
+    answer = answer_next_modal(cancel)
+    new.close()
+    answer.check()
+    assert asked == ["Save your changes to “Bridge ambush” before closing?", "Save the new skill before closing?"]
+
+
 def test_an_unchanged_editor_closes_without_asking(qtbot, open_editor) -> None:
     editor = open_editor(ai_skill())
     qtbot.keyClick(editor.name_edit, Qt.Key.Key_Escape)

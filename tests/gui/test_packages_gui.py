@@ -14,7 +14,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtCore import QCoreApplication, QEvent, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QLocale, QObject, QTimer, QUrl, Slot
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog
 
 from skillstudio.gui import qt_packages
@@ -77,8 +78,8 @@ def test_export_dialog_previews_privacy_findings_and_redacts(
     dialog = QtExportDialog(state, [leaky.id, clean.id])
     qtbot.addWidget(dialog)
     read(qtbot, dialog)
-    assert "2 skills" in dialog.summary.text() and "1 findings" in dialog.summary.text()
-    assert dialog.findings.topLevelItemCount() == 1 and dialog.findings.topLevelItem(0).text(0) == "player_name"
+    assert "2 skills to export" in dialog.summary.text() and "1 finding in 1 skill;" in dialog.summary.text()
+    assert dialog.findings.topLevelItemCount() == 1 and dialog.findings.topLevelItem(0).text(0) == "Player name"
     assert not dialog.export_button.isEnabled()  # refused until the findings are removed
     dialog.redact_box.setChecked(True)
     assert dialog.export_button.isEnabled()
@@ -88,6 +89,7 @@ def test_export_dialog_previews_privacy_findings_and_redacts(
     assert dialog.export()
     finish(qtbot, state)
     assert dialog.result() == QDialog.DialogCode.Accepted
+    dialog.confirmation.close()
     package = read_package(tmp_path / "out.icpkg")
     assert package.meta.name == "gui-library" and len(package.skills) == 2
     assert all("Kessler" not in s.skill.description for s in package.skills)
@@ -345,3 +347,93 @@ def test_import_dialog_reports_progress_on_large_packages(
     assert preview(qtbot, dialog)
     assert seen[:3] == [(0, 600), (250, 600), (500, 600)]
     assert "600 added" in dialog.summary.text()
+
+
+class FolderOpener(QObject):
+    """Receives what QDesktopServices would open for "file" URLs (Qt's own hook for them)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[QUrl] = []
+
+    @Slot(QUrl)
+    def open_url(self, url: QUrl) -> None:
+        self.opened.append(url)
+
+
+def test_an_export_says_where_it_went_and_shows_the_folder(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path
+) -> None:
+    skills = [content_skill(), instructions_skill()]
+    repo.create_many(skills)
+    dialog = QtExportDialog(state, [skill.id for skill in skills])
+    qtbot.addWidget(dialog)
+    read(qtbot, dialog)
+    out = tmp_path / "shared" / "rockets.icpkg"
+    dialog.output_edit.setText(str(out))
+    assert dialog.export()
+    finish(qtbot, state)
+    box = dialog.confirmation
+    assert box is not None and box.isVisible()
+    size = QLocale().formattedDataSize(out.stat().st_size)
+    assert box.text() == f"Exported 2 skills to rockets.icpkg ({size})."
+    assert box.informativeText() == f"Folder: {out.parent}"
+    opener = FolderOpener()
+    QDesktopServices.setUrlHandler("file", opener, "open_url")
+    try:
+        show = next(button for button in box.buttons() if button.text() == "Show in Folder")
+        show.click()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert opener.opened == [QUrl.fromLocalFile(str(out.parent))]
+
+
+def test_the_export_names_links_to_skills_left_out(qtbot, state: BrowserState, repo: SkillRepository) -> None:
+    partner = repo.create(ai_skill(name="Tank rush"))
+    linked = repo.create(ai_skill(name="Rocket screen", composable_with=(partner.id,)))
+    dialog = QtExportDialog(state, [linked.id])
+    qtbot.addWidget(dialog)
+    read(qtbot, dialog)
+    assert dialog.notes.isVisibleTo(dialog)
+    assert dialog.notes.toPlainText() == (
+        "“Rocket screen” links to “Tank rush”, not in this export: a library without it drops the link on import"
+    )
+    assert "1 skill to export." in dialog.summary.text()
+
+
+def test_import_offers_the_librarys_game_modules_and_domain(
+    qtbot, state: BrowserState, repo: SkillRepository, tmp_path: Path
+) -> None:
+    from dataclasses import replace
+
+    made = content_skill()
+    repo.create_many(
+        [
+            replace(made, id=f"{made.id[:-4]}{n:04}", provenance=replace(made.provenance, game_module="td"))
+            for n in range(2)
+        ]
+    )
+    repo.create(ai_skill())
+    library = tmp_path / "seed.json"
+    library.write_text('{"rush": {"name": "rush", "principle": "Rush early."}}')
+    dialog = QtImportDialog(state, path=library)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.module_box.count() == 2, timeout=10_000)
+    assert [dialog.module_box.itemText(i) for i in range(2)] == ["td", "ra1"]  # the most common first
+    assert dialog.game_module() == "td" and dialog.domain_box.currentText() == "Content generation"
+    dialog.module_box.setCurrentText("cnc")  # one the library does not have yet
+    assert preview(qtbot, dialog)
+    dialog.apply()
+    finish(qtbot, state)
+    rush = next(skill for skill in repo.get_many(repo.query().ids) if skill.name == "rush")
+    assert (rush.game_module, rush.domain.value, rush.created_by) == ("cnc", "content_generation", "gui")
+
+
+def test_prune_dialog_speaks_of_one_skill(qtbot, state: BrowserState, repo: SkillRepository) -> None:
+    old = ai_skill(created_at="2020-01-01T00:00:00.000Z")
+    repo.create(old)
+    dialog = QtPruneDialog(state)
+    qtbot.addWidget(dialog)
+    read(qtbot, dialog)
+    assert dialog.summary.text().startswith("1 skill would move to the trash")
+    assert dialog.list.topLevelItem(0).text(0) == "Tentative"

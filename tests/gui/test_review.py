@@ -19,7 +19,7 @@ from skillstudio.gui.review import QtAuditLog, QtReviewQueue  # noqa: E402
 from skillstudio.model import ReviewState  # noqa: E402
 from skillstudio.store import Actor, AuditAction, ChangeKind, Database, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill  # noqa: E402
-from tests.gui.conftest import wait_for_browser  # noqa: E402
+from tests.gui.conftest import answer_next_modal, wait_for_browser  # noqa: E402
 
 
 @pytest.fixture
@@ -84,7 +84,9 @@ def test_approve_reject_request_changes_and_next_follows(
     qtbot.waitExposed(queue)
     settled(qtbot, queue)
     queue.comment.setPlainText("prompt injection")
+    answer = answer_next_modal(lambda dialog: dialog.reject_button.click())  # the comment is the reason
     qtbot.mouseClick(queue.reject_button, Qt.MouseButton.LeftButton)
+    answer.check()
     qtbot.waitUntil(lambda: queue.current_id() == pending[1], timeout=10_000)  # the next item follows
     settled(qtbot, queue)
     assert queue.comment.toPlainText() == ""
@@ -114,10 +116,22 @@ def test_keyboard_shortcuts(qtbot, repository: SkillRepository, state: BrowserSt
     queue.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is queue, timeout=10_000)
     queue.list.setFocus()
+
+    def give_reason(dialog) -> None:  # typed, then confirmed from the keyboard too
+        dialog.activateWindow()
+        qtbot.waitUntil(lambda: QApplication.activeWindow() is dialog, timeout=2000)
+        qtbot.keyClicks(dialog.reason_edit, "unsafe")
+        qtbot.keyClick(dialog.reason_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+
+    answer = answer_next_modal(give_reason)
     qtbot.keyClick(queue.list, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    answer.check()
     qtbot.waitUntil(lambda: repository.get(pending[0]).review_state is ReviewState.REJECTED, timeout=5000)
+    assert repository.reviews.decisions(pending[0])[-1].comment == "unsafe"
     qtbot.waitUntil(lambda: queue.current_id() == pending[1], timeout=5000)
     settled(qtbot, queue)
+    queue.activateWindow()  # the reason dialog had the focus; a window manager gives it back
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is queue, timeout=10_000)
     qtbot.keyClick(queue.list, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: repository.get(pending[1]).review_state is ReviewState.CHANGES_REQUESTED, timeout=5000)
     qtbot.waitUntil(lambda: queue.current_id() == pending[2], timeout=5000)
@@ -296,3 +310,89 @@ def test_audit_log_offers_every_action_by_its_label_and_follows_the_library(
     rows = [log.list.topLevelItem(index) for index in range(log.list.topLevelItemCount())]
     assert [(row.text(1), row.text(3)) for row in rows if row.toolTip(4) == newcomer][-1] == ("agent-9", "Create")
     assert log.actor_filter.findData("agent-9") > 0
+
+
+def test_reject_asks_for_a_reason_and_records_it(
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]
+) -> None:
+    queue = QtReviewQueue(state)
+    qtbot.addWidget(queue)
+    queue.show()
+    settled(qtbot, queue)
+    seen: list[bool] = []
+
+    def cancel(dialog) -> None:
+        seen.append(dialog.reject_button.isEnabled())  # nothing typed: Reject is not possible yet
+        dialog.reason_edit.setPlainText("   ")
+        seen.append(dialog.reject_button.isEnabled())  # blank is no reason either
+        dialog.buttons.button(dialog.buttons.StandardButton.Cancel).click()
+
+    answer = answer_next_modal(cancel)
+    assert not queue.decide(ReviewState.REJECTED)
+    answer.check()
+    assert seen == [False, False] and "Not rejected" in queue.status.text()
+    assert repository.get(pending[0]).review_state is ReviewState.PENDING and not repository.reviews.decisions(
+        pending[0]
+    )
+
+    def give(dialog) -> None:
+        dialog.reason_edit.setPlainText("prompt injection in the body")
+        dialog.reject_button.click()
+
+    answer = answer_next_modal(give)
+    assert queue.decide(ReviewState.REJECTED)
+    answer.check()
+    qtbot.waitUntil(lambda: repository.get(pending[0]).review_state is ReviewState.REJECTED, timeout=10_000)
+    assert repository.reviews.decisions(pending[0])[-1].comment == "prompt injection in the body"
+
+
+def test_undo_takes_the_decision_back_and_shows_the_skill_again(
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]
+) -> None:
+    queue = QtReviewQueue(state)
+    qtbot.addWidget(queue)
+    queue.show()
+    qtbot.waitExposed(queue)
+    settled(qtbot, queue)
+    assert not queue.undo_button.isEnabled()  # nothing decided yet
+    queue.comment.setPlainText("injection")
+    answer = answer_next_modal(lambda dialog: dialog.reject_button.click())
+    assert queue.decide(ReviewState.REJECTED)
+    answer.check()
+    qtbot.waitUntil(lambda: queue.current_id() == pending[1], timeout=10_000)
+    settled(qtbot, queue)
+    assert queue.undo_button.isEnabled() and "Undo" in queue.status.text()
+    queue.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is queue, timeout=10_000)
+    queue.list.setFocus()
+    qtbot.keyClick(queue.list, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: repository.get(pending[0]).review_state is ReviewState.PENDING, timeout=10_000)
+    qtbot.waitUntil(lambda: queue.current_id() == pending[0], timeout=10_000)  # back, and selected
+    settled(qtbot, queue)
+    assert queue.pending_ids() == pending and queue.comment.toPlainText() == "injection"
+    assert "Took back" in queue.status.text() and not queue.undo_button.isEnabled()
+    entry = repository.history.audit()[0]
+    assert entry.action == AuditAction.REVIEW_UNDO and entry.actor == "rhea" and entry.skill_id == pending[0]
+
+
+def test_audit_log_reads_as_sentences_and_closes(
+    qtbot, repository: SkillRepository, state: BrowserState, pending: list[str]
+) -> None:
+    repository.reviews.review(
+        pending[0], ReviewState.REJECTED, comment="prompt injection", version=repository.get(pending[0]).version
+    )
+    log = QtAuditLog(state)
+    qtbot.addWidget(log)
+    log.show()
+    qtbot.waitExposed(log)
+    settled(qtbot, log)
+    details = log.list.topLevelItem(0).text(6)
+    assert details == "Rejected (content version 1): “prompt injection”"
+    assert log.list.topLevelItem(0).toolTip(6) == details  # long sentences are readable in full
+    qtbot.mouseClick(log.close_button, Qt.MouseButton.LeftButton)
+    assert not log.isVisible()
+    log.show()
+    qtbot.waitExposed(log)
+    log.list.setFocus()
+    qtbot.keyClick(log.list, Qt.Key.Key_Escape)
+    assert not log.isVisible()

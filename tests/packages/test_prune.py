@@ -80,7 +80,11 @@ def test_superseded_needs_a_strictly_higher_rate_in_the_same_situation() -> None
     lower_confidence_better = skill(Confidence.TENTATIVE, rate=0.99, verified=timedelta(days=1))
     found = reasons([best, worse, equal, elsewhere, lower_confidence_better])
     assert set(found) == {worse.id}
-    assert best.id in found[worse.id] or equal.id in found[worse.id]
+    # they share a name (as a refinement and its original do): the reason tells them apart by id
+    assert found[worse.id].startswith(f"superseded by “{best.name}” ({best.id[:8]})")
+    assert found[worse.id].endswith("(same situation, success rate 80% > 50%)")
+    renamed = replace(best, name="Rocket screen, sharper")
+    assert reasons([renamed, worse])[worse.id].startswith("superseded by “Rocket screen, sharper” (same situation")
     del BuildFocus
 
 

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from skillstudio.model import Instructions
+from skillstudio.model import Instructions, ReviewState, Source
+from skillstudio.review import findings_for
 from skillstudio.review.linter import Linter, RuleError, jaccard, load_rules, normalised_text, shingles
 from skillstudio.store import RiskFinding, SkillRepository
 from tests.factories import ai_skill, instructions_skill, strategic_body
@@ -164,6 +165,28 @@ def test_near_duplicates(repository: SkillRepository) -> None:
     assert not any(f.rule == "near-duplicate" for f in linter.lint(other))
     assert not any(f.rule == "near-duplicate" for f in linter.lint(original))  # not a duplicate of itself
     assert jaccard(shingles("abcdefgh"), shingles("abcdefgh")) == 1.0
+
+
+def test_a_refinement_its_original_and_its_siblings_are_not_near_duplicates(repository: SkillRepository) -> None:
+    original = repository.create(ai_skill(review_state=ReviewState.PENDING))
+
+    def refinement(extra: str):
+        provenance = replace(original.provenance, source=Source.human_refined(original.id))
+        return ai_skill(provenance=provenance, description=original.description + extra, created_by="rhea")
+
+    first = repository.create(refinement(" Keep the pillboxes powered."))
+    second = repository.create(refinement(" Sell the pillboxes once the tanks are gone."))
+    linter = Linter(repository=repository)
+    for skill in (original, first, second):
+        assert not [f for f in linter.lint(skill) if f.rule == "near-duplicate"], skill.id
+    copy = repository.create(ai_skill(name="Rocket screen, copied", description=original.description + " Copied."))
+    found = [f for f in linter.lint(original) if f.rule == "near-duplicate"]
+    assert len(found) == 1 and found[0].excerpt == copy.id  # an unrelated copy still is one
+    assert found[0].reason.endswith("similar to “Rocket screen, copied”")  # named, no raw id needed
+    # a finding an earlier linter stored against the refinement is linted again when shown
+    stale = RiskFinding("near-duplicate", "medium", f"94% similar to {first.name!r}", "body", 0, 0, first.id)
+    repository.findings.set(original.id, [stale], version=original.version)
+    assert [f.excerpt for f in findings_for(repository, original)] == [copy.id]
 
 
 def test_sample_library_has_no_findings(tmp_path) -> None:

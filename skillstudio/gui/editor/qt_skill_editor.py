@@ -612,10 +612,12 @@ class QtSkillEditor(QDialog):
 
     def ask_unsaved(self) -> QMessageBox.StandardButton:
         """Save / Discard / Cancel for closing with unsaved changes."""
+        # the name typed, else the stored one (a name emptied in the form is still that skill's)
+        name = self.name_edit.text().strip() or (self.skill.name if self.skill is not None else "")
         box = QMessageBox(
             QMessageBox.Icon.Question,
             "Unsaved changes",
-            f"Save your changes to “{self.name_edit.text().strip() or 'the new skill'}” before closing?",
+            f"Save your changes to “{name}” before closing?" if name else "Save the new skill before closing?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             self,
         )

@@ -1,5 +1,6 @@
 """The audit log viewer: every create, update, delete, restore, review decision, promotion and
-import, filtered by actor, action and time range, with the revision diff one double click away
+import, filtered by actor, action and time range, each entry's details said as a sentence
+(:func:`skillstudio.review.audit.audit_sentence`), with the revision diff one double click away
 and CSV export.
 
 The entries are read in the background (a newer filter supersedes an older read), and the log
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDateTimeEdit,
     QDialog,
+    QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -31,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.workers import LatestOnly, readable
-from skillstudio.review.audit import audit_csv
+from skillstudio.review.audit import audit_csv, audit_sentence, named_ids
 from skillstudio.store import AuditAction, AuditEntry, LibraryChange, SkillRepository
 
 # What each action is called on screen: the filter and the Action column read it from here.
@@ -43,7 +45,7 @@ _ANY = "(any)"
 @dataclass(frozen=True)
 class AuditPage:
     entries: list[AuditEntry]
-    names: dict[str, str]  # skill id -> name, for the entries' skills still in the library
+    names: dict[str, str]  # skill id -> name, for the skills the entries name still in the library
     actors: list[str] | None  # everyone in the log, when asked for
 
 
@@ -56,9 +58,21 @@ def load_audit(
     with_actors: bool,
 ) -> AuditPage:
     entries = repository.history.audit(actor=actor, action=action, since=since, until=until, limit=LIMIT)
-    names = {s.id: s.name for s in repository.summaries(sorted({e.skill_id for e in entries if e.skill_id}))}
+    names = {s.id: s.name for s in repository.summaries(sorted(named_ids(entries)))}
     actors = sorted({entry.actor for entry in repository.history.audit()}) if with_actors else None
     return AuditPage(entries, names, actors)
+
+
+def _skill_label(entry: AuditEntry, names: dict[str, str]) -> str:
+    """The entry's skill by its name now; one no longer in the library by the name the entry
+    recorded, else by its short id."""
+    if not entry.skill_id:
+        return "—"
+    if entry.skill_id in names:
+        return names[entry.skill_id]
+    recorded = entry.details.get("name")
+    gone = recorded if isinstance(recorded, str) and recorded else entry.skill_id[:8]
+    return f"{gone} (no longer in the library)"
 
 
 class QtAuditLog(QDialog):
@@ -92,6 +106,9 @@ class QtAuditLog(QDialog):
             edit.setTimeZone(QTimeZone.utc())
         self.export_button = QPushButton("Export &CSV…", self)
         self.diff_button = QPushButton("Show &Diff", self)
+        self.close_buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        self.close_button = self.close_buttons.button(QDialogButtonBox.StandardButton.Close)
+        self.close_buttons.rejected.connect(self.reject)  # Close, like Esc
         self.count = QLabel(self)
 
         self.list = QTreeWidget(self)
@@ -100,7 +117,7 @@ class QtAuditLog(QDialog):
         self.list.setUniformRowHeights(True)
         self.list.setAlternatingRowColors(True)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        for column, width in enumerate((150, 120, 60, 110, 220, 70)):
+        for column, width in enumerate((150, 120, 60, 150, 220, 70)):
             self.list.setColumnWidth(column, width)
 
         filters = QHBoxLayout()
@@ -116,6 +133,7 @@ class QtAuditLog(QDialog):
         bottom.addWidget(self.count, 1)
         bottom.addWidget(self.diff_button)
         bottom.addWidget(self.export_button)
+        bottom.addWidget(self.close_buttons)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
         layout.addWidget(self.list, 1)
@@ -170,8 +188,8 @@ class QtAuditLog(QDialog):
         self.list.clear()
         rows = []
         for entry in self.entries:
-            skill = page.names.get(entry.skill_id or "", entry.skill_id or "—")
-            details = ", ".join(f"{k}: {v}" for k, v in sorted(entry.details.items()))
+            skill = _skill_label(entry, page.names)
+            details = audit_sentence(entry, page.names)
             row = QTreeWidgetItem(
                 [
                     entry.at[:19].replace("T", " "),
@@ -185,6 +203,7 @@ class QtAuditLog(QDialog):
             )
             row.setToolTip(3, entry.action)
             row.setToolTip(4, entry.skill_id or "")
+            row.setToolTip(6, details)
             rows.append(row)
         self.list.addTopLevelItems(rows)
         for index, entry in enumerate(self.entries):  # the entry the user looked at stays selected

@@ -2,8 +2,10 @@
 
 Left: the queue (filter by creator and source). Right: the selected skill's provenance,
 verification figures and risk findings, the diff since its last approved revision, a comment
-box and Approve (Ctrl+Return) / Reject (Ctrl+Shift+R) / Request changes (Ctrl+Shift+C). After a
-decision the next item is selected automatically. The work is done by :mod:`skillstudio.review`.
+box and Approve (Ctrl+Return) / Reject (Ctrl+Shift+R) / Request changes (Ctrl+Shift+C). Reject
+asks for the reason (required: the record must say why). After a decision the next item is
+selected automatically; Undo (Ctrl+Z) takes the reviewer's decisions back, newest first. The work
+is done by :mod:`skillstudio.review`.
 
 The queue and the selected skill are read in the background (a newer read supersedes an older
 one); a decision is an operation (it may wait for a busy library without freezing the window),
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -38,7 +41,8 @@ from skillstudio.gui.qt_diff_view import QtDiffView
 from skillstudio.gui.rich_text import escaped, findings_html
 from skillstudio.gui.workers import LatestOnly, LibraryOp, readable, show_error
 from skillstudio.model import ReviewState, Skill, SourceKind
-from skillstudio.review import change_since_approved, findings_for, pending_queue
+from skillstudio.review import change_since_approved, findings_for, pending_queue, undo
+from skillstudio.review.audit import state_label
 from skillstudio.review.linter import Linter
 from skillstudio.review.workflow import PendingChange, QueueItem
 from skillstudio.store import (
@@ -59,6 +63,59 @@ SHORTCUTS = {
 }
 _ANY = "(anyone)"
 LINT_ON_OPEN = 200  # unlinted pending skills linted when the queue loads (more: when selected)
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A decision this queue recorded: what Undo takes back (the skill, its name, the state set,
+    the content version it was on, and the comment, which goes back into the comment box)."""
+
+    skill_id: str
+    name: str
+    state: ReviewState
+    version: int
+    comment: str
+
+
+class RejectReasonDialog(QDialog):
+    """Why a skill is rejected: the reason is required (Reject stays disabled until there is one)."""
+
+    def __init__(self, name: str, reason: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Reject skill")
+        self.resize(460, 220)
+        prompt = QLabel(f"Why is “{name}” rejected? The reason is kept with the decision in the audit log.", self)
+        prompt.setTextFormat(Qt.TextFormat.PlainText)
+        prompt.setWordWrap(True)
+        self.reason_edit = QPlainTextEdit(self)
+        self.reason_edit.setAccessibleName("Reason for the rejection")
+        self.reason_edit.setPlaceholderText("e.g. prompt injection in the body")
+        self.reason_edit.setPlainText(reason)
+        self.reason_edit.setTabChangesFocus(True)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
+        self.reject_button = self.buttons.addButton("&Reject", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.reject_button.setToolTip("Reject with this reason (Ctrl+Return)")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        confirm = QShortcut(QKeySequence("Ctrl+Return"), self)
+        confirm.activated.connect(self._confirm)
+        layout = QVBoxLayout(self)
+        layout.addWidget(prompt)
+        layout.addWidget(self.reason_edit, 1)
+        layout.addWidget(self.buttons)
+        self.reason_edit.textChanged.connect(self._update)
+        self._update()
+        self.reason_edit.setFocus()
+
+    def reason(self) -> str:
+        return self.reason_edit.toPlainText().strip()
+
+    def _update(self) -> None:
+        self.reject_button.setEnabled(bool(self.reason()))
+
+    def _confirm(self) -> None:
+        if self.reject_button.isEnabled():
+            self.accept()
 
 
 @dataclass(frozen=True)
@@ -125,7 +182,8 @@ class QtReviewQueue(QDialog):
         self._items: list[QueueItem] = []
         self._select_after_load: str | None = None
         self._shown: tuple[str, int] | None = None  # the skill and content version shown: decisions are on it
-        self._deciding = False
+        self._deciding = False  # a decision or an undo is being written
+        self._decided: list[Decided] = []  # what Undo takes back, newest last
         self._stale = False  # the library changed while the queue was closed
         self.loader = LatestOnly(self, self._show_queue, self._queue_failed)
         self.details_loader = LatestOnly(self, self._show_details, self._details_failed)
@@ -162,6 +220,11 @@ class QtReviewQueue(QDialog):
         self.approve_button = QPushButton("&Approve", self)
         self.reject_button = QPushButton("&Reject", self)
         self.changes_button = QPushButton("Request &Changes", self)
+        self.undo_button = QPushButton("&Undo", self)
+        self.undo_button.clicked.connect(self.undo)
+        undo_shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Undo), self)
+        undo_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        undo_shortcut.activated.connect(self.undo)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         for button, decision in (
@@ -195,6 +258,7 @@ class QtReviewQueue(QDialog):
         right_split.setSizes([330, 400])
         buttons = QHBoxLayout()
         buttons.addWidget(self.status, 1)
+        buttons.addWidget(self.undo_button)
         buttons.addWidget(self.changes_button)
         buttons.addWidget(self.reject_button)
         buttons.addWidget(self.approve_button)
@@ -248,10 +312,7 @@ class QtReviewQueue(QDialog):
             s = item.summary
             risk = view.findings.get(s.id, [])
             worst = next((sev for sev in ("high", "medium", "low", "info") if any(f.severity == sev for f in risk)), "")
-            try:
-                source = SourceKind(s.source).label
-            except ValueError:
-                source = s.source
+            source = SourceKind.label_of(s.source)
             row = QTreeWidgetItem(
                 [s.name, s.created_by, source, f"{len(risk)} ({worst})" if risk else "—", item.changed_at[:10]]
             )
@@ -352,7 +413,7 @@ class QtReviewQueue(QDialog):
             ("LLM model", escaped(skill.provenance.model_id or "—")),
             (
                 "Verification",
-                f"{escaped(quality.confidence.value)} · "
+                f"{escaped(quality.confidence.label)} · "
                 + (
                     f"success {rate} over {quality.verification_count} verifications · last {escaped((quality.last_verified or '—')[:10])}"
                     if quality.verification_count
@@ -366,7 +427,7 @@ class QtReviewQueue(QDialog):
             rows.append(
                 (
                     "Last decision",
-                    f"{escaped(last.state)} by {escaped(last.reviewer)} {escaped(last.at[:16].replace('T', ' '))}"
+                    f"{escaped(state_label(last.state))} by {escaped(last.reviewer)} {escaped(last.at[:16].replace('T', ' '))}"
                     + (f": “{escaped(last.comment)}”" if last.comment else ""),
                 )
             )
@@ -400,12 +461,18 @@ class QtReviewQueue(QDialog):
         can = self._shown is not None and not self._deciding
         for button in (self.approve_button, self.reject_button, self.changes_button):
             button.setEnabled(can)
+        self.undo_button.setEnabled(bool(self._decided) and not self._deciding)
+        last = self._decided[-1] if self._decided else None
+        self.undo_button.setToolTip(
+            f"Take back “{last.state.label}” on “{last.name}” (Ctrl+Z)" if last else "Nothing to take back"
+        )
 
     # --- deciding ------------------------------------------------------------------------------
 
     def decide(self, decision: ReviewState) -> bool:
         """Record ``decision`` for the selected skill with the comment, in the background;
-        the next item follows. False if nothing could be decided now."""
+        the next item follows. A rejection asks for its reason first. False if nothing could be
+        decided now (or the reason was not given)."""
         skill_id = self.current_id()
         item = self.list.currentItem()
         if skill_id is None or item is None or self._deciding:
@@ -419,31 +486,56 @@ class QtReviewQueue(QDialog):
             self.status.setText(f'<span style="color:#c62828">{why}</span>')
             return False
         version = self._shown[1]
+        comment = self.comment.toPlainText().strip()
+        name = item.text(0)
+        if decision is ReviewState.REJECTED:
+            reason = self.ask_reason(name, comment)
+            if reason is None:
+                self.status.setText(f"Not rejected: {escaped(name)}")
+                return False
+            comment = reason
+            if self.current_id() != skill_id or self._shown != (skill_id, version):
+                self.status.setText(
+                    '<span style="color:#c62828">The skill changed while you wrote; decide again.</span>'
+                )
+                return False
         ids = self.pending_ids()
         position = ids.index(skill_id)
         following = ids[position + 1] if position + 1 < len(ids) else (ids[position - 1] if position > 0 else None)
-        comment = self.comment.toPlainText().strip()
-        name = item.text(0)
-        self._deciding = True
-        self._enable_decisions()
-        self.status.setText(f"{escaped(decision.label)}: {escaped(name)}…")
+        decided = Decided(skill_id, name, decision, version, comment)
+        self._set_deciding(f"{escaped(decision.label)}: {escaped(name)}…")
         LibraryOp[Skill](
             self.state,
             self,
             lambda repository: repository.reviews.review(skill_id, decision, comment=comment, version=version),
             title="Review",
-        ).success(lambda _skill: self._decided(skill_id, decision, name, following)).failure(
+        ).success(lambda _skill: self._decided_now(decided, following)).failure(
             self._decision_failed
         ).run_in_background(initiator=self)
         return True
 
-    def _decided(self, skill_id: str, decision: ReviewState, name: str, following: str | None) -> None:
+    def ask_reason(self, name: str, reason: str) -> str | None:
+        """The reason for rejecting ``name`` (``reason``: what the comment box holds); None if
+        the reviewer cancelled."""
+        dialog = RejectReasonDialog(name, reason, self)
+        try:
+            return dialog.reason() if dialog.exec() == QDialog.DialogCode.Accepted else None
+        finally:
+            dialog.deleteLater()
+
+    def _set_deciding(self, status: str) -> None:
+        self._deciding = True
+        self._enable_decisions()
+        self.status.setText(status)
+
+    def _decided_now(self, decided: Decided, following: str | None) -> None:
         if not isValid(self):
             return
         self._deciding = False
+        self._decided.append(decided)
         self.comment.clear()
-        self.status.setText(f"{escaped(decision.label)}: {escaped(name)}")
-        self.decided.emit(skill_id, decision.value)
+        self.status.setText(f"{escaped(decided.state.label)}: {escaped(decided.name)}. Undo (Ctrl+Z) takes it back.")
+        self.decided.emit(decided.skill_id, decided.state.value)
         self.reload(select=following)
 
     def _decision_failed(self, error: BaseException) -> None:
@@ -459,6 +551,45 @@ class QtReviewQueue(QDialog):
         else:
             show_error(self, "Review", error)
 
+    def undo(self) -> bool:
+        """Take back the newest decision made here, in the background: the skill waits for review
+        again, selected, with its comment back in the box. False if there is nothing to take
+        back now."""
+        if not self._decided or self._deciding:
+            return False
+        decided = self._decided.pop()
+        self._set_deciding(f"Taking back “{escaped(decided.state.label)}” on {escaped(decided.name)}…")
+        LibraryOp[Skill](
+            self.state,
+            self,
+            lambda repository: undo(repository, decided.skill_id, decided.state, version=decided.version),
+            title="Undo review decision",
+        ).success(lambda skill: self._undone(decided, skill)).failure(self._undo_failed).run_in_background(
+            initiator=self
+        )
+        return True
+
+    def _undone(self, decided: Decided, skill: Skill) -> None:
+        if not isValid(self):
+            return
+        self._deciding = False
+        now = state_label(skill.review_state.value if skill.review_state else None).lower()
+        self.status.setText(
+            f"Took back “{escaped(decided.state.label)}” on {escaped(decided.name)}: it is {escaped(now)} again."
+        )
+        self.comment.setPlainText(decided.comment)
+        self.reload(select=decided.skill_id)
+
+    def _undo_failed(self, error: BaseException) -> None:
+        if not isValid(self):
+            return
+        self._deciding = False
+        self._enable_decisions()
+        if isinstance(error, LibraryError):  # changed or decided since: it stays as it is
+            self.status.setText(f'<span style="color:#c62828">{escaped(error)}</span>')
+        else:
+            show_error(self, "Undo review decision", error)
+
     # --- the library ---------------------------------------------------------------------------
 
     def _on_library_changed(self, change: LibraryChange) -> None:
@@ -472,6 +603,7 @@ class QtReviewQueue(QDialog):
         self.details_loader.discard()
         self._items = []
         self._shown = None
+        self._decided.clear()  # decisions in the library that closed
         self.list.clear()
         self.comment.clear()
         self.status.clear()
