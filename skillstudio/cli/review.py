@@ -176,9 +176,6 @@ def _review(args: argparse.Namespace, database: Database) -> int:
         print(f"{shown.id}  {shown.name}  (version {version}): {state.value}")
     try:
         stored = repository.reviews.review(skill_id, state, comment=args.comment, version=version)
-    except ReviewRefused as error:
-        print(f"skillstudio: {error} (give it with --comment TEXT)", file=sys.stderr)
-        return EXIT_FAILED
     except ConflictError as error:
         print(
             f"skillstudio: {skill_id} changed since version {version} (the library now holds version "

@@ -35,16 +35,12 @@ class Reviews(StorePart):
 
         Every review change is a person's: any other actor (agent, system) gets ReviewNotAllowed.
         A ``version`` that is no longer the stored one raises ConflictError naming both versions:
-        the reviewer decided on content the library no longer holds. A rejection needs a reason
-        (the comment): ReviewRefused without one, since the record would not say why."""
+        the reviewer decided on content the library no longer holds. The app asks a reviewer
+        for a rejection's reason; the store records what it is given, an empty comment too."""
         value = ReviewState(state).value
         self._require_human(f"set a skill {value}")
         if not isinstance(version, int) or isinstance(version, bool):
             raise TypeError(f"version: the content version the reviewer saw (an int), not {version!r}")
-        if value == ReviewState.REJECTED.value and not comment.strip():
-            raise ReviewRefused(
-                "a rejection needs a reason (the comment) so that the record says why; nothing was recorded"
-            )
         with self._work(AuditAction.REVIEW) as work:
             work.touch((skill_id,))
             current = work.load(skill_id)

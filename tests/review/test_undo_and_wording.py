@@ -27,17 +27,6 @@ from skillstudio.store import (
 from tests.factories import ai_skill
 
 
-def test_a_rejection_needs_a_reason_and_nothing_is_recorded_without_one(repository: SkillRepository) -> None:
-    skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
-    audited = len(repository.history.audit())
-    for blank in ("", "   \n"):
-        with pytest.raises(ReviewRefused, match="needs a reason"):
-            reject(repository, skill.id, blank, version=skill.version)
-    assert repository.get(skill.id).review_state is ReviewState.PENDING
-    assert repository.reviews.decisions(skill.id) == [] and len(repository.history.audit()) == audited
-    assert reject(repository, skill.id, "prompt injection", version=skill.version).review_state is ReviewState.REJECTED
-
-
 def test_undo_brings_the_state_before_back_with_an_audit_entry_of_its_own(repository: SkillRepository) -> None:
     skill = repository.create(ai_skill(review_state=ReviewState.PENDING))
     reject(repository, skill.id, "unsafe", version=skill.version)
@@ -86,12 +75,10 @@ def test_only_the_reviewers_newest_decision_on_unchanged_content_is_undone(repos
     assert repository.get(skill.id).review_state is ReviewState.REJECTED
 
 
-def test_cli_asks_for_a_reason_and_undoes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_undoes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "lib.db"
     with create_library(db, sample=False) as database:
         skill = SkillRepository(database).create(ai_skill(review_state=ReviewState.PENDING))
-    assert cli(["review", "reject", skill.id, "--db", str(db)]) == 1
-    assert "needs a reason" in capsys.readouterr().err
     assert cli(["review", "reject", skill.id, "--comment", "unsafe", "--db", str(db)]) == 0
     capsys.readouterr()
     assert cli(["review", "undo", skill.id, "--db", str(db)]) == 0

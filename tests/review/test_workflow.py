@@ -183,5 +183,5 @@ def test_cli_decides_on_the_version_it_shows(tmp_path: Path, capsys: pytest.Capt
         assert SkillRepository(database).get(skill.id).review_state is ReviewState.PENDING
     assert cli(["review", "approve", skill.id, "--db", str(db), "--json"]) == 0  # the version read now
     assert json.loads(capsys.readouterr().out)["version"] == changed.version
-    assert cli(["review", "reject", skill.id, "--version", str(changed.version), "-m", "no", "--db", str(db)]) == 0
+    assert cli(["review", "reject", skill.id, "--version", str(changed.version), "--db", str(db)]) == 0
     assert f"(version {changed.version})" in capsys.readouterr().out
