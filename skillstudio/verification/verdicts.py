@@ -49,7 +49,8 @@ CAUSES = {  # each cause in a few words, for a batch's count of them
     UNCHANGED: "unchanged by this batch",
 }
 KEPT_NOTE = "a verify batch lowers no tier while demote_on_verify is off"
-DEMOTE_SETTING = "skillstudio config set --library demote_on_verify true"
+# Said in the app's words and the CLI's: the same sentence reaches both.
+DEMOTE_SETTING = "Edit › Settings, or skillstudio config set --library demote_on_verify true"
 MORE_GAMES = "play more games: verify it again, or with Until decided (stops when the evidence decides)"
 
 
@@ -156,7 +157,8 @@ def summarize(verdicts: Sequence[Verdict]) -> str:
 def _raise_cap(earned: Confidence) -> str:
     return (
         "record gameplay matches from real games (skillstudio record MATCHES.jsonl); or, if the studio trusts "
-        f"its headless engine, skillstudio config set --library headless_max_tier {earned.value}"
+        f"its headless engine, set headless_max_tier to {earned.value} (Edit › Settings, or "
+        f"skillstudio config set --library headless_max_tier {earned.value})"
     )
 
 

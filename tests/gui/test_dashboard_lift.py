@@ -55,20 +55,20 @@ def test_the_dialogs_checkbox_asks_for_the_baseline(qtbot) -> None:
 
 
 def test_a_baseline_batch_from_the_dashboard_plots_each_skills_lift(qtbot, state, dashboard) -> None:
-    aa, rush = _ids(state, "Early AA against Yak rush", "Light tank rush at 5:00")
+    mig, rush = _ids(state, "MiG strikes on exposed ore trucks", "Light tank rush at 5:00")
     with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
-        assert dashboard.start_batch([aa, rush], BatchOptions(games=10, seed=2, chunk_games=5, baseline=True))
+        assert dashboard.start_batch([mig, rush], BatchOptions(games=10, seed=2, chunk_games=5, baseline=True))
     outcome = finished.args[0]
     assert outcome.finished.status == "finished"
-    assert {r.skill_id for r in outcome.lifts} == {aa, rush}
-    assert "worse than the default plan: Early AA against Yak rush" in dashboard.panel.summary.text()
+    assert {r.skill_id for r in outcome.lifts} == {mig, rush}
+    assert "worse than the default plan: Light tank rush at 5:00" in dashboard.panel.summary.text()
     qtbot.waitUntil(lambda: not dashboard.running and not dashboard.loading, timeout=WAIT)
     with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
-        state.set_selection([aa, rush], current=aa)
+        state.set_selection([mig, rush], current=mig)
     rows = dashboard.lift_plot.rows()
-    assert [(row[0], row[9]) for row in rows] == [(aa, True), (rush, False)]  # in selection order; AA is worse
-    [aa_row] = [row for row in rows if row[0] == aa]
-    text = dashboard.lift_plot.readout_at(aa_row[6] * 100, 0)
+    assert [(row[0], row[9]) for row in rows] == [(mig, False), (rush, True)]  # in selection order; the rush is worse
+    [rush_row] = [row for row in rows if row[0] == rush]
+    text = dashboard.lift_plot.readout_at(rush_row[6] * 100, 0)
     assert text is not None and "worse than the default plan" in text and "over 10 pairs" in text
 
 
