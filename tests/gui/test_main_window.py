@@ -104,6 +104,33 @@ def test_the_layout_is_kept_when_another_library_opens_and_restored_at_the_next_
     assert not again.column_actions[column("Rating")].isChecked()
 
 
+def test_the_retrieval_preview_comes_back_open_and_as_wide_as_it_was(qtbot, library_copy: Path, tmp_path: Path) -> None:
+    def start() -> QtMainWindow:
+        window = QtMainWindow(SkillRepository(Database(library_copy), Actor("mira")), settings_at(tmp_path / "s.ini"))
+        qtbot.addWidget(window)
+        window.resize(1600, 1000)  # wider than the offscreen screen, which a restored geometry fits into
+        window.show()
+        wait_for_browser(qtbot, window)
+        return window
+
+    window = start()
+    preview = window.retrieval_preview
+    assert not preview.isVisible()  # hidden until asked for, then given a useful width
+    preview.toggle_action.trigger()
+    qtbot.waitUntil(lambda: preview.width() >= 600)
+    window.resizeDocks([preview], [500], Qt.Orientation.Horizontal)  # the user narrows it
+    qtbot.waitUntil(lambda: preview.width() == 500)
+    window.close()
+    window.repository.database.close()
+
+    again = start()
+    qtbot.waitUntil(lambda: again.retrieval_preview.isVisible() and again.retrieval_preview.width() == 500)
+    qtbot.wait(100)  # a first-show sizing would land on the next turns of the event loop
+    assert again.retrieval_preview.width() == 500
+    again.close()
+    again.repository.database.close()
+
+
 def test_by_default_the_browser_keeps_most_of_the_height(window: QtMainWindow) -> None:
     assert window.dashboard.height() <= window.height() // 4 + 1
     assert window.table.height() > window.dashboard.height()
