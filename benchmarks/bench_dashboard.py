@@ -118,6 +118,7 @@ def _one_batch(
                 window.model.index(row, 0),
                 QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
             )
+    _wait_until(lambda: not window.starting)  # the docks follow the browser's first rows on screen
     dashboard = window.dashboard
     assert dashboard is not None
     loaded = [0]

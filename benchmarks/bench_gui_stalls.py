@@ -152,9 +152,9 @@ class Bench:
         settings = QSettings(str(self.folder / "settings.ini"), QSettings.Format.IniFormat)
         window = QtMainWindow(SkillRepository(Database(library), Actor("bench")), settings)
         window.resize(1400, 820)
+        window.ready.connect(freeze_startup_objects)  # as the app does once its docks are built
         window.show()
-        freeze_startup_objects()  # as the app does once its window shows
-        self.quiet(window)  # first paints, the filter lists filled in, the dashboard's first plots
+        self.quiet(window)  # first paints, the docks, the filter lists filled in, the dashboard's first plots
         return window
 
     def close_window(self, window: Any) -> None:
@@ -164,8 +164,14 @@ class Bench:
 
     @staticmethod
     def idle(window: Any) -> bool:
-        """No operation runs and no panel of the browser is loading."""
-        return not (window.state.busy or window.model.loading or window.filters.loading or window.detail.loading)
+        """No operation runs and no panel of the browser is loading (the docks are built)."""
+        return not (
+            window.state.busy
+            or window.model.loading
+            or window.filters.loading
+            or window.detail.loading
+            or window.starting
+        )
 
     def wait_until(self, condition: Callable[[], bool], timeout_s: float = 600.0) -> None:
         """Run the event loop (as the app would) until ``condition()``; waits, never works."""

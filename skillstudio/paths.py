@@ -22,3 +22,13 @@ def resources_dir() -> Path:
 
 def resource(*parts: str) -> Path:
     return resources_dir().joinpath(*parts)
+
+
+def documentation() -> Path | None:
+    """The README the documentation starts from (it links to docs/), where this copy has it: a
+    checkout, or an app bundle that ships it beside its resources; None if it was not installed."""
+    for folder in (Path(__file__).resolve().parent.parent, resources_dir().parent):
+        readme = folder / "README.md"
+        if readme.is_file():
+            return readme
+    return None

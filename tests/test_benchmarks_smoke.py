@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks import bench_retrieval, bench_store, run
+from benchmarks import bench_retrieval, bench_startup, bench_store, run
 from benchmarks.synthetic import TAG_VOCABULARY, generate_skills
 from skillstudio.model import (
     BodyKind,
@@ -103,5 +103,23 @@ def test_retrieval_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
     assert report["edit"]["row_updated"] and not report["edit"]["reloaded"]
 
 
+def test_startup_benchmark_runs(tmp_path, capsys):
+    pytest.importorskip("PySide6")
+    assert bench_startup.main(["--repeats", "1", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "startup.json").read_text(encoding="utf-8"))
+    rows = {row["what"]: row for row in report["rows"]}
+    assert set(rows) == {
+        "python, nothing imported",
+        "bare QMainWindow shown",
+        "SkillStudio shown",
+        "SkillStudio usable",
+        "SkillStudio complete",
+    }
+    shown, usable, complete = (rows[f"SkillStudio {what}"]["median_s"] for what in ("shown", "usable", "complete"))
+    assert 0 < shown <= usable <= complete and rows["SkillStudio usable"]["library"] == "sample"
+    assert "skillstudio.gui.app" in report["imports_s"]
+    assert "goal: usable < 2 s" in capsys.readouterr().out
+
+
 def test_runner_finds_the_store_benchmark():
-    assert {"bench_store", "bench_retrieval"} <= {name for name, _ in run.discover()}
+    assert {"bench_store", "bench_retrieval", "bench_startup"} <= {name for name, _ in run.discover()}

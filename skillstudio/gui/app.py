@@ -17,7 +17,7 @@ from skillstudio.store import Actor, LibraryError, SkillRepository
 
 
 def freeze_startup_objects() -> None:
-    """Keep what start-up built (modules, Qt wrappers, the window) out of full collections.
+    """Keep what start-up built (modules, Qt wrappers, the window and its docks) out of full collections.
 
     They live as long as the app; a full collection would walk them all, holding the GIL, each
     time a background operation's allocations trigger one: tens of milliseconds of frozen GUI
@@ -43,8 +43,8 @@ def main(db: str | None = None) -> int:
     settings = QSettings()
     actor = Actor(str(settings.value("user/name", "") or Actor.current_user().id), "human")
     window = QtMainWindow(SkillRepository(database, actor), settings)
+    window.ready.connect(freeze_startup_objects)  # once the docks are built too, behind the shown browser
     window.show()
-    freeze_startup_objects()
     try:
         return app.exec()
     finally:

@@ -7,10 +7,12 @@ The panel reads and writes ``BrowserState.query``; the table follows the state, 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QGroupBox,
     QLineEdit,
@@ -18,20 +20,51 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
 
-from skillstudio.gui.workers import LatestOnly
+from skillstudio.gui.workers import LatestOnly, readable
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
 from skillstudio.store import ChangeKind, LibraryChange, SkillQuery, SkillRepository
 
 if TYPE_CHECKING:
     from skillstudio.gui.browser_state import BrowserState
 
+log = logging.getLogger(__name__)
+
 UNTAGGED = "\x00untagged"  # the item data of the "(untagged)" choice; no tag can be NUL
 NOT_REVIEWED = "\x00none"
 FOLLOW_CHANGES_MS = 50  # changes arriving within this reload the choices once
+
+
+class _LabelToggles(QStyledItemDelegate):
+    """A click on a choice's label toggles its box, as a check box's label does (Qt's item views
+    toggle only on the box itself)."""
+
+    def editorEvent(
+        self,
+        event: QEvent,
+        model: QAbstractItemModel,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> bool:
+        checkable = bool(index.flags() & Qt.ItemFlag.ItemIsUserCheckable) and bool(
+            index.flags() & Qt.ItemFlag.ItemIsEnabled
+        )
+        if not checkable or not isinstance(event, QMouseEvent) or event.button() != Qt.MouseButton.LeftButton:
+            return super().editorEvent(event, model, option, index)
+        if not option.rect.contains(event.position().toPoint()):
+            return False
+        if event.type() == QEvent.Type.MouseButtonDblClick:
+            return True  # its second release toggles again, as a double click on a box does
+        if event.type() != QEvent.Type.MouseButtonRelease:
+            return False  # the press makes the choice current, for the keyboard
+        checked = Qt.CheckState(index.data(Qt.ItemDataRole.CheckStateRole)) == Qt.CheckState.Checked
+        flipped = Qt.CheckState.Unchecked if checked else Qt.CheckState.Checked
+        return model.setData(index, flipped.value, Qt.ItemDataRole.CheckStateRole)
 
 
 class _Facet(QGroupBox):
@@ -52,6 +85,7 @@ class _Facet(QGroupBox):
             layout.addWidget(self.search)
         self.list = QListWidget(self)
         self.list.setUniformItemSizes(True)
+        self.list.setItemDelegate(_LabelToggles(self.list))
         self.list.itemChanged.connect(lambda _item: self.changed.emit())
         layout.addWidget(self.list)
 
@@ -108,8 +142,11 @@ class QtFilterPanel(QScrollArea):
     """Shows ``state.query``'s filters as checked choices, and writes the user's clicks into it.
 
     The choices that depend on the library (modules, creators, tags) are read in the background
-    when a library opens and whenever skills join, leave or change.
+    when a library opens and whenever skills join, leave or change; ``choices_loaded`` says when
+    a read has ended (its choices shown, or the previous ones kept if it failed).
     """
+
+    choices_loaded = Signal()
 
     def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -140,7 +177,7 @@ class QtFilterPanel(QScrollArea):
         self.confidence.set_choices([(c.value, c.label) for c in Confidence])
         self.source.set_choices([(s.value, s.label) for s in SourceKind])
         self.review.set_choices([(NOT_REVIEWED, "Not reviewed"), *((r.value, r.label) for r in ReviewState)])
-        self._loader = LatestOnly(self, self._apply_choices)
+        self._loader = LatestOnly(self, self._apply_choices, self._choices_failed)
         self._reload_timer = QTimer(self, singleShot=True, interval=FOLLOW_CHANGES_MS)  # a burst reloads once
         self._reload_timer.timeout.connect(self.reload_choices)
         state.query_changed.connect(self._show_query)
@@ -190,6 +227,11 @@ class QtFilterPanel(QScrollArea):
         # A choice that is gone (the last skill of a module left) no longer filters: no row
         # should be hidden by a box the user cannot see.
         self._write_query()
+        self.choices_loaded.emit()
+
+    def _choices_failed(self, error: BaseException) -> None:
+        log.warning("the filter choices could not be read: %s", readable(error))
+        self.choices_loaded.emit()
 
     # --- the query -------------------------------------------------------------------------------
 

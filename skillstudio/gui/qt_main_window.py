@@ -5,9 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, QSettings, Qt, QTimer
+from PySide6.QtCore import (
+    QByteArray,
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QObject,
+    QPoint,
+    QSettings,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -15,6 +26,7 @@ from PySide6.QtGui import (
     QDropEvent,
     QGuiApplication,
     QKeySequence,
+    QShowEvent,
     QUndoCommand,
     QUndoStack,
 )
@@ -27,6 +39,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QSplitter,
@@ -37,22 +50,43 @@ from PySide6.QtWidgets import (
 
 from skillstudio.curation import retag
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.dashboard import QtDashboard
 from skillstudio.gui.qt_confidence_delegate import QtConfidenceDelegate
 from skillstudio.gui.qt_detail_pane import QtDetailPane
 from skillstudio.gui.qt_filter_panel import QtFilterPanel
-from skillstudio.gui.qt_retrieval_preview import QtRetrievalPreview
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog
 from skillstudio.gui.skill_table_model import COLUMNS, CONFIDENCE_COLUMN, SkillTableModel
 from skillstudio.gui.workers import LibraryOp, show_error, without_full_collections
-from skillstudio.library import create_library, sample_library_path
+from skillstudio.library import create_library, recent_libraries, remember_recent, sample_library_path
 from skillstudio.model import ValidationError
 from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
 
+if TYPE_CHECKING:  # built once the window shows (see _add_docks)
+    from skillstudio.gui.dashboard import QtDashboard
+    from skillstudio.gui.qt_retrieval_preview import QtRetrievalPreview
+
 SEARCH_DEBOUNCE_MS = 200
 WATCH_INTERVAL_MS = 1000
-RECENT_LIMIT = 8
 PROGRESS_EVERY = 100  # skills between two progress reports of a long operation
+SAVED_HIDDEN_MESSAGE_MS = 15_000  # long enough to read why a saved skill is not listed
+# Column widths that show Name through Verifications at 1280x800 (with the default splitter
+# sizes, see showEvent); the rest scroll into view.
+DEFAULT_COLUMN_WIDTHS = {
+    "Name": 210,
+    "Domain": 80,
+    "Module": 58,
+    "Confidence": 92,
+    "Success": 62,
+    "Verifications": 88,
+    "Rating": 55,
+    "Uses": 50,
+    "Source": 110,
+    "Created by": 140,
+    "Last verified": 95,
+}
+DASHBOARD_SHARE = 4  # by default the dashboard dock takes a quarter of the height
+DETAILS_SHARE = 22  # the detail pane's default width, in % of the window's (at least its minimum)
+LAYOUT_VERSION = 1  # saveState's version: bump it when the docks change, and old layouts are not restored
+LAYOUT = "layout/"  # the QSettings group of the user's layout
 
 
 def _fitting_size(width: int, height: int) -> tuple[int, int]:
@@ -67,7 +101,13 @@ def _fitting_size(width: int, height: int) -> tuple[int, int]:
 class QtMainWindow(QMainWindow):
     """The browser. It owns the :class:`BrowserState` (``self.state``) every panel follows: the
     search box and the filter panel write its query, the table's selection writes its selection,
-    and the library's changes reach each panel through it."""
+    and the library's changes reach each panel through it.
+
+    The layout (window, docks, splitter, columns) is the user's: saved when the window closes,
+    restored when it opens, and left alone when another library opens. The docks beside the
+    browser (dashboard, retrieval preview) are built once the browser has shown: ``ready``."""
+
+    ready = Signal()  # every panel is built (the docks too)
 
     def __init__(self, repository: SkillRepository, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -78,7 +118,9 @@ class QtMainWindow(QMainWindow):
         self._editors: list = []  # open skill editors, asked before the window closes
         self._data_version = 0
         self._pending_selection: list[str] = []  # to select once the running query shows it
+        self._keep_filters = False  # the pending skill is a saved one: never clear filters for it
         self._restoring = False  # the window itself is re-selecting rows after a query
+        self._closed = False
         self.state = BrowserState(repository, self)
 
         self.search = QLineEdit(self)
@@ -110,9 +152,12 @@ class QtMainWindow(QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._on_table_selection)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionsMovable(True)
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        for column, width in enumerate((300, 95, 60, 105, 70, 95, 60, 55, 120, 160, 100)):
-            self.table.setColumnWidth(column, width)
+        for column, spec in enumerate(COLUMNS):
+            self.table.setColumnWidth(column, DEFAULT_COLUMN_WIDTHS.get(spec.title, 100))
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._show_columns_menu)
 
         self.filters = QtFilterPanel(self.state, self)
         self.detail = QtDetailPane(self.state, self)
@@ -122,13 +167,14 @@ class QtMainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.search)
         layout.addWidget(self.table)
-        splitter = QSplitter(self)
-        splitter.addWidget(self.filters)
-        splitter.addWidget(centre)
-        splitter.addWidget(self.detail)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([230, 820, 380])
-        self.setCentralWidget(splitter)
+        self.splitter = QSplitter(self)
+        self.splitter.setObjectName("browser_splitter")
+        self.splitter.addWidget(self.filters)
+        self.splitter.addWidget(centre)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(1, 1)
+        self._splitter_restored = False  # else the default sizes, once the window has its size
+        self.setCentralWidget(self.splitter)
 
         self._watch_timer = QTimer(self, interval=WATCH_INTERVAL_MS)
         self._watch_timer.timeout.connect(self.check_external_changes)
@@ -139,24 +185,134 @@ class QtMainWindow(QMainWindow):
         self.state.busy_changed.connect(self._show_busy)
         self.state.message.connect(self._show_message)
         self.state.current_changed.connect(self._follow_current)
-        self.dashboard: QtDashboard | None = None  # the verification dashboard dock, added once the browser exists
+        self.dashboard: QtDashboard | None = None  # the verification dashboard dock, once the window shows
         self.retrieval_preview: QtRetrievalPreview | None = None  # likewise
+        self._starting_steps = {"rows", "choices"}
+        self.model.query_finished.connect(lambda: self._started("rows"))
+        self.model.query_failed.connect(lambda _message: self._started("rows"))
+        self.filters.choices_loaded.connect(lambda: self._started("choices"))
         self._on_library_opened(repository)
-        self.dashboard = QtDashboard(self.state, self)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
-        # The browser is the main view: the dock starts at about a third of the window's height.
-        self.resizeDocks([self.dashboard], [max(240, self.height() // 3)], Qt.Orientation.Vertical)
-        self.menuBar().addMenu(self.dashboard.menu)
-        self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
-        self.retrieval_preview = QtRetrievalPreview(self.state, self)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.retrieval_preview)
-        self.view_menu.addActions([self.retrieval_preview.toggle_action, self.retrieval_preview.embed_action])
+        self._restore_layout()
         self._watch_timer.start()
 
     @property
     def repository(self) -> SkillRepository:
         """The open library as the current user (the state's; read it when acting)."""
         return self.state.require_repository()
+
+    @property
+    def starting(self) -> bool:
+        """Shown, and its docks not built yet (they follow the first rows on screen)."""
+        return self.isVisible() and self.dashboard is None and not self._closed
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._splitter_restored:  # the default: filters, the table as wide as it can be, details
+            self._splitter_restored = True
+            filters = self.filters.minimumWidth()
+            details = max(self.detail.minimumWidth(), self.width() * DETAILS_SHARE // 100)
+            self.splitter.setSizes([filters, self.width() - filters - details, details])
+
+    def _started(self, step: str) -> None:
+        """One read of start-up is done (the first rows, the filter choices). Once both are, the
+        docks follow the table's next paint: building them holds the GUI thread for a moment,
+        and the user should see the rows first (Qt paints after every other pending event)."""
+        if step in self._starting_steps:
+            self._starting_steps.discard(step)
+            if not self._starting_steps:
+                self.table.viewport().installEventFilter(self)
+                self.table.viewport().update()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and watched is self.table.viewport():
+            watched.removeEventFilter(self)
+            QTimer.singleShot(0, self._add_docks)  # once this paint is on screen
+        return super().eventFilter(watched, event)
+
+    def _add_docks(self) -> None:
+        """The dashboard and the retrieval preview: most of what starting took (pyqtgraph, numpy,
+        eight plots, the retrieval providers), so they come once the browser shows."""
+        if self._closed or self.dashboard is not None:
+            return
+        from skillstudio.gui.dashboard import QtDashboard
+        from skillstudio.gui.qt_retrieval_preview import QtRetrievalPreview
+
+        self.dashboard = QtDashboard(self.state, self)
+        if not self.restoreDockWidget(self.dashboard):  # not in a saved layout: the default
+            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
+            # The browser is the main view: the dock takes a quarter of the height.
+            self.resizeDocks([self.dashboard], [self.height() // DASHBOARD_SHARE], Qt.Orientation.Vertical)
+        self.menuBar().insertMenu(self.help_menu.menuAction(), self.dashboard.menu)
+        self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
+        self.retrieval_preview = QtRetrievalPreview(self.state, self)
+        self.retrieval_preview.needs_width = not self.settings.value(f"{LAYOUT}preview_sized", False, bool)
+        if not self.restoreDockWidget(self.retrieval_preview):
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.retrieval_preview)
+        self.view_menu.addActions([self.retrieval_preview.toggle_action, self.retrieval_preview.embed_action])
+        self.ready.emit()
+
+    # ============================================================================================
+    # Layout: the user's, kept in the settings
+    # ============================================================================================
+
+    def _restore_layout(self) -> None:
+        """The layout the window had when it last closed (the docks' parts once they exist)."""
+        geometry = self.settings.value(f"{LAYOUT}geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        window = self.settings.value(f"{LAYOUT}window")
+        if isinstance(window, QByteArray):
+            self.restoreState(window, LAYOUT_VERSION)
+        splitter = self.settings.value(f"{LAYOUT}splitter")
+        if isinstance(splitter, QByteArray):
+            self._splitter_restored = self.splitter.restoreState(splitter)
+        columns = self.settings.value(f"{LAYOUT}columns")
+        titles = self.settings.value(f"{LAYOUT}column_titles", [], list)
+        # Saved for other columns (another version of the table): the defaults instead.
+        if isinstance(columns, QByteArray) and titles == [column.title for column in COLUMNS]:
+            header = self.table.horizontalHeader()
+            header.restoreState(columns)
+            header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the order is each library's
+        self._update_column_actions()
+
+    def save_layout(self) -> None:
+        """Remember the layout as it is now (the window does when it closes)."""
+        self.settings.setValue(f"{LAYOUT}geometry", self.saveGeometry())
+        self.settings.setValue(f"{LAYOUT}window", self.saveState(LAYOUT_VERSION))
+        self.settings.setValue(f"{LAYOUT}splitter", self.splitter.saveState())
+        self.settings.setValue(f"{LAYOUT}columns", self.table.horizontalHeader().saveState())
+        self.settings.setValue(f"{LAYOUT}column_titles", [column.title for column in COLUMNS])
+        if self.retrieval_preview is not None:
+            self.settings.setValue(f"{LAYOUT}preview_sized", not self.retrieval_preview.needs_width)
+        self.settings.sync()
+
+    def _build_columns_menu(self) -> QMenu:
+        """View › Columns (also the table header's context menu): which columns the table shows."""
+        menu = QMenu("&Columns", self)
+        self.column_actions: list[QAction] = []
+        for column, spec in enumerate(COLUMNS):
+            act = menu.addAction(spec.title)
+            act.setCheckable(True)
+            act.setChecked(True)
+            act.setEnabled(column != 0)  # the name stays: a row must say which skill it is
+            act.toggled.connect(lambda shown, c=column: self.table.setColumnHidden(c, not shown))
+            self.column_actions.append(act)
+        menu.addSeparator()
+        menu.addAction("Show &All Columns", self.show_all_columns)
+        return menu
+
+    def _update_column_actions(self) -> None:
+        for column, act in enumerate(self.column_actions):
+            act.blockSignals(True)
+            act.setChecked(not self.table.isColumnHidden(column))
+            act.blockSignals(False)
+
+    def show_all_columns(self) -> None:
+        for act in self.column_actions:
+            act.setChecked(True)
+
+    def _show_columns_menu(self, position: QPoint) -> None:
+        self.columns_menu.popup(self.table.horizontalHeader().mapToGlobal(position))
 
     # ============================================================================================
     # Library
@@ -168,13 +324,14 @@ class QtMainWindow(QMainWindow):
         self.state.operations.wait(-1)  # a bulk write on the previous library ends first
         # Every panel lets go of the previous library: the dashboard stops a batch, the preview
         # its search and Compute Embeddings, before the file closes below.
-        self.state.set_repository(repository)
+        self.state.set_repository(repository)  # the layout stays as the user left it
         if previous is not None and previous.database is not repository.database:
             previous.database.close()
 
     def _on_library_opened(self, repository: SkillRepository) -> None:
         self.undo_stack.clear()  # its commands belong to the previous library
         self._pending_selection = []
+        self._keep_filters = False
         self._search_timer.stop()
         self.search.blockSignals(True)
         self.search.clear()  # the state's query starts empty for each library
@@ -215,7 +372,7 @@ class QtMainWindow(QMainWindow):
         if self._refuse_while_busy():
             return
         path, _ = QFileDialog.getSaveFileName(
-            self, "New library", str(Path.home() / "skills.db"), "Skill libraries (*.db)"
+            self, "New library", str(self.library_folder() / "skills.db"), "Skill libraries (*.db)"
         )
         if not path:
             return
@@ -226,9 +383,14 @@ class QtMainWindow(QMainWindow):
             return
         self.install(SkillRepository(database, self.repository.actor))
 
+    def library_folder(self) -> Path:
+        """Where the file dialogs start: the open library's folder (else the home folder)."""
+        path = self.state.library_path
+        return path.parent if path is not None and path.parent.is_dir() else Path.home()
+
     def open_library_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open library", str(Path.home()), "Skill libraries (*.db);;All files (*)"
+            self, "Open library", str(self.library_folder()), "Skill libraries (*.db);;All files (*)"
         )
         if path:
             self.open_library_file(path)
@@ -246,20 +408,32 @@ class QtMainWindow(QMainWindow):
         return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
 
     def _remember_recent(self, path: Path) -> None:
-        recent = [str(path), *(p for p in self.recent_libraries() if p != str(path))][:RECENT_LIMIT]
-        self.settings.setValue("recent_libraries", recent)
+        self.settings.setValue("recent_libraries", remember_recent(self.recent_libraries(), path))
         self._rebuild_recent_menu()
 
-    def _forget_recent(self, path: Path) -> None:
-        self.settings.setValue("recent_libraries", [p for p in self.recent_libraries() if p != str(path)])
+    def _forget_recent(self, *paths: Path) -> None:
+        gone = {str(path) for path in paths}
+        self.settings.setValue("recent_libraries", [p for p in self.recent_libraries() if p not in gone])
         self._rebuild_recent_menu()
 
     def _rebuild_recent_menu(self) -> None:
+        """One entry per library opened before; one that cannot be opened now (its file is gone)
+        is greyed out, with the reason in its tooltip. Rebuilt each time the menu opens."""
         self.recent_menu.clear()
-        for number, path in enumerate(self.recent_libraries(), start=1):
-            action = self.recent_menu.addAction(f"&{number} {Path(path).name}  —  {path}")
-            action.triggered.connect(lambda _checked=False, p=path: self.open_library_file(p))
-        self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
+        recent = recent_libraries(self.recent_libraries())
+        for number, library in enumerate(recent, start=1):
+            action = self.recent_menu.addAction(f"&{number} {library.path.name}  —  {library.path}")
+            if library.problem is not None:
+                action.setEnabled(False)
+                action.setToolTip(library.problem)
+            else:
+                action.setToolTip(str(library.path))
+                action.triggered.connect(lambda _checked=False, p=library.path: self.open_library_file(p))
+        missing = [library.path for library in recent if library.problem is not None]
+        if missing:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("&Forget the Missing Ones", lambda: self._forget_recent(*missing))
+        self.recent_menu.setEnabled(bool(recent))
 
     # --- drag and drop of a .db file opens it ---------------------------------------------------
 
@@ -302,6 +476,16 @@ class QtMainWindow(QMainWindow):
         else:
             wanted, current = list(self.state.selection), self.state.current
         self._pending_selection = []
+        keep_filters, self._keep_filters = self._keep_filters, False
+        if keep_filters and current is not None and self.model.row_of(current) is None:
+            self._show_alone(current)
+            self._update_status()
+            self.state.say(
+                "The skill you saved does not match the filters or the search, so the table does not "
+                "list it; it is shown on the right. View › Clear Filters lists every skill.",
+                SAVED_HIDDEN_MESSAGE_MS,
+            )
+            return
         self._restore_selection(wanted, current)
         self._update_status()
 
@@ -331,7 +515,7 @@ class QtMainWindow(QMainWindow):
         self._update_actions()
 
     def select_skill(self, skill_id: str) -> None:
-        """Select a skill by id; clears the filters and search if they hide it."""
+        """Go to a skill by id (a link followed); clears the filters and search if they hide it."""
         row = self.model.row_of(skill_id)
         if row is not None and not self.model.loading:
             self.table.selectRow(row)
@@ -341,8 +525,22 @@ class QtMainWindow(QMainWindow):
             self.state.say("That skill is not in this library (it may be in the trash).", 5000)
             return
         self._pending_selection = [skill_id]  # selected when the running (or next) query shows it
+        self._keep_filters = False
         if row is None:
             self.clear_filters()  # re-queries; the selection follows when the result arrives
+
+    def show_saved(self, skill_id: str) -> None:
+        """An editor saved this skill: select its row, leaving the user's filters as they are.
+        If they hide it, it is shown alone and the status bar says why it is not listed."""
+        row = self.model.row_of(skill_id)
+        if row is not None and not self.model.loading:
+            self.table.selectRow(row)
+            self.table.scrollTo(self.model.index(row, 0))
+            return
+        self._pending_selection = [skill_id]
+        self._keep_filters = True
+        if not self.model.loading:
+            self.model.reload()  # the answer says whether the filters let it in
 
     def _follow_current(self, skill_id: str | None) -> None:
         """Another panel (the Retrieval Preview) made a skill current: select its row if the table
@@ -352,8 +550,16 @@ class QtMainWindow(QMainWindow):
         if self.model.row_of(skill_id) is not None:
             self._restore_selection([skill_id], skill_id)
             return
-        # No row stands for what the detail pane shows. Cleared quietly: writing "nothing current"
-        # into the state now would send the panels to no skill and back.
+        self._clear_table_selection()
+
+    def _show_alone(self, skill_id: str) -> None:
+        """The detail pane shows a skill no row of the table stands for."""
+        self._clear_table_selection()
+        self.state.set_selection((), skill_id)
+
+    def _clear_table_selection(self) -> None:
+        # Quietly: writing "nothing current" into the state now would send the panels to no
+        # skill and back.
         self._restoring = True
         try:
             self.table.selectionModel().clear()
@@ -457,6 +663,8 @@ class QtMainWindow(QMainWindow):
         self.sample_action = action("Open &Sample Library", self.open_sample_library)
         file_menu.addActions([self.new_library_action, self.open_library_action])
         self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.setToolTipsVisible(True)  # a greyed-out library says why
+        self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)  # files come and go
         file_menu.addAction(self.sample_action)
         file_menu.addSeparator()
         self.import_action = action(
@@ -511,7 +719,9 @@ class QtMainWindow(QMainWindow):
         view_menu.addActions(
             [self.history_action, self.trash_view_action, self.refresh_action, self.clear_filters_action]
         )
-        view_menu.addSeparator()  # the Retrieval Preview's actions follow once the dock exists (see __init__)
+        self.columns_menu = self._build_columns_menu()
+        view_menu.addMenu(self.columns_menu)
+        view_menu.addSeparator()  # the Retrieval Preview's actions follow once the dock exists (_add_docks)
         self.view_menu = view_menu
 
         review_menu = self.menuBar().addMenu("Re&view")
@@ -523,6 +733,19 @@ class QtMainWindow(QMainWindow):
         )
         self.audit_log_action = action("&Audit Log…", self.show_audit_log, QKeySequence("Ctrl+Shift+L"))
         review_menu.addActions([self.review_queue_action, self.audit_log_action])
+
+        # The Verify menu, the dashboard's, goes before this one once the dock exists (_add_docks).
+        self.help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = action(
+            "&Keyboard Shortcuts", self.show_shortcuts, QKeySequence("F1"), tip="Every key the menus answer to"
+        )
+        self.documentation_action = action(
+            "&Documentation", self.show_documentation, tip="The README and the docs, shown here"
+        )
+        self.about_action = action("&About SkillStudio", self.show_about)
+        self.help_menu.addActions([self.shortcuts_action, self.documentation_action])
+        self.help_menu.addSeparator()
+        self.help_menu.addAction(self.about_action)
 
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         for act in (
@@ -596,7 +819,7 @@ class QtMainWindow(QMainWindow):
             show_error(self, "Cannot edit this skill", error)
             return
         editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # closed editors do not pile up
-        editor.saved.connect(self.select_skill)
+        editor.saved.connect(self.show_saved)  # keeps the user's filters
         editor.open_skill_requested.connect(self.select_skill)
         editor.finished.connect(lambda _result, e=editor: self._editors.remove(e) if e in self._editors else None)
         self._editors.append(editor)
@@ -625,6 +848,39 @@ class QtMainWindow(QMainWindow):
 
     def show_trash(self) -> None:
         QtTrashDialog(self.state, self).exec()
+
+    # --- help ----------------------------------------------------------------------------------------
+
+    def show_shortcuts(self) -> QDialog:
+        from skillstudio.gui.qt_help import QtShortcutsDialog
+
+        dialog = QtShortcutsDialog(self.menuBar(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def show_documentation(self) -> QDialog | None:
+        from skillstudio.gui.qt_help import QtDocumentation
+        from skillstudio.paths import documentation
+
+        readme = documentation()
+        if readme is None:
+            QMessageBox.information(
+                self,
+                "Documentation",
+                "This copy of SkillStudio was installed without its documentation. It is the README "
+                "and the docs/ folder of the SkillStudio source.",
+            )
+            return None
+        dialog = QtDocumentation(readme, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def show_about(self) -> None:
+        from skillstudio.gui.qt_help import about_text
+
+        QMessageBox.about(self, "About SkillStudio", about_text(self.state.library_path))
 
     # --- sharing (docs/packages.md) ---------------------------------------------------------------
 
@@ -671,9 +927,9 @@ class QtMainWindow(QMainWindow):
         ids = self.selected_ids()
         if not ids:
             return
-        noun = "this skill" if len(ids) == 1 else f"these {len(ids)} skills"
+        noun, pronoun = ("this skill", "it") if len(ids) == 1 else (f"these {len(ids):,} skills", "them")
         answer = QMessageBox.question(
-            self, "Move to trash", f"Move {noun} to the trash? (Edit › Undo brings them back.)"
+            self, "Move to trash", f"Move {noun} to the trash? (Edit › Undo brings {pronoun} back.)"
         )
         if answer == QMessageBox.StandardButton.Yes:
             self._push(_TrashCommand(self._run_operation, ids))
@@ -708,6 +964,8 @@ class QtMainWindow(QMainWindow):
         if self.dashboard is not None and not self.dashboard.can_close():  # asks, then cancels a batch
             event.ignore()
             return
+        self.save_layout()
+        self._closed = True
         if self.retrieval_preview is not None:
             self.retrieval_preview.shutdown()  # cancels Compute Embeddings; the batches stored stay stored
         self._watch_timer.stop()

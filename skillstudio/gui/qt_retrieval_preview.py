@@ -295,7 +295,9 @@ class QtRetrievalPreview(QDockWidget):
         self.debounce.timeout.connect(self.search_now)
         self._dirty = True  # a search is due when the dock is next shown
         self._filling = False
-        self._sized = False
+        # The first time it shows it takes a useful width, unless the main window restored a
+        # layout in which the user had already sized it (then it clears this).
+        self.needs_width = True
         self._auto_embed = Tasks(self)  # vectors for the user's writes; one batch at a time
         self._to_embed: dict[str, None] = {}  # skills the user wrote, waiting for their vectors
         self._embed_timer = QTimer(self, singleShot=True, interval=AUTO_EMBED_DELAY_MS)
@@ -575,8 +577,8 @@ class QtRetrievalPreview(QDockWidget):
     def _on_visibility(self, visible: bool) -> None:
         if not visible:
             return
-        if not self._sized:  # a useful width the first time, not the dock's minimum; once laid out
-            self._sized = True
+        if self.needs_width:  # a useful width the first time, not the dock's minimum; once laid out
+            self.needs_width = False
             QTimer.singleShot(0, self._size_dock)
         self._adopt_browser_filter()
         if self._dirty:

@@ -2,21 +2,29 @@
 
 from skillstudio.library.locations import (
     ENV_VAR,
+    RECENT_LIMIT,
+    RecentLibrary,
     chosen_library_path,
     create_library,
     default_library_path,
     open_library,
+    recent_libraries,
+    remember_recent,
     sample_library_path,
 )
 from skillstudio.library.sample import SampleSkill, load_sample
 
 __all__ = [
     "ENV_VAR",
+    "RECENT_LIMIT",
+    "RecentLibrary",
     "SampleSkill",
     "chosen_library_path",
     "create_library",
     "default_library_path",
     "load_sample",
     "open_library",
+    "recent_libraries",
+    "remember_recent",
     "sample_library_path",
 ]

@@ -1,10 +1,12 @@
-"""Finding, creating and opening libraries: the user's default one, the sample, given paths."""
+"""Finding, creating and opening libraries: the user's default one, the sample, given paths,
+and the recently opened ones."""
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
@@ -15,6 +17,7 @@ from skillstudio.store import Actor, Database, LibraryError, SkillRepository
 ENV_VAR = "SKILLSTUDIO_DB"
 APP_NAME = "SkillStudio"
 SAMPLE_ACTOR = Actor("skillstudio-sample", "system")
+RECENT_LIMIT = 8  # libraries remembered for File › Open Recent
 
 
 def default_library_path() -> Path:
@@ -82,3 +85,37 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
         for leftover in (temporary, *(temporary.with_name(temporary.name + s) for s in ("-wal", "-shm"))):
             leftover.unlink(missing_ok=True)
     return Database(target)
+
+
+@dataclass(frozen=True)
+class RecentLibrary:
+    """A library opened before, and why it cannot be opened now (None: it can, as far as a look
+    at the file tells; opening it still checks the rest)."""
+
+    path: Path
+    problem: str | None = None
+
+
+def unopenable_reason(path: Path) -> str | None:
+    """Why ``path`` cannot be a library to open now, said for a person; None if the file is there."""
+    if not path.parent.is_dir():
+        return f"Its folder {path.parent} is gone."
+    if not path.exists():
+        return "The file is gone (deleted, moved or renamed)."
+    if not path.is_file():
+        return "This is not a file."
+    if not os.access(path, os.R_OK):
+        return "You may not read this file."
+    return None
+
+
+def recent_libraries(remembered: Sequence[str]) -> list[RecentLibrary]:
+    """The remembered paths (newest first), each with what stands in the way of opening it."""
+    paths = [Path(text) for text in dict.fromkeys(remembered) if text]
+    return [RecentLibrary(path, unopenable_reason(path)) for path in paths[:RECENT_LIMIT]]
+
+
+def remember_recent(remembered: Sequence[str], path: str | os.PathLike[str]) -> list[str]:
+    """The remembered paths with ``path`` first (once), the oldest dropped past RECENT_LIMIT."""
+    newest = str(Path(path))
+    return [newest, *(text for text in dict.fromkeys(remembered) if text and text != newest)][:RECENT_LIMIT]

@@ -115,8 +115,11 @@ def browser_state(repository, owner: QWidget):
 
 
 def browser_idle(window) -> bool:
-    """No operation runs and no panel is loading: the window shows what the library holds."""
-    return not (window.state.busy or window.model.loading or window.filters.loading or window.detail.loading)
+    """No operation runs and no panel is loading: the window shows what the library holds (and,
+    once shown, has built the docks that follow its first rows on screen)."""
+    return not (
+        window.state.busy or window.model.loading or window.filters.loading or window.detail.loading or window.starting
+    )
 
 
 def wait_for_browser(qtbot, window, timeout: int = 10_000) -> None:

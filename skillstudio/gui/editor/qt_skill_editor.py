@@ -201,7 +201,11 @@ class QtSkillEditor(QDialog):
         self.save_action = QAction("Save", self)
         self.save_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Save))
         self.save_action.triggered.connect(self.save)
-        for action in (self.undo_action, self.redo_action, self.save_action):
+        # The main window's Ctrl+H (Skill History) does not reach this window: the same key here.
+        self.history_action = QAction("History", self)
+        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.triggered.connect(self.open_history)
+        for action in (self.undo_action, self.redo_action, self.save_action, self.history_action):
             self.addAction(action)
         self.undo_stack.canUndoChanged.connect(self._update_undo_buttons)
         self.undo_stack.canRedoChanged.connect(self._update_undo_buttons)
@@ -213,7 +217,7 @@ class QtSkillEditor(QDialog):
         self.redo_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_ArrowForward), "Redo", self)
         self.redo_button.clicked.connect(self.redo)
         self.history_button = QPushButton("&History…", self)
-        self.history_button.setToolTip("Revisions of this skill, their differences, revert")
+        self.history_button.setToolTip("Revisions of this skill, their differences, revert (Ctrl+H)")
         self.history_button.clicked.connect(self.open_history)
         self.save_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton), "&Save", self)
         self.save_button.setToolTip("Save (Ctrl+S)")
