@@ -710,6 +710,15 @@ class QtMainWindow(QMainWindow):
         edit_menu.addAction(self.find_action)
         edit_menu.addSeparator()
         edit_menu.addAction(action("Your &Name…", self.ask_user_name, tip="Recorded as the author of your edits"))
+        self.settings_action = action(
+            "&Settings…",
+            self.show_settings,
+            QKeySequence.StandardKey.Preferences,
+            tip="Promotion thresholds, the reference opponent, prune limits: yours and this library's",
+        )
+        if self.settings_action.shortcut().isEmpty():  # no platform standard here (Linux): the usual one
+            self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        edit_menu.addAction(self.settings_action)
 
         view_menu = self.menuBar().addMenu("&View")
         self.history_action = action("Skill &History…", self.show_history, QKeySequence("Ctrl+H"))
@@ -848,6 +857,14 @@ class QtMainWindow(QMainWindow):
 
     def show_trash(self) -> None:
         QtTrashDialog(self.state, self).exec()
+
+    def show_settings(self) -> QDialog:
+        from skillstudio.gui.qt_settings_dialog import QtSettingsDialog
+
+        dialog = QtSettingsDialog(self.state, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     # --- help ----------------------------------------------------------------------------------------
 

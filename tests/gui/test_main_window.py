@@ -398,3 +398,15 @@ def test_the_open_dialog_starts_in_the_library_folder(qtbot, window: QtMainWindo
     window.open_library_dialog()
     answer.check()
     assert folders == [library_copy.parent]
+
+
+def test_edit_settings_opens_the_settings_on_the_open_library(qtbot, window: QtMainWindow) -> None:
+    from skillstudio.gui.qt_settings_dialog import LIBRARY, QtSettingsDialog
+
+    assert window.settings_action.shortcut().toString()  # Ctrl+, where the platform names none
+    window.settings_action.trigger()
+    dialog = next(w for w in window.findChildren(QtSettingsDialog) if w.isVisible())
+    qtbot.waitUntil(lambda: not dialog.loading and dialog._saved_library is not None)
+    item = dialog.table.item(0, LIBRARY)
+    assert item is not None and item.flags() & item.flags().ItemIsEditable
+    dialog.close()
