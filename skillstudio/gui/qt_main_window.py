@@ -543,12 +543,14 @@ class QtMainWindow(QMainWindow):
             self.model.reload()  # the answer says whether the filters let it in
 
     def _follow_current(self, skill_id: str | None) -> None:
-        """Another panel (the Retrieval Preview) made a skill current: select its row if the table
-        shows it, leaving the filters as they are; else the detail pane shows it alone."""
+        """Another panel (the Retrieval Preview, the dashboard) made a skill current: select its row
+        and the rows of the rest of the state's selection that the table shows, leaving the filters
+        as they are; else the detail pane shows it alone."""
         if skill_id is None or skill_id == self.current_id():
             return
         if self.model.row_of(skill_id) is not None:
-            self._restore_selection([skill_id], skill_id)
+            shown = [i for i in self.state.selection if i != skill_id and self.model.row_of(i) is not None]
+            self._restore_selection([skill_id, *shown], skill_id)
             return
         self._clear_table_selection()
 

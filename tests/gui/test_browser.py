@@ -314,6 +314,15 @@ def test_a_skill_made_current_elsewhere_is_selected_or_shown_alone(qtbot, window
     assert window.repository.get(hidden).name in window.detail.toPlainText()
 
 
+def test_a_selection_made_elsewhere_is_the_tables_whole(qtbot, window: QtMainWindow) -> None:
+    # The dashboard's "verify these" or a script: several skills, one of them current.
+    wait_for_browser(qtbot, window)
+    chosen = [window.model.id_at(row) for row in (4, 1, 7)]
+    window.state.set_selection(tuple(chosen), chosen[0])
+    assert window.current_id() == chosen[0]
+    assert sorted(window.selected_ids()) == sorted(chosen) and sorted(window.state.selection) == sorted(chosen)
+
+
 def test_the_table_follows_a_write_from_another_thread(qtbot, repository: SkillRepository, browser_state) -> None:
     # No window and no polling of the file: only the state's change announcements can tell the model.
     repository.create_many([ai_skill(name=f"skill {n}") for n in range(3)])
