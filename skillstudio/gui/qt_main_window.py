@@ -83,7 +83,8 @@ DEFAULT_COLUMN_WIDTHS = {
     "Created by": 140,
     "Last verified": 95,
 }
-DASHBOARD_SHARE = 4  # by default the dashboard dock takes a quarter of the height
+DASHBOARD_SHARE = 4  # by default the dashboard dock takes a quarter of the height,
+DASHBOARD_MIN_HEIGHT = 280  # but no less than its plots need to read (axes, a five-row legend)
 DETAILS_SHARE = 22  # the detail pane's default width, in % of the window's (at least its minimum)
 LAYOUT_VERSION = 1  # saveState's version: bump it when the docks change, and old layouts are not restored
 LAYOUT = "layout/"  # the QSettings group of the user's layout
@@ -240,8 +241,10 @@ class QtMainWindow(QMainWindow):
         self.dashboard = QtDashboard(self.state, self)
         if not self.restoreDockWidget(self.dashboard):  # not in a saved layout: the default
             self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dashboard)
-            # The browser is the main view: the dock takes a quarter of the height.
-            self.resizeDocks([self.dashboard], [self.height() // DASHBOARD_SHARE], Qt.Orientation.Vertical)
+            # The browser is the main view: the dock takes a quarter of the height, or what its
+            # plots need to read on a small screen (35% of 800 pixels).
+            height = max(self.height() // DASHBOARD_SHARE, DASHBOARD_MIN_HEIGHT)
+            self.resizeDocks([self.dashboard], [height], Qt.Orientation.Vertical)
         self.menuBar().insertMenu(self.help_menu.menuAction(), self.dashboard.menu)
         self.table.addAction(self.dashboard.verify_action)  # also on the table's context menu
         self.retrieval_preview = QtRetrievalPreview(self.state, self)

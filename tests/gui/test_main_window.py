@@ -132,7 +132,9 @@ def test_the_retrieval_preview_comes_back_open_and_as_wide_as_it_was(qtbot, libr
 
 
 def test_by_default_the_browser_keeps_most_of_the_height(window: QtMainWindow) -> None:
-    assert window.dashboard.height() <= window.height() // 4 + 1
+    from skillstudio.gui.qt_main_window import DASHBOARD_MIN_HEIGHT
+
+    assert window.dashboard.height() <= max(window.height() // 4, DASHBOARD_MIN_HEIGHT) + 1
     assert window.table.height() > window.dashboard.height()
 
 

@@ -669,7 +669,7 @@ class QtLiveRatePlot(QtPlotPanel):
                 self.legend.addItem(curve, _short(names.get(skill_id, skill_id[:8]), LEGEND_CHARS))
         if len(skill_ids) > self.MAX_LIVE:
             more = len(skill_ids) - self.MAX_LIVE
-            self.legend.addItem(self.more_sample, f"+{more:,} more (the first {self.MAX_LIVE} drawn)")
+            self.legend.addItem(self.more_sample, f"+{more:,} more not drawn")
         self.overall.setData([], [])
         self.set_total(0)
         self.set_hover_points([])
@@ -782,7 +782,7 @@ class QtLiftPlot(QtPlotPanel):
         """``more``: selected skills with a lift that are not drawn (past the first few)."""
         self.legend.removeItem(self.more_sample)
         if more:
-            self.legend.addItem(self.more_sample, f"+{more:,} more (the first {len(lifts)} selected drawn)")
+            self.legend.addItem(self.more_sample, f"+{more:,} more not drawn")
         y = np.arange(len(lifts), dtype=float)
         x = np.array([(s.lift.lift or 0.0) * 100 for s in lifts], dtype=float)
         low = np.array([s.lift.low * 100 for s in lifts], dtype=float)
