@@ -92,7 +92,7 @@ COLUMNS = (
     ("#", "Rank: the order the skills enter the prompt"),
     ("Name", "The skill; select a row to show it in the browser"),
     ("Confidence", "Verification tier: tentative, established or proven"),
-    ("Score", "Final score: relevance × evidence factor, the ranking key"),
+    ("Score", "Final score: relevance × evidence factor × lift factor, the ranking key"),
     (
         "FTS",
         "Keyword relevance: FTS5's bm25 divided by the best bm25 of this query (0–1); — when keywords were not used",
@@ -113,10 +113,17 @@ COLUMNS = (
         "Evidence",
         "The factor quality applies to relevance: 0.6 for a skill that keeps losing, 1.4 for one that keeps winning",
     ),
+    (
+        "Lift",
+        (
+            "The factor the lift over the default plan applies (verify --baseline, current body): 1 + the end of "
+            "its 95% interval nearest zero, 0.5–1.5; — without a lift"
+        ),
+    ),
 )
 NAME_COLUMN, CONFIDENCE_COLUMN = 1, 2
 # What a query retrieves depends on the skills' text, membership, review state (the serving
-# rule), quality (the evidence factor) and vectors: a write touching any of them re-runs it.
+# rule), quality (the evidence factor; a run's lift is announced with the quality) and vectors: a write touching any of them re-runs it.
 AFFECTS_RETRIEVAL = (
     ChangeKind.CONTENT | ChangeKind.MEMBERSHIP | ChangeKind.REVIEW | ChangeKind.QUALITY | ChangeKind.VECTORS
 )
@@ -588,7 +595,8 @@ class QtRetrievalPreview(QDockWidget):
         # Only the QMainWindow holding a dock can size it (QMainWindow.resizeDocks).
         holder = self.parentWidget()
         if isinstance(holder, QMainWindow) and not self.isFloating():
-            holder.resizeDocks([self], [max(600, holder.width() * 9 // 20)], Qt.Orientation.Horizontal)
+            # Two fifths of the window: at 1280 pixels the browser's table keeps a readable width.
+            holder.resizeDocks([self], [max(460, holder.width() * 2 // 5)], Qt.Orientation.Horizontal)
 
     def _adopt_browser_filter(self) -> None:
         """Start from what the browser shows: its domain and module when it filters on exactly one."""
@@ -710,6 +718,7 @@ class QtRetrievalPreview(QDockWidget):
                 number(s.situation),
                 number(s.quality),
                 number(s.evidence),
+                number(s.lift_factor) if s.lift is not None else "—",
             ]
             games = (
                 f"{hit.verification_count} games, {hit.success_rate:.0%} success"

@@ -418,3 +418,33 @@ def test_a_write_another_part_of_the_window_asked_for_runs_the_search_again(qtbo
         timeout=10_000,
     )
     assert preview.table.item(0, 1).text() != first.name
+
+
+def test_a_measured_lift_shows_as_its_factor(qtbot, window: QtMainWindow) -> None:
+    from skillstudio.store import RunSkillEntry, body_hash
+    from skillstudio.store.paired_runs import LiftRecord, PairedRuns
+    from skillstudio.store.runs import RunStore
+
+    preview = open_preview(window)
+    preview.query.setText(QUERY)
+    shown(qtbot, preview)
+    lift_column = [preview.table.horizontalHeaderItem(c).text() for c in range(preview.table.columnCount())].index(
+        "Lift"
+    )
+    assert set(column(preview, lift_column)) == {"—"}  # nothing measured yet
+    repository = window.repository
+    first = preview.preview.result.hits[0].skill_id
+    skill = repository.get(first)
+    database = repository.database
+    run = RunStore(database).create_run(
+        skills=[RunSkillEntry(first, skill.game_module, body_hash(skill), "tentative")],
+        opponent="IC Default Hard",
+        games=20,
+        seed=1,
+        executor="inprocess",
+        chunk_games=20,
+        actor="t",
+    )
+    record = LiftRecord(run, first, body_hash(skill), "IC Default Hard", "1.1.0", 2, 2, 10, 6, 0, -0.45, -0.12)
+    PairedRuns(database).write_lifts(run, [record])  # announced: the search runs again
+    qtbot.waitUntil(lambda: idle(preview) and "0.880" in column(preview, lift_column), timeout=10_000)
