@@ -38,7 +38,6 @@ from skillstudio.model import (
 from skillstudio.model.claims import claim_in
 from skillstudio.model.evidence import VerificationRecord
 from skillstudio.store import AuditAction, ChangeKind, InvalidStoredSkill, LibraryChange, LibraryError, SkillRepository
-from skillstudio.verification.compositions import PartnerComposition, compositions_of
 from skillstudio.verification.explain import Explanation, explain
 from skillstudio.verification.lift import describe, latest_lifts
 from skillstudio.verification.policy import policy_for
@@ -46,6 +45,7 @@ from skillstudio.verification.standing import standings
 
 if TYPE_CHECKING:
     from skillstudio.gui.browser_state import BrowserState
+    from skillstudio.verification.compositions import PartnerComposition
 
 _STYLE = """
 <style>
@@ -262,6 +262,10 @@ class _Renderer:
     # --- rendering -------------------------------------------------------------------------------
 
     def _render(self, skill: Skill) -> str:
+        # Imported here, off the GUI thread: compositions bring the engine (numpy), which the
+        # window's first paint does not need.
+        from skillstudio.verification.compositions import compositions_of
+
         repository = self.repository
         refinements = repository.refinements_of(skill.id)
         compositions = compositions_of(repository, skill.id)
