@@ -12,9 +12,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from skillstudio.files import write_atomically
 from skillstudio.model import Domain
 from skillstudio.packages.errors import refuse
-from skillstudio.packages.export import PrivacyError, export_selection, load_selection, write_atomically
+from skillstudio.packages.export import PrivacyError, export_selection, load_selection
 from skillstudio.packages.icpkg import AI_USAGE, PACKAGE_NAME, PackageMeta, default_package_name
 from skillstudio.packages.importer import apply_plan, plan_import
 from skillstudio.packages.prune import apply_prune, plan_prune

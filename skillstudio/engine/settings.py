@@ -12,7 +12,6 @@ A module without an entry uses SkillStudio's reference engine (``python -m skill
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ import platformdirs
 import yaml
 
 from skillstudio.engine.protocol import reference_engine_argv
+from skillstudio.files import write_atomically
 from skillstudio.model.validation import Checker, Issue, ValidationError, join_path
 
 MAX_SETTINGS_BYTES = 64 * 1024
@@ -59,10 +59,8 @@ def load_engine_settings(path: Path | None = None) -> dict[str, list[str]]:
 
 def save_engine_settings(settings: Mapping[str, Sequence[str]], path: Path | None = None) -> None:
     path = path or settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(yaml.safe_dump({"engines": {m: list(a) for m, a in settings.items()}}, sort_keys=True))
-    os.replace(temporary, path)  # never a half-written settings file
+    text = yaml.safe_dump({"engines": {m: list(a) for m, a in settings.items()}}, sort_keys=True)
+    write_atomically(path, text.encode("utf-8"))  # never a half-written settings file
 
 
 def engine_argv(

@@ -7,13 +7,11 @@ reporter), so one bad row never stops the rest from being exported.
 
 from __future__ import annotations
 
-import os
-import secrets
-import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillstudio.files import write_atomically
 from skillstudio.model import Issue, ReviewState, Skill
 from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.errors import PackageError
@@ -118,30 +116,6 @@ def load_selection(
     return ExportPreview(skills, findings, extras, rejected, skipped, dismissed, links_out, partner_names)
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: a temporary file beside it, renamed over it.
-
-    The file gets the mode a plain ``open(path, "wb")`` gives: an existing file keeps its own,
-    a new one is created 0666 less the user's umask (a temporary file's private 0600 would
-    make an exported package unreadable to anyone else)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        kept_mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        kept_mode = None
-    temp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
-    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        if kept_mode is not None:
-            os.chmod(temp, kept_mode)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
 def export_selection(
     preview: ExportPreview,
     meta: PackageMeta,
@@ -178,5 +152,4 @@ __all__ = [
     "PrivacyError",
     "export_selection",
     "load_selection",
-    "write_atomically",
 ]

@@ -19,11 +19,8 @@ refused with a message saying so. Command-line flags overlay the file
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import re
-import tempfile
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +29,7 @@ from typing import Any
 import platformdirs
 import yaml
 
+from skillstudio.files import write_atomically
 from skillstudio.model.validation import Checker, Issue, ValidationError, describe, join_path
 from skillstudio.retrieval.providers import PROVIDER_KINDS, EmbeddingProvider, ProviderConfig, make_provider
 
@@ -103,18 +101,7 @@ def save_provider_config(config: ProviderConfig, path: Path | None = None) -> No
     _read_fields(check, fields, {name: join_path(SECTION, name) for name in FIELDS}, SECTION)
     check.raise_if_failed(str(path))
     text = _HEADER + yaml.safe_dump({SECTION: fields}, sort_keys=False, allow_unicode=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomically(path, text.encode("utf-8"), mode=0o600)
 
 
 def config_from_options(

@@ -29,11 +29,8 @@ each value came from).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +40,7 @@ import platformdirs
 import yaml
 from sqlalchemy import delete, select
 
+from skillstudio.files import write_atomically
 from skillstudio.model import Confidence
 from skillstudio.model.validation import Checker, Issue, ValidationError, describe
 from skillstudio.store.database import Database
@@ -362,18 +360,7 @@ def save_user_values(values: Mapping[str, JsonValue], path: Path | None = None) 
     path = path or user_settings_path()
     resolve(values, context=str(path))
     text = _HEADER + (yaml.safe_dump(nest(values), sort_keys=False, allow_unicode=True) if values else "")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomically(path, text.encode("utf-8"), mode=0o600)
     return path
 
 

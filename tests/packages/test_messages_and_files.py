@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from skillstudio.packages.export import export_selection, load_selection, write_atomically
+from skillstudio.files import write_atomically
+from skillstudio.packages.export import export_selection, load_selection
 from skillstudio.packages.icpkg import PackageMeta, read_package
 from skillstudio.packages.importer import apply_plan, incoming_from_package, plan_import
 from skillstudio.packages.sources import ImportDefaults, read_source

@@ -1,0 +1,38 @@
+"""Writing a file whole or not at all: the one way SkillStudio replaces a file it owns."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+
+def write_atomically(path: Path, data: bytes, *, mode: int = 0o666) -> None:
+    """Write ``data`` to ``path`` whole or not at all: a temporary file beside it, flushed to
+    disk, renamed over it, so a crash never leaves half a file.
+
+    A new file is created with ``mode`` less the user's umask, as a plain ``open`` would (0666:
+    an exported package others can read; 0o600 for a settings file); a file replaced keeps its
+    own mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        kept_mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        kept_mode = None
+    temp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if kept_mode is not None:
+            os.chmod(temp, kept_mode)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+__all__ = ["write_atomically"]
