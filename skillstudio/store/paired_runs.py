@@ -24,6 +24,7 @@ from skillstudio.model import utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.events import AuditAction
 from skillstudio.store.orm import Base, RunSkillRow, SkillCompositionRow, SkillRow
+from skillstudio.store.runs import game_of, insert_games
 from skillstudio.store.types import Actor, Counts, GameRow, JsonInput
 from skillstudio.store.unit_of_work import StorePart
 
@@ -187,21 +188,6 @@ class PairRecord:
 # --- the store -------------------------------------------------------------------------------------
 
 
-def _game(row: BaselineGameRow) -> GameRow:
-    return GameRow(
-        row.skill_id,
-        row.game,
-        row.outcome,
-        row.seed,
-        row.duration_s,
-        row.resource_delta,
-        row.army_value_delta,
-        row.map_control,
-        row.error,
-        row.engine_version,
-    )
-
-
 def _lift(row: RunLiftRow) -> LiftRecord:
     return LiftRecord(
         row.run_id,
@@ -245,30 +231,7 @@ class PairedRuns(StorePart):
 
     def record_baseline_games(self, run_id: str, games: Iterable[GameRow]) -> int:
         """Store a chunk of default-plan games in one transaction; games stored already stay."""
-        now = utc_now()
-        rows = [
-            {
-                "run_id": run_id,
-                "skill_id": g.skill_id,
-                "game": int(g.game),
-                "seed": g.seed,
-                "outcome": g.outcome,
-                "duration_s": g.duration_s,
-                "resource_delta": g.resource_delta,
-                "army_value_delta": g.army_value_delta,
-                "map_control": g.map_control,
-                "error": g.error,
-                "engine_version": g.engine_version,
-                "recorded_at": now,
-            }
-            for g in games
-        ]
-        if not rows:
-            return 0
-        with self.database.write() as session:
-            before = session.scalar(select(func.total_changes()))
-            session.execute(sqlite_insert(BaselineGameRow).on_conflict_do_nothing(), rows)
-            return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
+        return insert_games(self.database, BaselineGameRow, run_id, games)
 
     def baseline_games(self, run_id: str, skill_id: str | None = None) -> list[GameRow]:
         statement = select(BaselineGameRow).where(BaselineGameRow.run_id == run_id)
@@ -276,7 +239,7 @@ class PairedRuns(StorePart):
             statement = statement.where(BaselineGameRow.skill_id == skill_id)
         with self.database.read() as session:
             rows = session.scalars(statement.order_by(BaselineGameRow.skill_id, BaselineGameRow.game))
-            return [_game(r) for r in rows]
+            return [game_of(r) for r in rows]
 
     def recorded_baseline_games(self, run_id: str) -> dict[str, set[int]]:
         with self.database.read() as session:

@@ -19,6 +19,7 @@ import socket
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import Select, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -27,6 +28,7 @@ from skillstudio.model import utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError, RunClaimed, RunNotFound
 from skillstudio.store.orm import (
+    Base,
     PlayImportRow,
     RunGameRow,
     RunSkillRow,
@@ -118,30 +120,7 @@ class RunStore:
 
     def record_games(self, run_id: str, games: Iterable[GameRow]) -> int:
         """Store a chunk's games in one transaction; games already stored are left as they are."""
-        now = utc_now()
-        rows = [
-            {
-                "run_id": run_id,
-                "skill_id": g.skill_id,
-                "game": int(g.game),
-                "seed": g.seed,
-                "outcome": g.outcome,
-                "duration_s": g.duration_s,
-                "resource_delta": g.resource_delta,
-                "army_value_delta": g.army_value_delta,
-                "map_control": g.map_control,
-                "error": g.error,
-                "engine_version": g.engine_version,
-                "recorded_at": now,
-            }
-            for g in games
-        ]
-        if not rows:
-            return 0
-        with self.database.write() as session:
-            before = session.scalar(select(func.total_changes()))
-            session.execute(sqlite_insert(RunGameRow).on_conflict_do_nothing(), rows)
-            return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
+        return insert_games(self.database, RunGameRow, run_id, games)
 
     def set_engine_version(self, run_id: str, version: str) -> None:
         with self.database.write() as session:
@@ -390,21 +369,7 @@ class RunStore:
             if skill_id is not None:
                 statement = statement.where(RunGameRow.skill_id == skill_id)
             rows = session.scalars(statement.order_by(RunGameRow.skill_id, RunGameRow.game))
-            return [
-                GameRow(
-                    r.skill_id,
-                    r.game,
-                    r.outcome,
-                    r.seed,
-                    r.duration_s,
-                    r.resource_delta,
-                    r.army_value_delta,
-                    r.map_control,
-                    r.error,
-                    r.engine_version,
-                )
-                for r in rows
-            ]
+            return [game_of(r) for r in rows]
 
     def engine_versions(self, run_id: str, skill_id: str) -> dict[str, int]:
         """Engine version -> games, for one skill's games of a run."""
@@ -469,6 +434,51 @@ class RunStore:
 
 
 # --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
+
+
+def insert_games(database: Database, table: type[Base], run_id: str, games: Iterable[GameRow]) -> int:
+    """Insert games into ``table`` (a run's games, or its default-plan games) in one transaction;
+    a game already stored stays as it is. Returns how many were new."""
+    now = utc_now()
+    rows = [
+        {
+            "run_id": run_id,
+            "skill_id": g.skill_id,
+            "game": int(g.game),
+            "seed": g.seed,
+            "outcome": g.outcome,
+            "duration_s": g.duration_s,
+            "resource_delta": g.resource_delta,
+            "army_value_delta": g.army_value_delta,
+            "map_control": g.map_control,
+            "error": g.error,
+            "engine_version": g.engine_version,
+            "recorded_at": now,
+        }
+        for g in games
+    ]
+    if not rows:
+        return 0
+    with database.write() as session:
+        before = session.scalar(select(func.total_changes()))
+        session.execute(sqlite_insert(table).on_conflict_do_nothing(), rows)
+        return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
+
+
+def game_of(row: Any) -> GameRow:  # RunGameRow or paired_runs.BaselineGameRow
+    """A stored game (a run's or a default-plan game: the same columns) as a GameRow."""
+    return GameRow(
+        row.skill_id,
+        row.game,
+        row.outcome,
+        row.seed,
+        row.duration_s,
+        row.resource_delta,
+        row.army_value_delta,
+        row.map_control,
+        row.error,
+        row.engine_version,
+    )
 
 
 def write_run_result(work: UnitOfWork, skill_id: str, result: RunSkillResult) -> None:
