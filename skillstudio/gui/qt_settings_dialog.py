@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSignalBlocker, Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -111,7 +111,6 @@ class QtSettingsDialog(QDialog):
         self.resize(980, 560)
         self._saved_user: Values = {}
         self._saved_library: Values | None = None  # None until the library's layer has been read
-        self._filling = False
         self.problems: dict[tuple[int, str], str] = {}  # (column, key) -> what is wrong
         self._saving = False
         self.user_unreadable = ""  # why the user's file cannot be read at all (then it is left alone)
@@ -226,12 +225,9 @@ class QtSettingsDialog(QDialog):
         show_error(self, "Cannot read this library's settings", error)
 
     def _fill(self, column: int, values: Mapping[str, JsonValue]) -> None:
-        self._filling = True
-        try:
+        with QSignalBlocker(self.table):  # a layer read is no edit to check cell by cell
             for row, setting in enumerate(SETTINGS):
                 self._item(row, column).setText(value_text(values[setting.key]) if setting.key in values else "")
-        finally:
-            self._filling = False
         self._check()
 
     # --- the user's edits ---------------------------------------------------------------------------
@@ -246,7 +242,7 @@ class QtSettingsDialog(QDialog):
         return values
 
     def _on_cell_changed(self, _row: int, column: int) -> None:
-        if not self._filling and column in (USER, LIBRARY):
+        if column in (USER, LIBRARY):
             self._check()
 
     def _clear(self, column: int) -> None:
@@ -254,11 +250,8 @@ class QtSettingsDialog(QDialog):
 
     def _check(self) -> None:
         """Ask the core about each layer as it would be saved; mark what it refuses."""
-        was_filling, self._filling = self._filling, True  # the marks below are no edits to check
-        try:
+        with QSignalBlocker(self.table):  # the marks below are no edits to check
             self._mark()
-        finally:
-            self._filling = was_filling
 
     def _mark(self) -> None:
         user, library = self.layer(USER), self.layer(LIBRARY)
@@ -301,9 +294,10 @@ class QtSettingsDialog(QDialog):
         library_ready = self._saved_library is not None and self.state.repository is not None
         idle = not self._saving  # a batch may run meanwhile: it applies the policy it recorded
         editable = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
-        for row in range(self.table.rowCount()):
-            for column, ready in ((USER, not self.user_unreadable), (LIBRARY, library_ready)):
-                self._item(row, column).setFlags(editable if ready else Qt.ItemFlag.ItemIsSelectable)
+        with QSignalBlocker(self.table):  # flags are no edits to check
+            for row in range(self.table.rowCount()):
+                for column, ready in ((USER, not self.user_unreadable), (LIBRARY, library_ready)):
+                    self._item(row, column).setFlags(editable if ready else Qt.ItemFlag.ItemIsSelectable)
         self.clear_user_button.setEnabled(not self.user_unreadable)
         self.clear_library_button.setEnabled(library_ready)
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
