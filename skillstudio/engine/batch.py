@@ -175,6 +175,8 @@ def pattern_of(skill_or_pattern: Skill | StrategicPattern) -> tuple[StrategicPat
     """The StrategicPattern to play and the skill id to seed with ("" for a bare pattern)."""
     if isinstance(skill_or_pattern, StrategicPattern):
         return skill_or_pattern, ""
+    if not isinstance(skill_or_pattern, Skill):
+        raise NotAStrategySkill(f"{type(skill_or_pattern).__name__} is neither a skill nor a StrategicPattern")
     body = skill_or_pattern.body
     if not isinstance(body, StrategicPattern):
         raise NotAStrategySkill(
