@@ -1,5 +1,6 @@
-"""Engine benchmark: reference-engine games per second in process, and per-game overhead through
-the process protocol (``python -m skillstudio.engine`` behind :class:`ProcessEngine`).
+"""Engine benchmark: reference-engine games per second in process (one skill's batch, and many
+skills' games in one call), and per-game overhead through the process protocol
+(``python -m skillstudio.engine`` behind :class:`ProcessEngine`).
 
 Run it alone with ``python -m benchmarks.bench_engine [--quick] [--sizes 1000 10000]`` (or
 ``python benchmarks/bench_engine.py``) or with every other benchmark through
@@ -31,6 +32,8 @@ DEFAULT_SIZES = (1_000, 10_000)
 QUICK_SIZES = (1_000,)
 DEFAULT_REPEATS = 5
 DEFAULT_PROTOCOL_GAMES = 5_000
+DEFAULT_MULTI = (500, 20)  # skills x games per skill: 10,000 games of a library in one call
+QUICK_MULTI = (50, 20)
 SINGLE_THREAD = dict.fromkeys(
     ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"), "1"
 )
@@ -52,6 +55,14 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help=f"games sent through the protocol (default {DEFAULT_PROTOCOL_GAMES})",
     )
+    parser.add_argument(
+        "--multi",
+        nargs=2,
+        type=int,
+        metavar=("SKILLS", "GAMES"),
+        default=None,
+        help=f"many skills in one call: synthetic AI skills x games each (default {DEFAULT_MULTI[0]} {DEFAULT_MULTI[1]})",
+    )
     parser.add_argument("--opponent", default="IC Default Hard")
     parser.add_argument("--module", default="ra1")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where engine.json goes")
@@ -67,6 +78,8 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.repeats = 2 if args.quick else DEFAULT_REPEATS
     if args.protocol_games is None:
         args.protocol_games = 500 if args.quick else DEFAULT_PROTOCOL_GAMES
+    if args.multi is None:
+        args.multi = list(QUICK_MULTI if args.quick else DEFAULT_MULTI)
     args.repeats = max(1, args.repeats)
     return args
 
@@ -86,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         str(args.repeats),
         "--protocol-games",
         str(args.protocol_games),
+        "--multi",
+        *map(str, args.multi),
         "--opponent",
         args.opponent,
         "--module",
@@ -197,6 +212,8 @@ def _child(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    report["multi_skill"] = _multi_skill(args, report["in_process"][-1])
+
     # --- through the process protocol -------------------------------------------------------------
     games = args.protocol_games
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -238,6 +255,63 @@ def _child(args: argparse.Namespace) -> int:
     path.write_text(json.dumps(report, indent=2), encoding="utf-8")
     print(f"written {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0
+
+
+def _multi_skill(args: argparse.Namespace, raw: dict[str, Any]) -> dict[str, Any]:
+    """Many skills' games in one call (a whole-library verify's work), beside the raw figure of
+    one skill's batch measured above: ``run_batches`` alone, and ``play_chunk`` (the runner's
+    unit of work: the same call plus a stored row per game). Each repeat starts with empty
+    caches of compiled match-ups, as a verify of a library's skills does."""
+    from benchmarks.synthetic import DEFAULT_SEED, generate_skills
+    from skillstudio.engine.batch import BatchRequest, forget_compiled, run_batches
+    from skillstudio.engine.situation import STANDARD
+    from skillstudio.model import StrategicPattern
+    from skillstudio.verification.executors import Chunk, Piece, play_chunk
+
+    n_skills, per_skill = args.multi
+    skills: list[Any] = []
+    count = max(4 * n_skills, 16)
+    while len(skills) < n_skills:  # about a third of a synthetic library are AI skills
+        skills = [s for s in generate_skills(count, DEFAULT_SEED) if isinstance(s.body, StrategicPattern)][:n_skills]
+        count *= 2
+    games = n_skills * per_skill
+    requests = [BatchRequest(s, args.opponent, per_skill, 1, args.module) for s in skills]
+    # the same skills' games from the opening: as long as the raw batch's (a situated game
+    # starts in the mid or late game and plays fewer steps)
+    from_opening = [BatchRequest(s, args.opponent, per_skill, 1, args.module, situation=STANDARD) for s in skills]
+    chunk = Chunk(0, args.opponent, 1, tuple(Piece(s, args.module, 0, per_skill) for s in skills))
+
+    def cold(fn: Any) -> float:
+        forget_compiled()
+        return _time(fn)
+
+    in_one_call = min(cold(lambda: run_batches(requests)) for _ in range(args.repeats))
+    opening = min(cold(lambda: run_batches(from_opening)) for _ in range(args.repeats))
+    through_chunk = min(cold(lambda: play_chunk(chunk)) for _ in range(args.repeats))
+    limit = raw["games_per_s_best"]
+    row = {
+        "skills": n_skills,
+        "games_per_skill": per_skill,
+        "games": games,
+        "run_batches_s": in_one_call,
+        "run_batches_games_per_s": games / in_one_call,
+        "from_opening_s": opening,
+        "from_opening_games_per_s": games / opening,
+        "play_chunk_s": through_chunk,
+        "play_chunk_games_per_s": games / through_chunk,
+        "raw_games": raw["games"],
+        "raw_games_per_s": limit,
+    }
+    print(
+        f"\nmany skills in one call: {n_skills:,} synthetic AI skills x {per_skill} games = {games:,} games "
+        f"(their own situations), best of {args.repeats}, compiled from scratch each time\n"
+        f"  run_batches {games / in_one_call:>9,.0f} games/s ({games / in_one_call / limit:.0%} of the raw figure)\n"
+        f"  run_batches {games / opening:>9,.0f} games/s ({games / opening / limit:.0%}; every game from the opening, as long as the raw batch's)\n"
+        f"  play_chunk  {games / through_chunk:>9,.0f} games/s ({games / through_chunk / limit:.0%}; with a stored row per game)\n"
+        f"  limit: one skill's batch of {raw['games']:,} games, above: {limit:,.0f} games/s",
+        flush=True,
+    )
+    return row
 
 
 def _time(fn: Any) -> float:

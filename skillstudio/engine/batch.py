@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillstudio.engine import rng
+from skillstudio.engine import rng, tables
 from skillstudio.engine.doctrine import (
     Doctrine,
     default_plan,
@@ -421,6 +421,12 @@ class _Prepared:
 
 _PREPARED: dict[object, tuple[MatchSetup, Opponent, tuple[str, ...], tuple[str, ...]]] = {}
 PREPARED_CACHE = 4096  # match-ups kept compiled (a library's skills against one opponent)
+
+
+def forget_compiled() -> None:
+    """Drop the compiled match-ups and sides kept for reuse (benchmarks measure from scratch)."""
+    _PREPARED.clear()
+    tables.forget_sides()
 
 
 def _prepare_request(request: BatchRequest, modules: dict[str, GameModule]) -> _Prepared:

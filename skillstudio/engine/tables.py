@@ -229,6 +229,10 @@ _SIDES: dict[tuple[object, ...], tuple[CompiledModule, Tuning, np.ndarray, np.nd
 SIDE_CACHE = 4096
 
 
+def forget_sides() -> None:
+    _SIDES.clear()
+
+
 def compile_side(
     cm: CompiledModule, doctrine: Doctrine, enemy: Doctrine, tuning: Tuning = DEFAULT_TUNING, first_tier: int = 1
 ) -> SideTables:
