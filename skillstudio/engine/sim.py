@@ -246,6 +246,7 @@ class _Constants:
     # tables
     tier_cost: F64  # [tiers] credits to leave each tier (inf at the top)
     mix_table: F64  # [plans * 2M, U] each plan's mixes, side 0's M then side 1's; quantum units per credit
+    units: Ints  # [U] the module's unit types that any game of the group can hold (U: their number)
     prop_table: F64  # [N_PROPS, plans * 2M]
     plan_rows: int  # 2M
     side_row: Ints  # [2, 1] a side's first row within its plan's rows
@@ -301,6 +302,14 @@ def _constants(setups: Sequence[MatchSetup], timeline_t: F64) -> _Constants:
     }
     tiers = module.max_tier
     M = tiers * 2
+    mix_table = np.concatenate([side_tables.mix_q for sides in plans for side_tables in sides])
+    # The unit types a game of the group can ever hold: the others stay at exactly 0, and leaving
+    # them out of the counts (and their zero terms out of the exact sums of counts @ W) changes no bit.
+    present = mix_table.any(axis=0)
+    for one in setups:
+        if one.start is not None:
+            present |= one.start.counts_q.any(axis=0)
+    units = np.flatnonzero(present)
     return _Constants(
         tuning=t,
         match=match,
@@ -326,18 +335,19 @@ def _constants(setups: Sequence[MatchSetup], timeline_t: F64) -> _Constants:
         static_fire=combat.intensity * combat.static_bonus * dt,
         move_scale=dt / match.base_distance_cells,
         tier_cost=np.array([float(module.tier_cost(n + 2)) for n in range(tiers - 1)] + [np.inf]),
-        mix_table=np.concatenate([side_tables.mix_q for sides in plans for side_tables in sides]),
+        mix_table=mix_table[:, units],
+        units=units,
         prop_table=np.concatenate([side_tables.props for sides in plans for side_tables in sides]).T.copy(),
         plan_rows=2 * M,
         side_row=np.array([[0], [M]], dtype=np.intp),
-        W_combat=cm.W_combat,
+        W_combat=np.ascontiguousarray(cm.W_combat[units]),
         scale_combat=cm.scale_combat,
         cols=cm.cols,
-        class_of_unit=cm.class_of_unit,
+        class_of_unit=cm.class_of_unit[units],
         air=cm.air_classes,
         structure=cm.n_classes - 1,
         n_mobile_classes=cm.n_mobile_classes,
-        n_units=len(cm.units),
+        n_units=units.size,
     )
 
 
@@ -388,7 +398,7 @@ class Games:
     capacity: F64  # credits turned into units per step at most
     fire: F64  # the army's fire multiplier (form, raiders away, intensity)
     # --- the armies ---
-    counts: F64  # [2, G, U] units in 1/1024; exact multiples whenever they are multiplied
+    counts: F64  # [2, G, U] units in 1/1024 (of the types in _Constants.units); exact multiples whenever they are multiplied
     pending: F64  # credits produced since the counts were last brought up to date
     mobile_value: F64
     army_value: F64  # mobile units and static defences
@@ -581,7 +591,7 @@ def _situate(k: _Constants, g: Games, setups: Sequence[MatchSetup], request: Int
     g.props[:, :, sit] = props
     g.capacity[:, sit] = g.factories[:, sit] * props[P_CAPRATE] * g.build_speed[:, sit]
     g.fire[:, sit] = g.form[:, sit] * (1.0 - g.harass[:, sit] * props[P_RAIDER]) * (k.combat.intensity * k.dt)
-    g.counts[:, sit] = np.stack([start.counts_q for start in tables])[which].transpose(1, 0, 2)
+    g.counts[:, sit] = np.stack([start.counts_q[:, k.units] for start in tables])[which].transpose(1, 0, 2)
     g.army_value[:, sit] = floats("army_value")
     mobile_value = floats("mobile_value")
     g.mobile_value[:, sit] = mobile_value
