@@ -1,7 +1,7 @@
 """The vectorised skirmish simulator: N games of one match-up as array arithmetic over a games axis.
 
 Side 0 is the skill, side 1 the opponent. State arrays are shaped ``[2, games]`` (one number per
-side and game) or ``[2, games, unit_types]`` (unit counts). docs/reference-engine.md explains
+side and game) or ``[unit_types, 2, games]`` (unit counts). docs/reference-engine.md explains
 the model; this module is its implementation, :mod:`tables` compiles a match-up into the arrays
 it works on and :mod:`tuning` holds the model's constants.
 
@@ -245,13 +245,13 @@ class _Constants:
     move_scale: float
     # tables
     tier_cost: F64  # [tiers] credits to leave each tier (inf at the top)
-    mix_table: F64  # [plans * 2M, U] each plan's mixes, side 0's M then side 1's; quantum units per credit
+    mix_table: F64  # [U, plans * 2M] each plan's mixes (columns), side 0's M then side 1's; quantum units per credit
     units: Ints  # [U] the module's unit types that any game of the group can hold (U: their number)
     prop_table: F64  # [N_PROPS, plans * 2M]
     plan_rows: int  # 2M
     side_row: Ints  # [2, 1] a side's first row within its plan's rows
-    W_combat: F64
-    scale_combat: F64
+    W_combat: F64  # [K, U] (transposed: per-class arrays keep the games axis last, long and contiguous)
+    scale_combat: F64  # [K, 1, 1]
     cols: dict[str, slice]
     class_of_unit: Ints
     air: slice  # the air classes
@@ -335,13 +335,13 @@ def _constants(setups: Sequence[MatchSetup], timeline_t: F64) -> _Constants:
         static_fire=combat.intensity * combat.static_bonus * dt,
         move_scale=dt / match.base_distance_cells,
         tier_cost=np.array([float(module.tier_cost(n + 2)) for n in range(tiers - 1)] + [np.inf]),
-        mix_table=mix_table[:, units],
+        mix_table=np.ascontiguousarray(mix_table[:, units].T),
         units=units,
         prop_table=np.concatenate([side_tables.props for sides in plans for side_tables in sides]).T.copy(),
         plan_rows=2 * M,
         side_row=np.array([[0], [M]], dtype=np.intp),
-        W_combat=np.ascontiguousarray(cm.W_combat[units]),
-        scale_combat=cm.scale_combat,
+        W_combat=np.ascontiguousarray(cm.W_combat[units].T),
+        scale_combat=cm.scale_combat[:, None, None],
         cols=cm.cols,
         class_of_unit=cm.class_of_unit[units],
         air=cm.air_classes,
@@ -354,7 +354,7 @@ def _constants(setups: Sequence[MatchSetup], timeline_t: F64) -> _Constants:
 @dataclass(slots=True)
 class Games:
     """The state of a block of games. Arrays are ``[2, G]`` (side, game), float64, unless stated;
-    the games axis is the last one except in ``counts``. :meth:`compact` drops finished games."""
+    the games axis is the last one. :meth:`compact` drops finished games."""
 
     rows: Ints  # [G] block row -> game
     # --- each side's doctrine numbers (its plan's, see PER_GAME_SIDE) ---
@@ -393,12 +393,12 @@ class Games:
     tech_fund: F64
     factories: F64
     adapted: Bools
-    mix_index: Ints  # row of mix_table / prop_table
+    mix_index: Ints  # column of mix_table / prop_table
     props: F64  # [N_PROPS, 2, G] the properties of the current mix
     capacity: F64  # credits turned into units per step at most
     fire: F64  # the army's fire multiplier (form, raiders away, intensity)
     # --- the armies ---
-    counts: F64  # [2, G, U] units in 1/1024 (of the types in _Constants.units); exact multiples whenever they are multiplied
+    counts: F64  # [U, 2, G] units in 1/1024 (of the types in _Constants.units); exact multiples whenever they are multiplied
     pending: F64  # credits produced since the counts were last brought up to date
     mobile_value: F64
     army_value: F64  # mobile units and static defences
@@ -422,7 +422,7 @@ class Games:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
-                setattr(self, f.name, value[:, keep] if f.name == "counts" else value[..., keep])
+                setattr(self, f.name, value[..., keep])
 
 
 @dataclass(slots=True)
@@ -537,7 +537,7 @@ def _opening(k: _Constants, seeds: np.ndarray, plan: Ints) -> Games:
         props=props,
         capacity=factories * props[P_CAPRATE] * build_speed,
         fire=form * (1.0 - per_game["harass"] * props[P_RAIDER]) * (combat.intensity * dt),  # raiders are away
-        counts=np.zeros((2, G, k.n_units)),
+        counts=np.zeros((k.n_units, 2, G)),
         pending=np.zeros(shape),
         mobile_value=np.zeros(shape),
         army_value=np.zeros(shape),
@@ -591,7 +591,7 @@ def _situate(k: _Constants, g: Games, setups: Sequence[MatchSetup], request: Int
     g.props[:, :, sit] = props
     g.capacity[:, sit] = g.factories[:, sit] * props[P_CAPRATE] * g.build_speed[:, sit]
     g.fire[:, sit] = g.form[:, sit] * (1.0 - g.harass[:, sit] * props[P_RAIDER]) * (k.combat.intensity * k.dt)
-    g.counts[:, sit] = np.stack([start.counts_q[:, k.units] for start in tables])[which].transpose(1, 0, 2)
+    g.counts[:, :, sit] = np.stack([start.counts_q[:, k.units] for start in tables])[which].transpose(2, 1, 0)
     g.army_value[:, sit] = floats("army_value")
     mobile_value = floats("mobile_value")
     g.mobile_value[:, sit] = mobile_value
@@ -623,7 +623,7 @@ def _switch_plan(k: _Constants, g: Games, sel: Ints, plan: int, seeds: np.ndarra
     if not sel.size:
         return
     old_index = g.mix_index[:, sel]
-    g.counts[:, sel] += g.pending[:, sel, None] * k.mix_table[old_index]
+    g.counts[:, :, sel] += g.pending[:, sel] * k.mix_table[:, old_index]
     g.pending[:, sel] = 0.0
     mix_index = old_index % k.plan_rows + plan * k.plan_rows  # same tier, same adaptation, the new plan's mix
     g.mix_index[:, sel] = mix_index
@@ -647,7 +647,7 @@ def _switch_plan(k: _Constants, g: Games, sel: Ints, plan: int, seeds: np.ndarra
 
 def _switch_mix(k: _Constants, g: Games, side: Ints, row: Ints, new: Ints) -> None:
     """Bring the counts up to date with the old mix, then build the new one."""
-    g.counts[side, row] += g.pending[side, row, None] * k.mix_table[g.mix_index[side, row]]
+    g.counts[:, side, row] += g.pending[side, row] * k.mix_table[:, g.mix_index[side, row]]
     g.pending[side, row] = 0.0
     g.mix_index[side, row] = new
     g.props[:, side, row] = k.prop_table[:, new]
@@ -825,19 +825,19 @@ def _movement(k: _Constants, g: Games) -> None:
 
 def _combat(k: _Constants, g: Games, p: int) -> Ints:
     """Lanchester's square law over target classes, in the engaged games only. Returns the block
-    rows of the games in which a base fell."""
+    rows of the games in which a base fell. Per-class arrays are ``[classes, 2, E]``."""
     Cm, U, cols, air, structure = k.n_mobile_classes, k.n_units, k.cols, k.air, k.structure
     e = np.flatnonzero(g.engaged)
     E = e.size
     position = g.position
     at_base = np.take(position, e, axis=1) <= 1e-9  # [2, E]: the fight is at this side's base
-    sub = np.take(g.counts, e, axis=1)
+    sub = np.take(g.counts, e, axis=2)
     pending = np.take(g.pending, e, axis=1)
-    sub += pending[:, :, None] * np.take(k.mix_table, np.take(g.mix_index, e, axis=1), axis=0)
+    sub += pending * np.take(k.mix_table, np.take(g.mix_index, e, axis=1), axis=1)
     _scatter(g.pending, e, 0.0)
     np.rint(sub, out=sub)
     np.minimum(sub, MAX_COUNT_Q, out=sub)
-    X = (sub.reshape(2 * E, U) @ k.W_combat).reshape(2, E, -1)
+    X = (k.W_combat @ sub.reshape(U, 2 * E)).reshape(-1, 2, E)
     X *= k.scale_combat
     luck = np.take(g.luck[p], e, axis=1)
     fire = np.take(g.fire, e, axis=1)
@@ -845,38 +845,37 @@ def _combat(k: _Constants, g: Games, p: int) -> Ints:
     fire *= luck
     fire_static = luck * at_base
     fire_static *= k.static_fire
-    single = X[:, :, cols["single_mobile"]] * fire[:, :, None]
-    both = X[:, :, cols["both_mobile"]] * fire[:, :, None]
+    single = X[cols["single_mobile"]] * fire
+    both = X[cols["both_mobile"]] * fire
     if "single_static" in cols:
-        single[:, :, :Cm] += X[:, :, cols["single_static"]] * fire_static[:, :, None]
+        single[:Cm] += X[cols["single_static"]] * fire_static
     if "both_static" in cols:
-        both[:, :, :Cm] += X[:, :, cols["both_static"]] * fire_static[:, :, None]
-    hp = X[:, :, cols["hp"]]
+        both[:Cm] += X[cols["both_static"]] * fire_static
+    hp = X[cols["hp"]]
     base_hp = np.take(g.base_hp, e, axis=1)
     # the targets: hit points present on each side (structures draw a reduced share of fire)
-    surface_hp = hp[:, :, 2] + k.structure_weight * base_hp
+    surface_hp = hp[2] + k.structure_weight * base_hp
     surface_hp *= at_base
-    surface_hp += hp[:, :, 0]
-    air_hp = hp[:, :, 1]
+    surface_hp += hp[0]
+    air_hp = hp[1]
     inv_all = 1.0 / np.maximum(surface_hp + air_hp, 1.0)
     # the fraction of each class of side s that the other side's fire destroys in this step
-    loss = single[::-1] * (1.0 / np.maximum(surface_hp, 1.0))[:, :, None]
-    loss[:, :, air] = single[::-1, :, air] * (1.0 / np.maximum(air_hp, 1.0))[:, :, None]
-    loss += both[::-1] * inv_all[:, :, None]
-    loss[:, :, Cm:] *= at_base[:, :, None]  # static defences and structures: only at home
-    loss[:, :, structure] *= k.structure_weight
+    loss = single[:, ::-1] * (1.0 / np.maximum(surface_hp, 1.0))
+    loss[air] = single[air, ::-1] * (1.0 / np.maximum(air_hp, 1.0))
+    loss += both[:, ::-1] * inv_all
+    loss[Cm:] *= at_base  # static defences and structures: only at home
+    loss[structure] *= k.structure_weight
     np.minimum(loss, 1.0, out=loss)
     np.subtract(1.0, loss, out=loss)  # what survives
-    sub *= loss[:, :, k.class_of_unit]  # rounded again before the next product
-    g.counts[0, e] = sub[0]
-    g.counts[1, e] = sub[1]
-    base_hp *= loss[:, :, structure]
+    sub *= np.take(loss, k.class_of_unit, axis=0)  # rounded again before the next product
+    g.counts[:, :, e] = sub
+    base_hp *= loss[structure]
     _scatter(g.base_hp, e, base_hp)
-    value = X[:, :, cols["value"]]
-    value *= loss[:, :, :structure]
-    mobile = value[:, :, :Cm].sum(axis=2)  # per game, a fixed number of terms in a fixed order
+    value = X[cols["value"]]
+    value *= loss[:structure]
+    mobile = _sum_classes(value[:Cm])  # per game, a fixed number of terms in a fixed order
     _scatter(g.mobile_value, e, mobile)
-    mobile += value[:, :, Cm:].sum(axis=2)
+    mobile += _sum_classes(value[Cm:])
     _scatter(g.army_value, e, mobile)
     fallen = base_hp <= 0.5
     ended: Ints = e[(fallen[0] | fallen[1]) & np.take(g.alive, e)]
@@ -968,6 +967,19 @@ def _end_games(
     if dead * 3 >= g.alive.size:  # drop finished games from the arrays
         g.compact(g.alive.copy())
     return False
+
+
+def _sum_classes(values: F64) -> F64:
+    """The sum over the first (class) axis, bit for bit what summing each game's classes as a
+    contiguous row gives (numpy's pairwise summation, as the engine has always added them):
+    fewer than 8 terms numpy adds one after another from the first, and so do these adds."""
+    n = values.shape[0]
+    if not 2 <= n < 8:
+        return np.ascontiguousarray(np.moveaxis(values, 0, -1)).sum(axis=-1)
+    total = values[0] + values[1]
+    for j in range(2, n):
+        total += values[j]
+    return total
 
 
 def _scatter(array: np.ndarray, rows: np.ndarray, values: np.ndarray | float) -> None:
