@@ -327,7 +327,7 @@ def run_batch(
         baseline=baseline,
         then=then,
     )
-    prepared = _prepare_request(request, {})
+    prepared = _prepare_request(request, {}, {})
     return _batch_result(prepared, simulate(prepared.setup, prepared.seeds), 0)
 
 
@@ -372,10 +372,11 @@ def run_batches(requests: Sequence[BatchRequest]) -> list[BatchResult | BatchErr
     (the situation's phase) share a pass; each game carries its own plan's numbers."""
     results: list[BatchResult | BatchError | None] = [None] * len(requests)
     modules: dict[str, GameModule] = {}
+    opponents: dict[tuple[str, str], Opponent] = {}
     groups: dict[tuple[int, int, int], list[tuple[int, _Prepared]]] = {}
     for i, request in enumerate(requests):
         try:
-            prepared = _prepare_request(request, modules)
+            prepared = _prepare_request(request, modules, opponents)
         except REQUEST_ERRORS as error:
             results[i] = BatchError(request, f"{type(error).__name__}: {error}", error)
             continue
@@ -429,7 +430,9 @@ def forget_compiled() -> None:
     tables.forget_sides()
 
 
-def _prepare_request(request: BatchRequest, modules: dict[str, GameModule]) -> _Prepared:
+def _prepare_request(
+    request: BatchRequest, modules: dict[str, GameModule], opponents: dict[tuple[str, str], Opponent]
+) -> _Prepared:
     """Check a request and compile its match-up; a match-up compiled before is reused (the
     setup is never changed once made, and depends only on what the key holds)."""
     games = request.games
@@ -441,6 +444,11 @@ def _prepare_request(request: BatchRequest, modules: dict[str, GameModule]) -> _
             modules[module] = load_module(module)
         module = modules[module]
     pattern, own_id = pattern_of(request.skill_or_pattern)
+    opponent = request.opponent
+    if isinstance(opponent, str):  # read once per name and module
+        if (opponent, module.id) not in opponents:
+            opponents[opponent, module.id] = parse_opponent(opponent, module)
+        opponent = opponents[opponent, module.id]
     cached = None
     key = _cache_key(request, module, pattern)
     if key is not None:
@@ -448,7 +456,7 @@ def _prepare_request(request: BatchRequest, modules: dict[str, GameModule]) -> _
     if cached is None:
         setup, rival, _id, ignored, notes = prepare(
             pattern,
-            request.opponent,
+            opponent,
             module,
             opponent_mix=request.opponent_mix,
             situation=request.situation,

@@ -224,9 +224,37 @@ def _counter_weights(
 
 
 # Compiled sides by what they depend on (a library's skills share a few unit mixes, and the
-# opponent's counters depend only on the skill's mix): key -> (cm, tuning, mix_q, props, notes).
-_SIDES: dict[tuple[object, ...], tuple[CompiledModule, Tuning, np.ndarray, np.ndarray, tuple[str, ...]]] = {}
+# opponent's counters depend only on the skill's mix): key -> (cm, tuning, mix_q, props, the
+# tiers at which nothing of the side's own mix is available).
+_SIDES: dict[tuple[object, ...], tuple[CompiledModule, Tuning, np.ndarray, np.ndarray, tuple[int, ...]]] = {}
 SIDE_CACHE = 4096
+
+
+def _own_weights(
+    cm: CompiledModule, own_units: np.ndarray, own_defenses: np.ndarray, static_share: float, tier: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, bool]:
+    """A side's own weights at ``tier``: (units available, mobile weights, static weights, the
+    static share, whether nothing of its mix is available so that it builds every unlocked unit)."""
+    available = cm.tier_of <= tier
+    mobile_w = _normalized(own_units * available)
+    fallback = bool(mobile_w.sum() == 0)
+    if fallback:
+        mobile_w = _normalized((available & ~cm.static).astype(float))
+    static_w = _normalized(own_defenses * available)
+    share = static_share if static_w.sum() > 0 else 0.0
+    return available, mobile_w, static_w, share, fallback
+
+
+def own_mix_q(cm: CompiledModule, doctrine: Doctrine, tier: int, tuning: Tuning = DEFAULT_TUNING) -> np.ndarray:
+    """The side's own mix at ``tier``, not adapted (quantum units per credit): the row
+    ``(tier - 1) * 2`` of ``compile_side(cm, doctrine, ...).mix_q``, without compiling the rest."""
+    static_share = doctrine.param("defense_ratio") / tuning.defense_divisor
+    _available, mobile_w, static_w, share, _fallback = _own_weights(
+        cm, _weights(cm, doctrine.units), _weights(cm, doctrine.defenses), static_share, tier
+    )
+    value = (1 - share) * mobile_w + share * static_w
+    mix_q: np.ndarray = value / cm.cost * QUANTUM
+    return mix_q
 
 
 def forget_sides() -> None:
@@ -243,8 +271,6 @@ def compile_side(
     key = (
         id(cm),
         id(tuning),
-        first_tier,
-        doctrine.label,
         tuple(doctrine.units.items()),
         tuple(doctrine.defenses.items()),
         doctrine.param("defense_ratio"),
@@ -255,14 +281,18 @@ def compile_side(
     if cached is None or cached[0] is not cm or cached[1] is not tuning:  # ids can be reused
         if len(_SIDES) >= SIDE_CACHE:
             _SIDES.clear()
-        mix_q, props, notes = _compile_side(cm, doctrine, enemy, tuning, first_tier, adaptive)
-        cached = _SIDES[key] = (cm, tuning, mix_q, props, tuple(notes))
-    return SideTables(doctrine=doctrine, mix_q=cached[2], props=cached[3], notes=list(cached[4]))
+        cached = _SIDES[key] = (cm, tuning, *_compile_side(cm, doctrine, enemy, tuning, adaptive))
+    notes = [
+        f"{doctrine.label}: nothing of its mix is available at tier {t}; builds every unlocked unit"
+        for t in cached[4]
+        if t >= first_tier
+    ]
+    return SideTables(doctrine=doctrine, mix_q=cached[2], props=cached[3], notes=notes)
 
 
 def _compile_side(
-    cm: CompiledModule, doctrine: Doctrine, enemy: Doctrine, tuning: Tuning, first_tier: int, adaptive: bool
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    cm: CompiledModule, doctrine: Doctrine, enemy: Doctrine, tuning: Tuning, adaptive: bool
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     module = cm.module
     tiers = module.max_tier
     cost, build_time, tier_of, static, queue_of, raider = (
@@ -276,20 +306,13 @@ def _compile_side(
     own_units, own_defenses = _weights(cm, doctrine.units), _weights(cm, doctrine.defenses)
     enemy_units = _weights(cm, enemy.units)
     static_share = doctrine.param("defense_ratio") / tuning.defense_divisor
-    notes: list[str] = []
+    fallback_tiers: list[int] = []
     mix_q = np.zeros((tiers * 2, len(cm.units)))
     props = np.zeros((tiers * 2, N_PROPS))
     for t in range(1, tiers + 1):
-        available = tier_of <= t
-        mobile_w = _normalized(own_units * available)
-        if mobile_w.sum() == 0:
-            mobile_w = _normalized((available & ~static).astype(float))
-            if t >= first_tier:
-                notes.append(
-                    f"{doctrine.label}: nothing of its mix is available at tier {t}; builds every unlocked unit"
-                )
-        static_w = _normalized(own_defenses * available)
-        share = static_share if static_w.sum() > 0 else 0.0
+        available, mobile_w, static_w, share, fallback = _own_weights(cm, own_units, own_defenses, static_share, t)
+        if fallback:
+            fallback_tiers.append(t)
         if adaptive:
             enemy_w = _normalized(enemy_units * (tier_of <= t))
             counter = _normalized(_counter_weights(cm, enemy_w, available, tuning))
@@ -307,7 +330,7 @@ def _compile_side(
             props[m, P_SPEED] = float((value * cm.speed_cells).sum()) / mobile_value
             props[m, P_RAID] = float((value / cost * cm.raid_dps).sum()) / mobile_value
             props[m, P_RAIDER] = float(value[raider & ~static].sum()) / mobile_value
-    return mix_q, props, notes
+    return mix_q, props, tuple(fallback_tiers)
 
 
 @dataclass(frozen=True)
