@@ -1,4 +1,5 @@
-"""The vectorised skirmish simulator: N games of one match-up as array arithmetic over a games axis.
+"""The vectorised skirmish simulator: the games of one or many match-ups as array arithmetic over a
+games axis (:func:`simulate`, :func:`simulate_many`).
 
 Side 0 is the skill, side 1 the opponent. State arrays are shaped ``[2, games]`` (one number per
 side and game) or ``[unit_types, 2, games]`` (unit counts). docs/reference-engine.md explains
@@ -6,12 +7,12 @@ the model; this module is its implementation, :mod:`tables` compiles a match-up 
 it works on and :mod:`tuning` holds the model's constants.
 
 A block of games is played by :func:`_simulate_block`: :func:`_constants` (what is fixed for the
-block), :func:`_opening` (each game's draws and starting state, a :class:`Games`) and, for a
+block: the module's tables and every plan's numbers, of which each game takes its own), :func:`_opening` (each game's draws and starting state, a :class:`Games`) and, for a
 situated match, :func:`_situate` (the skill's SituationSignature, compiled by :mod:`situation`);
 then every step the phases in order: :func:`_economy`, :func:`_production`, :func:`_posture`,
 :func:`_movement`, :func:`_combat` (only where armies meet), :func:`_raids_and_control` (every
 few steps), :func:`_record_timeline` and :func:`_end_games`. A composition's next plan takes
-over between two steps (:func:`_switch_plan`).
+over between two steps, in that match-up's games (:func:`_switch_plan`).
 
 Determinism: every game's randomness is a counter-based hash of its own seed (:mod:`rng`) and
 all per-game arithmetic is elementwise. The one sum across unit types, the matrix product
@@ -19,8 +20,9 @@ all per-game arithmetic is elementwise. The one sum across unit types, the matri
 integers (real values scaled by powers of two), so every partial sum is an integer below 2**53
 and the order in which a BLAS library adds them cannot change the result. The only other
 reduction, an army's value summed over its few target classes after a fight, adds a fixed number
-of terms per game in a fixed order. A game's result is therefore bit-identical whatever batch,
-chunk or internal block it is simulated in (tests/engine/test_determinism.py).
+of terms per game in a fixed order (:func:`_sum_classes`). A game's result is therefore
+bit-identical whatever batch, chunk, internal block or company of other match-ups it is simulated
+in (tests/engine/test_determinism.py, test_many_skills.py).
 """
 
 from __future__ import annotations
