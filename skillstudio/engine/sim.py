@@ -569,7 +569,8 @@ def _situate(k: _Constants, g: Games, setups: Sequence[MatchSetup], request: Int
     which = index[request[sit]]  # each situated game's StartTables
 
     def per_game(name: str) -> np.ndarray:
-        return np.stack([getattr(start, name) for start in tables])[which].T
+        values: np.ndarray = np.stack([getattr(start, name) for start in tables])[which].T
+        return values
 
     def floats(name: str) -> F64:
         return per_game(name).astype(np.float64)
@@ -976,8 +977,10 @@ def _sum_classes(values: F64) -> F64:
     contiguous row gives (numpy's pairwise summation, as the engine has always added them):
     fewer than 8 terms numpy adds one after another from the first, and so do these adds."""
     n = values.shape[0]
+    total: F64
     if not 2 <= n < 8:
-        return np.ascontiguousarray(np.moveaxis(values, 0, -1)).sum(axis=-1)
+        total = np.ascontiguousarray(np.moveaxis(values, 0, -1)).sum(axis=-1)
+        return total
     total = values[0] + values[1]
     for j in range(2, n):
         total += values[j]
