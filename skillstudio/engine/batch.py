@@ -8,6 +8,7 @@ This is what the verification runner calls (directly, or through the process pro
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -435,7 +436,10 @@ def _prepare_request(
 ) -> _Prepared:
     """Check a request and compile its match-up; a match-up compiled before is reused (the
     setup is never changed once made, and depends only on what the key holds)."""
-    games = request.games
+    try:
+        games = operator.index(request.games)
+    except TypeError:
+        raise ValueError(f"games must be a whole number 0..{MAX_GAMES}, got {request.games!r}") from None
     if not 0 <= games <= MAX_GAMES:
         raise ValueError(f"games must be 0..{MAX_GAMES}, got {games}")
     module = request.module

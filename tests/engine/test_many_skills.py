@@ -111,6 +111,7 @@ def test_requests_that_cannot_be_played_come_back_in_place() -> None:
         BatchRequest(skill(), "Skynet Hard", 5, 9),
         BatchRequest(unreadable, "IC Default Hard", 5, 9),
         BatchRequest(skill(), "IC Default Hard", -1, 9),
+        BatchRequest(skill(), "IC Default Hard", "5", 9),  # type: ignore[arg-type]
         BatchRequest(skill(), "IC Default Hard", 5, 9, then=((600.0, "not a plan"),)),  # type: ignore[arg-type]
     ]
     mixed = [good[0], *bad[:3], good[1], *bad[3:], good[2]]
