@@ -214,7 +214,7 @@ def _child(args: argparse.Namespace) -> int:
 
     raw_games = max(args.sizes)
     raw_seeds = rng.derive_seeds(1, skill.id, 0, raw_games)
-    report["multi_skill"] = _multi_skill(args, raw_games, lambda: simulate(setup, raw_seeds))
+    report["multi_skill"] = _multi_skill(args, raw_games, lambda: simulate(setup, raw_seeds), skill)
 
     # --- through the process protocol -------------------------------------------------------------
     games = args.protocol_games
@@ -259,7 +259,7 @@ def _child(args: argparse.Namespace) -> int:
     return 0
 
 
-def _multi_skill(args: argparse.Namespace, raw_games: int, raw_batch: Any) -> dict[str, Any]:
+def _multi_skill(args: argparse.Namespace, raw_games: int, raw_batch: Any, skill: Any) -> dict[str, Any]:
     """Many skills' games in one call (a whole-library verify's work) beside its limit, one
     skill's batch of ``raw_games`` games (``raw_batch``), timed in turn with it so that a busy
     machine slows both alike: ``run_batches`` alone, and ``play_chunk`` (the runner's unit of
@@ -284,11 +284,17 @@ def _multi_skill(args: argparse.Namespace, raw_games: int, raw_batch: Any) -> di
     # starts in the mid or late game and plays fewer steps)
     from_opening = [BatchRequest(s, args.opponent, per_skill, 1, args.module, situation=STANDARD) for s in skills]
     chunk = Chunk(0, args.opponent, 1, tuple(Piece(s, args.module, 0, per_skill) for s in skills))
+    # the limit's own games as pieces of per_skill games in one call: the machinery's cost alone
+    pieces = [
+        BatchRequest(skill, args.opponent, min(per_skill, raw_games - first), 1, args.module, first_game=first)
+        for first in range(0, raw_games, per_skill)
+    ]
     runs = {
         "raw": (raw_games, raw_batch),
         "run_batches": (games, lambda: run_batches(requests)),
         "from_opening": (games, lambda: run_batches(from_opening)),
         "play_chunk": (games, lambda: play_chunk(chunk)),
+        "pieces": (raw_games, lambda: run_batches(pieces)),
     }
     walls: dict[str, list[float]] = {name: [] for name in runs}
     cpus: dict[str, list[float]] = {name: [] for name in runs}
@@ -308,6 +314,7 @@ def _multi_skill(args: argparse.Namespace, raw_games: int, raw_batch: Any) -> di
         "run_batches": "run_batches, the skills' own situations",
         "from_opening": "run_batches, every game from the opening (as long as the raw batch's)",
         "play_chunk": "play_chunk (run_batches and a stored row per game)",
+        "pieces": f"run_batches, the limit's games as {len(pieces):,} pieces of {per_skill}",
         "raw": f"limit: one skill's batch of {raw_games:,} games",
     }
     print(
@@ -316,7 +323,7 @@ def _multi_skill(args: argparse.Namespace, raw_games: int, raw_batch: Any) -> di
         f"  {'games/s':>9} {'of limit':>9} {'games/cpu-s':>12} {'of limit':>9}",
         flush=True,
     )
-    for name in ("run_batches", "from_opening", "play_chunk", "raw"):
+    for name in ("run_batches", "from_opening", "play_chunk", "pieces", "raw"):
         wall, cpu = row[f"{name}_games_per_s"], row[f"{name}_games_per_cpu_s"]
         print(
             f"  {wall:>9,.0f} {wall / row['raw_games_per_s']:>9.0%} {cpu:>12,.0f} {cpu / row['raw_games_per_cpu_s']:>9.0%}  {what[name]}"

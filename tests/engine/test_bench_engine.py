@@ -20,6 +20,6 @@ def test_engine_benchmark_runs_at_a_tiny_size(tmp_path: Path, capsys) -> None:
     assert report["protocol"]["per_game_all_in_ms"] > 0
     multi = report["multi_skill"]
     assert (multi["skills"], multi["games_per_skill"], multi["games"]) == (6, 3, 18)
-    for name in ("run_batches", "from_opening", "play_chunk", "raw"):
+    for name in ("run_batches", "from_opening", "play_chunk", "pieces", "raw"):
         assert multi[f"{name}_games_per_s"] > 0 and multi[f"{name}_games_per_cpu_s"] > 0
     assert multi["raw_games"] == 64
