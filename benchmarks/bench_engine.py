@@ -1,5 +1,6 @@
-"""Engine benchmark: reference-engine games per second in process, and per-game overhead through
-the process protocol (``python -m skillstudio.engine`` behind :class:`ProcessEngine`).
+"""Engine benchmark: reference-engine games per second in process (one skill's batch, and many
+skills' games in one call), and per-game overhead through the process protocol
+(``python -m skillstudio.engine`` behind :class:`ProcessEngine`).
 
 Run it alone with ``python -m benchmarks.bench_engine [--quick] [--sizes 1000 10000]`` (or
 ``python benchmarks/bench_engine.py``) or with every other benchmark through
@@ -31,6 +32,8 @@ DEFAULT_SIZES = (1_000, 10_000)
 QUICK_SIZES = (1_000,)
 DEFAULT_REPEATS = 5
 DEFAULT_PROTOCOL_GAMES = 5_000
+DEFAULT_MULTI = (500, 20)  # skills x games per skill: 10,000 games of a library in one call
+QUICK_MULTI = (50, 20)
 SINGLE_THREAD = dict.fromkeys(
     ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"), "1"
 )
@@ -52,6 +55,14 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help=f"games sent through the protocol (default {DEFAULT_PROTOCOL_GAMES})",
     )
+    parser.add_argument(
+        "--multi",
+        nargs=2,
+        type=int,
+        metavar=("SKILLS", "GAMES"),
+        default=None,
+        help=f"many skills in one call: synthetic AI skills x games each (default {DEFAULT_MULTI[0]} {DEFAULT_MULTI[1]})",
+    )
     parser.add_argument("--opponent", default="IC Default Hard")
     parser.add_argument("--module", default="ra1")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where engine.json goes")
@@ -67,6 +78,8 @@ def _args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.repeats = 2 if args.quick else DEFAULT_REPEATS
     if args.protocol_games is None:
         args.protocol_games = 500 if args.quick else DEFAULT_PROTOCOL_GAMES
+    if args.multi is None:
+        args.multi = list(QUICK_MULTI if args.quick else DEFAULT_MULTI)
     args.repeats = max(1, args.repeats)
     return args
 
@@ -86,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         str(args.repeats),
         "--protocol-games",
         str(args.protocol_games),
+        "--multi",
+        *map(str, args.multi),
         "--opponent",
         args.opponent,
         "--module",
@@ -197,6 +212,10 @@ def _child(args: argparse.Namespace) -> int:
             flush=True,
         )
 
+    raw_games = max(args.sizes)
+    raw_seeds = rng.derive_seeds(1, skill.id, 0, raw_games)
+    report["multi_skill"] = _multi_skill(args, raw_games, lambda: simulate(setup, raw_seeds), skill)
+
     # --- through the process protocol -------------------------------------------------------------
     games = args.protocol_games
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -238,6 +257,78 @@ def _child(args: argparse.Namespace) -> int:
     path.write_text(json.dumps(report, indent=2), encoding="utf-8")
     print(f"written {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0
+
+
+def _multi_skill(args: argparse.Namespace, raw_games: int, raw_batch: Any, skill: Any) -> dict[str, Any]:
+    """Many skills' games in one call (a whole-library verify's work) beside its limit, one
+    skill's batch of ``raw_games`` games (``raw_batch``), timed in turn with it so that a busy
+    machine slows both alike: ``run_batches`` alone, and ``play_chunk`` (the runner's unit of
+    work: the same call plus a stored row per game). Each repeat starts with empty caches of
+    compiled match-ups, as a verify of a library's skills does. CPU time is reported beside
+    wall time: on a shared machine it shows the cost without the time spent waiting for a core."""
+    from benchmarks.synthetic import DEFAULT_SEED, generate_skills
+    from skillstudio.engine.batch import BatchRequest, forget_compiled, run_batches
+    from skillstudio.engine.situation import STANDARD
+    from skillstudio.model import StrategicPattern
+    from skillstudio.verification.executors import Chunk, Piece, play_chunk
+
+    n_skills, per_skill = args.multi
+    skills: list[Any] = []
+    count = max(4 * n_skills, 16)
+    while len(skills) < n_skills:  # about a third of a synthetic library are AI skills
+        skills = [s for s in generate_skills(count, DEFAULT_SEED) if isinstance(s.body, StrategicPattern)][:n_skills]
+        count *= 2
+    games = n_skills * per_skill
+    requests = [BatchRequest(s, args.opponent, per_skill, 1, args.module) for s in skills]
+    # the same skills' games from the opening: as long as the raw batch's (a situated game
+    # starts in the mid or late game and plays fewer steps)
+    from_opening = [BatchRequest(s, args.opponent, per_skill, 1, args.module, situation=STANDARD) for s in skills]
+    chunk = Chunk(0, args.opponent, 1, tuple(Piece(s, args.module, 0, per_skill) for s in skills))
+    # the limit's own games as pieces of per_skill games in one call: the machinery's cost alone
+    pieces = [
+        BatchRequest(skill, args.opponent, min(per_skill, raw_games - first), 1, args.module, first_game=first)
+        for first in range(0, raw_games, per_skill)
+    ]
+    runs = {
+        "raw": (raw_games, raw_batch),
+        "run_batches": (games, lambda: run_batches(requests)),
+        "from_opening": (games, lambda: run_batches(from_opening)),
+        "play_chunk": (games, lambda: play_chunk(chunk)),
+        "pieces": (raw_games, lambda: run_batches(pieces)),
+    }
+    walls: dict[str, list[float]] = {name: [] for name in runs}
+    cpus: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(args.repeats):
+        for name, (_games, fn) in runs.items():
+            forget_compiled()
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            fn()
+            walls[name].append(time.perf_counter() - wall0)
+            cpus[name].append(time.process_time() - cpu0)
+    row: dict[str, Any] = {"skills": n_skills, "games_per_skill": per_skill, "games": games, "raw_games": raw_games}
+    for name, (n, _fn) in runs.items():
+        row[f"{name}_s"] = min(walls[name])
+        row[f"{name}_games_per_s"] = n / min(walls[name])
+        row[f"{name}_games_per_cpu_s"] = n / min(cpus[name])
+    what = {
+        "run_batches": "run_batches, the skills' own situations",
+        "from_opening": "run_batches, every game from the opening (as long as the raw batch's)",
+        "play_chunk": "play_chunk (run_batches and a stored row per game)",
+        "pieces": f"run_batches, the limit's games as {len(pieces):,} pieces of {per_skill}",
+        "raw": f"limit: one skill's batch of {raw_games:,} games",
+    }
+    print(
+        f"\nmany skills in one call: {n_skills:,} synthetic AI skills x {per_skill} games = {games:,} games, "
+        f"best of {args.repeats}, compiled from scratch each time, timed in turn with the limit\n"
+        f"  {'games/s':>9} {'of limit':>9} {'games/cpu-s':>12} {'of limit':>9}",
+        flush=True,
+    )
+    for name in ("run_batches", "from_opening", "play_chunk", "pieces", "raw"):
+        wall, cpu = row[f"{name}_games_per_s"], row[f"{name}_games_per_cpu_s"]
+        print(
+            f"  {wall:>9,.0f} {wall / row['raw_games_per_s']:>9.0%} {cpu:>12,.0f} {cpu / row['raw_games_per_cpu_s']:>9.0%}  {what[name]}"
+        )
+    return row
 
 
 def _time(fn: Any) -> float:

@@ -14,10 +14,13 @@ Qt-free. Two ways to play a batch of games for a skill's StrategicPattern:
 from skillstudio.engine.batch import (
     ENGINE_NAME,
     ENGINE_VERSION,
+    BatchError,
+    BatchRequest,
     BatchResult,
     NotAStrategySkill,
     engine_version,
     run_batch,
+    run_batches,
 )
 from skillstudio.engine.doctrine import PARAMETERS, Doctrine, ParameterSpec, default_plan
 from skillstudio.engine.module import GameModule, Mix, available_modules, load_module, parse_module
@@ -42,6 +45,8 @@ __all__ = [
     "PARAMETERS",
     "PROTOCOL_VERSION",
     "STANDARD",
+    "BatchError",
+    "BatchRequest",
     "BatchResult",
     "Doctrine",
     "EngineError",
@@ -69,5 +74,6 @@ __all__ = [
     "parse_opponent",
     "reference_engine_argv",
     "run_batch",
+    "run_batches",
     "situation_from_signature",
 ]

@@ -8,12 +8,13 @@ This is what the verification runner calls (directly, or through the process pro
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillstudio.engine import rng
+from skillstudio.engine import rng, tables
 from skillstudio.engine.doctrine import (
     Doctrine,
     default_plan,
@@ -24,7 +25,16 @@ from skillstudio.engine.doctrine import (
 from skillstudio.engine.module import GameModule, Mix, load_module
 from skillstudio.engine.opponents import Opponent, parse_opponent
 from skillstudio.engine.results import GameResult, Timeline
-from skillstudio.engine.sim import OUTCOME_DRAW, OUTCOME_LOSS, OUTCOME_WIN, simulate
+from skillstudio.engine.sim import (
+    BLOCK,
+    OUTCOME_DRAW,
+    OUTCOME_LOSS,
+    OUTCOME_WIN,
+    RawResults,
+    group_key,
+    simulate,
+    simulate_many,
+)
 from skillstudio.engine.situation import (
     Situation,
     compile_start,
@@ -166,6 +176,8 @@ def pattern_of(skill_or_pattern: Skill | StrategicPattern) -> tuple[StrategicPat
     """The StrategicPattern to play and the skill id to seed with ("" for a bare pattern)."""
     if isinstance(skill_or_pattern, StrategicPattern):
         return skill_or_pattern, ""
+    if not isinstance(skill_or_pattern, Skill):
+        raise NotAStrategySkill(f"{type(skill_or_pattern).__name__} is neither a skill nor a StrategicPattern")
     body = skill_or_pattern.body
     if not isinstance(body, StrategicPattern):
         raise NotAStrategySkill(
@@ -302,44 +314,224 @@ def run_batch(
     until 600 s of game time, then skill_b's, from the late game on skill_c's (seeds and
     situation from the first); ValueError for times that do not increase or are not numbers.
     """
-    if not 0 <= games <= MAX_GAMES:
-        raise ValueError(f"games must be 0..{MAX_GAMES}, got {games}")
-    setup, rival, own_id, ignored, notes = prepare(
+    request = BatchRequest(
         skill_or_pattern,
         opponent,
+        games,
+        seed,
         module,
+        first_game=first_game,
+        skill_id=skill_id,
         opponent_mix=opponent_mix,
+        seeds=seeds,
         situation=situation,
         baseline=baseline,
         then=then,
     )
-    key = own_id if skill_id is None else skill_id
-    if seeds is None:
-        seeds = rng.derive_seeds(seed, key, first_game, games)
+    prepared = _prepare_request(request, {}, {})
+    return _batch_result(prepared, simulate(prepared.setup, prepared.seeds), 0)
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """The arguments of one :func:`run_batch` call, as a value (for :func:`run_batches`)."""
+
+    skill_or_pattern: Skill | StrategicPattern
+    opponent: str | Opponent
+    games: int
+    seed: int
+    module: str | GameModule = "ra1"
+    first_game: int = 0
+    skill_id: str | None = None
+    opponent_mix: Mix | None = None
+    seeds: np.ndarray | None = None
+    situation: SituationSignature | Situation | None = None
+    baseline: bool = False
+    then: Sequence[tuple[float | GamePhase, Skill | StrategicPattern]] = ()
+
+
+# What a request that cannot be played raises: not a StrategicPattern, an unknown module or
+# opponent, a situation or composition that cannot be read, a module file that cannot be read.
+REQUEST_ERRORS: tuple[type[Exception], ...] = (ValueError, LookupError, OSError)
+
+
+@dataclass(frozen=True)
+class BatchError:
+    """A request :func:`run_batches` could not play, in its place; ``reason`` names why."""
+
+    request: BatchRequest
+    reason: str  # "ExceptionType: message", as the exception would have said it
+    error: Exception = field(compare=False)
+
+
+def run_batches(requests: Sequence[BatchRequest]) -> list[BatchResult | BatchError]:
+    """Play many batches, the games of many requests together in a few vectorised passes.
+
+    The result holds, in the requests' order, what ``run_batch(**request)`` returns (bit for bit,
+    whatever the grouping, order or split), or a :class:`BatchError` for a request that cannot be
+    played (the others are played all the same). Requests that share a module and a start step
+    (the situation's phase) share a pass; each game carries its own plan's numbers."""
+    results: list[BatchResult | BatchError | None] = [None] * len(requests)
+    modules: dict[str, GameModule] = {}
+    opponents: dict[tuple[str, str], Opponent] = {}
+    groups: dict[tuple[int, int, int], list[tuple[int, _Prepared]]] = {}
+    for i, request in enumerate(requests):
+        try:
+            prepared = _prepare_request(request, modules, opponents)
+        except REQUEST_ERRORS as error:
+            results[i] = BatchError(request, f"{type(error).__name__}: {error}", error)
+            continue
+        groups.setdefault(group_key(prepared.setup), []).append((i, prepared))
+    for members in groups.values():
+        for part in _parts(members):
+            raw = simulate_many([p.setup for _, p in part], [p.seeds for _, p in part])
+            start = 0
+            for i, prepared in part:
+                results[i] = _batch_result(prepared, raw, start)
+                start += len(prepared.seeds)
+    return [result for result in results if result is not None]
+
+
+def _parts(members: list[tuple[int, _Prepared]]) -> Iterator[list[tuple[int, _Prepared]]]:
+    """A group in passes of about one simulation block: the tables of a pass hold the plans of
+    its requests only."""
+    part: list[tuple[int, _Prepared]] = []
+    games = 0
+    for member in members:
+        size = len(member[1].seeds)
+        if part and games + size > BLOCK:
+            yield part
+            part, games = [], 0
+        part.append(member)
+        games += size
+    if part:
+        yield part
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    setup: MatchSetup
+    rival: Opponent
+    key: str  # the id the seeds derive from
+    seed: int
+    first_game: int
+    seeds: np.ndarray
+    ignored: tuple[str, ...]
+    notes: tuple[str, ...]
+    baseline: bool
+
+
+_PREPARED: dict[object, tuple[MatchSetup, Opponent, tuple[str, ...], tuple[str, ...]]] = {}
+PREPARED_CACHE = 4096  # match-ups kept compiled (a library's skills against one opponent)
+
+
+def forget_compiled() -> None:
+    """Drop the compiled match-ups and sides kept for reuse (benchmarks measure from scratch)."""
+    _PREPARED.clear()
+    tables.forget_sides()
+
+
+def _prepare_request(
+    request: BatchRequest, modules: dict[str, GameModule], opponents: dict[tuple[str, str], Opponent]
+) -> _Prepared:
+    """Check a request and compile its match-up; a match-up compiled before is reused (the
+    setup is never changed once made, and depends only on what the key holds)."""
+    try:
+        games = operator.index(request.games)
+    except TypeError:
+        raise ValueError(f"games must be a whole number 0..{MAX_GAMES}, got {request.games!r}") from None
+    if not 0 <= games <= MAX_GAMES:
+        raise ValueError(f"games must be 0..{MAX_GAMES}, got {games}")
+    module = request.module
+    if isinstance(module, str):
+        if module not in modules:
+            modules[module] = load_module(module)
+        module = modules[module]
+    pattern, own_id = pattern_of(request.skill_or_pattern)
+    opponent = request.opponent
+    if isinstance(opponent, str):  # read once per name and module
+        if (opponent, module.id) not in opponents:
+            opponents[opponent, module.id] = parse_opponent(opponent, module)
+        opponent = opponents[opponent, module.id]
+    cached = None
+    key = _cache_key(request, module, pattern)
+    if key is not None:
+        cached = _PREPARED.get(key)
+    if cached is None:
+        setup, rival, _id, ignored, notes = prepare(
+            pattern,
+            opponent,
+            module,
+            opponent_mix=request.opponent_mix,
+            situation=request.situation,
+            baseline=request.baseline,
+            then=request.then,
+        )
+        cached = setup, rival, ignored, notes
+        if key is not None:
+            if len(_PREPARED) >= PREPARED_CACHE:
+                _PREPARED.clear()
+            _PREPARED[key] = cached
+    setup, rival, ignored, notes = cached
+    seed_key = own_id if request.skill_id is None else request.skill_id
+    if request.seeds is None:
+        seeds = rng.derive_seeds(request.seed, seed_key, request.first_game, games)
     else:
-        seeds = np.asarray(seeds, dtype=np.uint64)
+        seeds = np.asarray(request.seeds, dtype=np.uint64)
         if seeds.shape != (games,):
             raise ValueError(f"expected {games} seeds, got {seeds.shape[0] if seeds.ndim else 0}")
-    raw = simulate(setup, seeds)
+    return _Prepared(
+        setup, rival, seed_key, int(request.seed), request.first_game, seeds, ignored, notes, request.baseline
+    )
+
+
+def _cache_key(request: BatchRequest, module: GameModule, pattern: StrategicPattern) -> object | None:
+    """What a compiled match-up depends on, or None when part of it cannot be hashed (a list in
+    a hand-made situation, a custom mix): such requests are compiled every time."""
+    then = request.then
+    if isinstance(then, str | bytes) or not isinstance(then, Sequence):
+        return None  # prepare says what is wrong with it
+    if not all(isinstance(entry, tuple | list) and len(entry) == 2 for entry in then):
+        return None
+    key = (
+        (module.id, module.path, module.fingerprint),
+        pattern,
+        request.opponent,
+        request.opponent_mix,
+        request.situation,
+        request.baseline,
+        tuple(tuple(entry) for entry in then),  # the later plans' ids name them in notes
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _batch_result(prepared: _Prepared, raw: RawResults, start: int) -> BatchResult:
+    """A request's games, ``start ..`` in ``raw``."""
+    setup, games = prepared.setup, len(prepared.seeds)
+    end = start + games
     return BatchResult(
         module=setup.module.id,
         engine_version=engine_version(setup.module),
-        opponent=rival.label,
-        skill_id=key,
-        batch_seed=int(seed),
-        game=np.arange(first_game, first_game + games, dtype=np.int64),
-        seed=seeds,
-        outcome=raw.outcome,
-        duration_s=raw.duration_s,
-        resource_delta=raw.resource_delta,
-        army_value_delta=raw.army_value_delta,
-        map_control=raw.map_control,
+        opponent=prepared.rival.label,
+        skill_id=prepared.key,
+        batch_seed=prepared.seed,
+        game=np.arange(prepared.first_game, prepared.first_game + games, dtype=np.int64),
+        seed=prepared.seeds,
+        outcome=raw.outcome[start:end],
+        duration_s=raw.duration_s[start:end],
+        resource_delta=raw.resource_delta[start:end],
+        army_value_delta=raw.army_value_delta[start:end],
+        map_control=raw.map_control[start:end],
         timeline_t=raw.timeline_t,
-        timeline=raw.timeline,
-        ignored_parameters=ignored,
-        notes=notes,
+        timeline=raw.timeline[start:end],
+        ignored_parameters=prepared.ignored,
+        notes=prepared.notes,
         situation=setup.situation,
         start_s=setup.start.start_step * setup.module.match.step_s if setup.start is not None else 0.0,
-        baseline=baseline,
+        baseline=prepared.baseline,
         switches=tuple((s.at_step * setup.module.match.step_s, s.label) for s in setup.switches),
     )

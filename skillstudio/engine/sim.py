@@ -1,17 +1,18 @@
-"""The vectorised skirmish simulator: N games of one match-up as array arithmetic over a games axis.
+"""The vectorised skirmish simulator: the games of one or many match-ups as array arithmetic over a
+games axis (:func:`simulate`, :func:`simulate_many`).
 
 Side 0 is the skill, side 1 the opponent. State arrays are shaped ``[2, games]`` (one number per
-side and game) or ``[2, games, unit_types]`` (unit counts). docs/reference-engine.md explains
+side and game) or ``[unit_types, 2, games]`` (unit counts). docs/reference-engine.md explains
 the model; this module is its implementation, :mod:`tables` compiles a match-up into the arrays
 it works on and :mod:`tuning` holds the model's constants.
 
 A block of games is played by :func:`_simulate_block`: :func:`_constants` (what is fixed for the
-block), :func:`_opening` (each game's draws and starting state, a :class:`Games`) and, for a
+block: the module's tables and every plan's numbers, of which each game takes its own), :func:`_opening` (each game's draws and starting state, a :class:`Games`) and, for a
 situated match, :func:`_situate` (the skill's SituationSignature, compiled by :mod:`situation`);
 then every step the phases in order: :func:`_economy`, :func:`_production`, :func:`_posture`,
 :func:`_movement`, :func:`_combat` (only where armies meet), :func:`_raids_and_control` (every
 few steps), :func:`_record_timeline` and :func:`_end_games`. A composition's next plan takes
-over between two steps (:func:`_switch_plan`).
+over between two steps, in that match-up's games (:func:`_switch_plan`).
 
 Determinism: every game's randomness is a counter-based hash of its own seed (:mod:`rng`) and
 all per-game arithmetic is elementwise. The one sum across unit types, the matrix product
@@ -19,14 +20,15 @@ all per-game arithmetic is elementwise. The one sum across unit types, the matri
 integers (real values scaled by powers of two), so every partial sum is an integer below 2**53
 and the order in which a BLAS library adds them cannot change the result. The only other
 reduction, an army's value summed over its few target classes after a fight, adds a fixed number
-of terms per game in a fixed order. A game's result is therefore bit-identical whatever batch,
-chunk or internal block it is simulated in (tests/engine/test_determinism.py).
+of terms per game in a fixed order (:func:`_sum_classes`). A game's result is therefore
+bit-identical whatever batch, chunk, internal block or company of other match-ups it is simulated
+in (tests/engine/test_determinism.py, test_many_skills.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -42,8 +44,6 @@ from skillstudio.engine.tables import (
     P_RAIDER,
     P_SPEED,
     MatchSetup,
-    PlanSwitch,
-    StartTables,
 )
 from skillstudio.engine.tuning import Tuning
 
@@ -71,18 +71,39 @@ class RawResults:
     timeline_t: np.ndarray  # [samples] seconds
 
 
-def _col(side_values: list[float]) -> F64:
-    return np.array(side_values, dtype=np.float64).reshape(2, 1)
-
-
 def simulate(setup: MatchSetup, seeds: np.ndarray, *, trace: Callable[[float, Any], None] | None = None) -> RawResults:
     """Simulate one game per seed (uint64 array). Results are independent of how seeds are batched.
 
     ``trace(now, games)`` is called after every step with the block's :class:`Games` (read it,
     never change it): for calibration and debugging."""
-    seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
-    games = seeds.shape[0]
-    match = setup.module.match
+    return simulate_many([setup], [seeds], trace=trace)
+
+
+def group_key(setup: MatchSetup) -> tuple[int, int, int]:
+    """Match-ups with the same key can be played in one :func:`simulate_many` pass: one compiled
+    module, one tuning and one start step (the step loop is shared, each game's numbers are not)."""
+    start_step = setup.start.start_step if setup.start is not None else 0
+    return id(setup.cm), id(setup.tuning), start_step
+
+
+def simulate_many(
+    setups: Sequence[MatchSetup],
+    seeds: Sequence[np.ndarray],
+    *,
+    trace: Callable[[float, Any], None] | None = None,
+) -> RawResults:
+    """The games of many match-ups in one vectorised pass: ``seeds[i]`` (uint64) are the games of
+    ``setups[i]``, and the results hold every match-up's games in that order, one after another.
+    Each game's doctrine is a column of numbers over the games axis, so a game's result is the one
+    :func:`simulate` gives it alone, bit for bit. The setups must share a :func:`group_key`."""
+    if not setups or len(setups) != len(seeds):
+        raise ValueError("simulate_many: one seed array per match-up, and at least one match-up")
+    if len({group_key(setup) for setup in setups}) > 1:
+        raise ValueError("simulate_many: the match-ups must share a compiled module, the tuning and the start step")
+    arrays = [np.ascontiguousarray(part, dtype=np.uint64) for part in seeds]
+    all_seeds = np.concatenate(arrays)
+    games = all_seeds.shape[0]
+    match = setups[0].module.match
     samples = match.timeline_samples
     out = RawResults(
         outcome=np.zeros(games, dtype=np.int8),
@@ -93,24 +114,36 @@ def simulate(setup: MatchSetup, seeds: np.ndarray, *, trace: Callable[[float, An
         timeline=np.zeros((games, samples, 2)),
         timeline_t=np.array([match.time_limit_s * (k + 1) / samples for k in range(samples)]),
     )
+    if games == 0:
+        return out
+    request = np.repeat(np.arange(len(setups)), [part.shape[0] for part in arrays])
+    k = _constants(setups, out.timeline_t)
     for start in range(0, games, BLOCK):
-        _simulate_block(setup, seeds[start : start + BLOCK], out, start, trace)
+        _simulate_block(setups, k, all_seeds[start : start + BLOCK], request[start : start + BLOCK], out, start, trace)
     return out
 
 
 def _simulate_block(
-    setup: MatchSetup, seeds: np.ndarray, out: RawResults, offset: int, trace: Callable[[float, Any], None] | None
+    setups: Sequence[MatchSetup],
+    k: _Constants,
+    seeds: np.ndarray,
+    request: Ints,
+    out: RawResults,
+    offset: int,
+    trace: Callable[[float, Any], None] | None,
 ) -> None:
-    k = _constants(setup, out.timeline_t)
-    g = _opening(setup, k, seeds)
-    if setup.start is not None:
-        _situate(k, g, setup.start)
+    """Play one block; ``request[i]`` is the match-up of the block's game i."""
+    g = _opening(k, seeds, k.first_plan[request])
+    present = np.unique(request).tolist()
+    if any(setups[r].start is not None for r in present):
+        _situate(k, g, setups, request)
         _record_start(k, g, out, offset)
     slow_every, start_step = k.tuning.slow_every, k.start_step
-    switches = {max(switch.at_step - start_step, 0): switch for switch in setup.switches}
+    switches = _switch_schedule(setups, k, present)
     for step in range(k.steps):
         if switches and step in switches:
-            k = _switch_plan(setup, k, g, switches[step], seeds, out.timeline_t)
+            for r, plan in switches[step]:
+                _switch_plan(k, g, np.flatnonzero(request[g.rows] == r), plan, seeds)
         now = (start_step + step + 1) * k.dt  # the game clock
         p = step // k.period  # the luck period
         _economy(k, g, now)
@@ -127,15 +160,66 @@ def _simulate_block(
             break
 
 
+def _switch_schedule(
+    setups: Sequence[MatchSetup], k: _Constants, present: list[int]
+) -> dict[int, list[tuple[int, int]]]:
+    """step -> (match-up, plan) of the compositions' plan switches (a later switch to the same
+    step replaces an earlier one, as each match-up alone plays them)."""
+    schedule: dict[int, list[tuple[int, int]]] = {}
+    for r in present:
+        own = {
+            max(switch.at_step - k.start_step, 0): int(k.first_plan[r]) + 1 + j
+            for j, switch in enumerate(setups[r].switches)
+        }
+        for step, plan in own.items():
+            schedule.setdefault(step, []).append((r, plan))
+    return schedule
+
+
 # ================================================================================================
 # What a block works with
 # ================================================================================================
 
+# Each side's doctrine numbers that the step loop reads, per game (Games fields of the same names).
+PER_GAME_SIDE = (
+    "harvester_target",
+    "harass",
+    "guard",
+    "retreat_frac",
+    "defender_bonus",
+    "map_weight",
+    "army_cap",
+    "raid_scale",
+)
+_PARAMS = (
+    "aggression",
+    "harassment",
+    "scout_priority",
+    "harvester_count_target",
+    "harvester_defense",
+    "retreat_threshold",
+    "reaction_urgency",
+    "expansion_priority",
+    "tech_priority",
+)
+_ATTRS = (
+    "vision",
+    "reaction_delay_s",
+    "map_weight",
+    "build_time",
+    "adaptation",
+    "adaptation_time_s",
+    "combat_efficiency",
+    "gather_rate",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class _Constants:
-    """What is fixed for a block: the model's tables and each side's doctrine as numbers.
-    Per-side values are ``[2, 1]`` columns that broadcast over the games axis."""
+    """What is fixed for a group of match-ups: the model's tables, and every plan they play (each
+    match-up's first plan, then its composition's later ones): each side's doctrine numbers as
+    ``[2, plans]`` arrays (a game takes its plan's column) and each plan's production
+    mixes, stacked in ``mix_table`` / ``prop_table`` at ``plan_rows`` rows per plan."""
 
     tuning: Tuning
     match: MatchConfig
@@ -147,32 +231,29 @@ class _Constants:
     period: int  # steps per luck period
     sample_steps: Ints  # [samples] the step after which each timeline sample is taken (< 0: before the start)
     sample_index: dict[int, int]  # step -> sample
-    # per side [2, 1]
-    harvester_target: F64
-    harass: F64  # share of raiders away raiding
-    guard: F64  # share of the army guarding harvesters
-    retreat_frac: F64
-    defender_bonus: F64  # fire at home, after the reaction delay
-    map_weight: F64
-    army_cap: F64
-    raid_scale: F64
+    doctrine: dict[str, F64]  # [2, plans] per side: the doctrines' parameters and attributes
+    per_game: dict[str, F64]  # [2, plans] per side: the PER_GAME_SIDE numbers
+    first_plan: Ints  # [match-ups] each one's first plan
     # scalars
     late_game_s: float
     harvest_rate_cap: float  # harvesters bought per step at most
     slots: float
     regrowth: float  # ore per step
     structure_weight: float
+    base_hp: float
     slow_dt: float
     control_rate: float
     static_fire: float
     move_scale: float
     # tables
     tier_cost: F64  # [tiers] credits to leave each tier (inf at the top)
-    mix_table: F64  # [2M, U] both sides' mixes, quantum units per credit
-    prop_table: F64  # [N_PROPS, 2M]
-    side_offset: Ints  # [2, 1] a side's first row in mix_table
-    W_combat: F64
-    scale_combat: F64
+    mix_table: F64  # [U, plans * 2M] each plan's mixes (columns), side 0's M then side 1's; quantum units per credit
+    units: Ints  # [U] the module's unit types that any game of the group can hold (U: their number)
+    prop_table: F64  # [N_PROPS, plans * 2M]
+    plan_rows: int  # 2M
+    side_row: Ints  # [2, 1] a side's first row within its plan's rows
+    W_combat: F64  # [K, U] (transposed: per-class arrays keep the games axis last, long and contiguous)
+    scale_combat: F64  # [K, 1, 1]
     cols: dict[str, slice]
     class_of_unit: Ints
     air: slice  # the air classes
@@ -181,28 +262,56 @@ class _Constants:
     n_units: int
 
 
-def _constants(setup: MatchSetup, timeline_t: F64) -> _Constants:
+def _constants(setups: Sequence[MatchSetup], timeline_t: F64) -> _Constants:
+    setup = setups[0]
     cm, module, t = setup.cm, setup.module, setup.tuning
     match, combat, econ = module.match, module.combat, module.economy
-    d0, d1 = setup.sides[0].doctrine, setup.sides[1].doctrine
+    plans = [sides for one in setups for sides in (one.sides, *(switch.sides for switch in one.switches))]
+    first_plan = np.cumsum([0] + [1 + len(one.switches) for one in setups[:-1]])
     dt = match.step_s
     start_step = setup.start.start_step if setup.start is not None else 0
     sample_steps = np.array([round(timeline_t[k] / dt) - 1 - start_step for k in range(match.timeline_samples)])
-
-    def param(name: str) -> F64:
-        return _col([float(d0.param(name)), float(d1.param(name))])
-
-    def attr(name: str) -> F64:
-        return _col([float(getattr(d0, name)), float(getattr(d1, name))])
-
-    aggression = param("aggression")
-    harass = param("harassment") / t.harassment_divisor
-    scout = param("scout_priority") / 100.0
-    vision = attr("vision")
-    delay_penalty = 1.0 - t.reaction_delay_penalty * np.minimum(attr("reaction_delay_s"), dt) / dt
+    doctrines = [(sides[0].doctrine, sides[1].doctrine) for sides in plans]
+    side = {
+        name: np.array([[float(d0.param(name)) for d0, _ in doctrines], [float(d1.param(name)) for _, d1 in doctrines]])
+        for name in _PARAMS
+    }
+    side.update(
+        (
+            name,
+            np.array(
+                [[float(getattr(d0, name)) for d0, _ in doctrines], [float(getattr(d1, name)) for _, d1 in doctrines]]
+            ),
+        )
+        for name in _ATTRS
+    )
+    # the same expressions as for one plan's [2, 1] columns: elementwise, so the same bits per plan
+    aggression = side["aggression"]
+    harass = side["harassment"] / t.harassment_divisor
+    scout = side["scout_priority"] / 100.0
+    vision = side["vision"]
+    delay_penalty = 1.0 - t.reaction_delay_penalty * np.minimum(side["reaction_delay_s"], dt) / dt
     slow_dt = t.slow_every * dt
+    derived = {
+        "harvester_target": side["harvester_count_target"],
+        "harass": harass,
+        "guard": side["harvester_defense"] / 100.0,
+        "retreat_frac": side["retreat_threshold"] / 100.0,
+        "defender_bonus": combat.defender_bonus * delay_penalty,
+        "map_weight": side["map_weight"] * vision * (t.map_weight_base + t.map_weight_per_scout * scout),
+        "army_cap": t.army_cap * (t.army_cap_factor - aggression / 100.0),
+        "raid_scale": harass * combat.raid_efficiency * slow_dt / (econ.harvester_hp * vision),
+    }
     tiers = module.max_tier
     M = tiers * 2
+    mix_table = np.concatenate([side_tables.mix_q for sides in plans for side_tables in sides])
+    # The unit types a game of the group can ever hold: the others stay at exactly 0, and leaving
+    # them out of the counts (and their zero terms out of the exact sums of counts @ W) changes no bit.
+    present = mix_table.any(axis=0)
+    for one in setups:
+        if one.start is not None:
+            present |= one.start.counts_q.any(axis=0)
+    units = np.flatnonzero(present)
     return _Constants(
         tuning=t,
         match=match,
@@ -214,44 +323,51 @@ def _constants(setup: MatchSetup, timeline_t: F64) -> _Constants:
         period=max(1, round(combat.luck_period_s / dt)),
         sample_steps=sample_steps,
         sample_index={int(step): k for k, step in enumerate(sample_steps)},
-        harvester_target=param("harvester_count_target"),
-        harass=harass,
-        guard=param("harvester_defense") / 100.0,
-        retreat_frac=param("retreat_threshold") / 100.0,
-        defender_bonus=combat.defender_bonus * delay_penalty,
-        map_weight=attr("map_weight") * vision * (t.map_weight_base + t.map_weight_per_scout * scout),
-        army_cap=t.army_cap * (t.army_cap_factor - aggression / 100.0),
-        raid_scale=harass * combat.raid_efficiency * slow_dt / (econ.harvester_hp * vision),
+        doctrine=side,
+        per_game=derived,
+        first_plan=first_plan.astype(np.intp),
         late_game_s=match.time_limit_s * t.impatience_from,
         harvest_rate_cap=dt / econ.harvester_build_time_s,
         slots=econ.harvester_slots,
         regrowth=econ.regrowth_per_s * dt,
         structure_weight=combat.structure_target_weight,
+        base_hp=module.base.hp,
         slow_dt=slow_dt,
         control_rate=1.0 - t.control_keep**t.slow_every,
         static_fire=combat.intensity * combat.static_bonus * dt,
         move_scale=dt / match.base_distance_cells,
         tier_cost=np.array([float(module.tier_cost(n + 2)) for n in range(tiers - 1)] + [np.inf]),
-        mix_table=np.concatenate([setup.sides[0].mix_q, setup.sides[1].mix_q]),
-        prop_table=np.concatenate([setup.sides[0].props, setup.sides[1].props]).T.copy(),
-        side_offset=np.array([[0], [M]], dtype=np.intp),
-        W_combat=cm.W_combat,
-        scale_combat=cm.scale_combat,
+        mix_table=np.ascontiguousarray(mix_table[:, units].T),
+        units=units,
+        prop_table=np.concatenate([side_tables.props for sides in plans for side_tables in sides]).T.copy(),
+        plan_rows=2 * M,
+        side_row=np.array([[0], [M]], dtype=np.intp),
+        W_combat=np.ascontiguousarray(cm.W_combat[units].T),
+        scale_combat=cm.scale_combat[:, None, None],
         cols=cm.cols,
-        class_of_unit=cm.class_of_unit,
+        class_of_unit=cm.class_of_unit[units],
         air=cm.air_classes,
         structure=cm.n_classes - 1,
         n_mobile_classes=cm.n_mobile_classes,
-        n_units=len(cm.units),
+        n_units=units.size,
     )
 
 
 @dataclass(slots=True)
 class Games:
     """The state of a block of games. Arrays are ``[2, G]`` (side, game), float64, unless stated;
-    the games axis is the last one except in ``counts``. :meth:`compact` drops finished games."""
+    the games axis is the last one. :meth:`compact` drops finished games."""
 
     rows: Ints  # [G] block row -> game
+    # --- each side's doctrine numbers (its plan's, see PER_GAME_SIDE) ---
+    harvester_target: F64
+    harass: F64  # share of raiders away raiding
+    guard: F64  # share of the army guarding harvesters
+    retreat_frac: F64
+    defender_bonus: F64  # fire at home, after the reaction delay
+    map_weight: F64
+    army_cap: F64
+    raid_scale: F64
     # --- drawn once per game from its seed ---
     tech_share: F64  # share of spare credits put into technology
     gather: F64  # credits per harvester and step
@@ -279,12 +395,12 @@ class Games:
     tech_fund: F64
     factories: F64
     adapted: Bools
-    mix_index: Ints  # row of mix_table / prop_table
+    mix_index: Ints  # column of mix_table / prop_table
     props: F64  # [N_PROPS, 2, G] the properties of the current mix
     capacity: F64  # credits turned into units per step at most
     fire: F64  # the army's fire multiplier (form, raiders away, intensity)
     # --- the armies ---
-    counts: F64  # [2, G, U] units in 1/1024; exact multiples whenever they are multiplied
+    counts: F64  # [U, 2, G] units in 1/1024 (of the types in _Constants.units); exact multiples whenever they are multiplied
     pending: F64  # credits produced since the counts were last brought up to date
     mobile_value: F64
     army_value: F64  # mobile units and static defences
@@ -308,7 +424,7 @@ class Games:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
-                setattr(self, f.name, value[:, keep] if f.name == "counts" else value[..., keep])
+                setattr(self, f.name, value[..., keep])
 
 
 @dataclass(slots=True)
@@ -335,18 +451,18 @@ def _per_period(side_seeds: npt.NDArray[np.uint64], stream: int, k: _Constants) 
     return np.stack([rng.symmetric(side_seeds[s], stream + 32 * s, periods) for s in (0, 1)], axis=1)
 
 
-def _plan_draws(setup: MatchSetup, k: _Constants, side_seeds: npt.NDArray[np.uint64]) -> _PlanDraws:
+def _plan_draws(k: _Constants, plan: Ints, side_seeds: npt.NDArray[np.uint64]) -> _PlanDraws:
+    """``plan[i]``: the plan game i plays."""
     t = k.tuning
-    d0, d1 = setup.sides[0].doctrine, setup.sides[1].doctrine
 
     def param(name: str) -> F64:
-        return _col([float(d0.param(name)), float(d1.param(name))])
+        return k.doctrine[name][:, plan]
 
     aggression = param("aggression")
     urgency = param("reaction_urgency")
     expansion = param("expansion_priority")
     scout = param("scout_priority") / 100.0
-    vision = _col([float(d0.vision), float(d1.vision)])
+    vision = param("vision")
     tech_share = (t.tech_share_base + t.tech_share_per_priority * param("tech_priority") / 100.0) * _jitter(
         side_seeds, S_TECH, t.spread_tech
     )
@@ -366,43 +482,45 @@ def _plan_draws(setup: MatchSetup, k: _Constants, side_seeds: npt.NDArray[np.uin
     )
 
 
-def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
-    """Each game's draws from its own seed, and the standard skirmish opening."""
+def _opening(k: _Constants, seeds: np.ndarray, plan: Ints) -> Games:
+    """Each game's draws from its own seed, and the standard skirmish opening; ``plan[i]``: the
+    plan game i starts with."""
     t, combat, econ = k.tuning, k.combat, k.econ
-    d0, d1 = setup.sides[0].doctrine, setup.sides[1].doctrine
     G, dt = seeds.shape[0], k.dt
     side_seeds = _side_seeds(seeds)
 
     def attr(name: str) -> F64:
-        return _col([float(getattr(d0, name)), float(getattr(d1, name))])
+        return k.doctrine[name][:, plan]
 
-    plan = _plan_draws(setup, k, side_seeds)
-    tech_share = plan.tech_share
+    draws = _plan_draws(k, plan, side_seeds)
+    tech_share = draws.tech_share
     tech_share *= k.tier_cost[0] < np.inf  # a module with a single tier has nothing to research
     build_speed = dt / attr("build_time") * _jitter(side_seeds, S_BUILD, t.spread_build_speed)
     adapt_at = np.where(attr("adaptation") > 0, attr("adaptation_time_s"), np.inf) * _jitter(
         side_seeds, S_ADAPT, t.spread_adaptation
     )
     form = attr("combat_efficiency") * _jitter(side_seeds, S_FORM, combat.form)
-    first_attack, expand_at = plan.first_attack, plan.expand_at
+    first_attack, expand_at = draws.first_attack, draws.expand_at
+    per_game = {name: values[:, plan] for name, values in k.per_game.items()}
 
     shape = (2, G)
-    mix_index = np.broadcast_to(k.side_offset, shape).copy()
+    mix_index = plan * k.plan_rows + k.side_row
     props = k.prop_table[:, mix_index]  # [N_PROPS, 2, G]
     factories = np.full(shape, float(econ.start_factories))
     expand_first = float(expand_at.min())
     return Games(
         rows=np.arange(G),
+        **per_game,
         tech_share=tech_share,
         gather=econ.gather_rate_per_s * dt * attr("gather_rate") * _jitter(side_seeds, S_INCOME, t.spread_income),
         build_speed=build_speed,
         first_attack=first_attack,
-        theta=plan.theta,
+        theta=draws.theta,
         expand_at=expand_at,
         adapt_at=adapt_at,
         form=form,
         luck=(1.0 + combat.luck * _per_period(side_seeds, S_LUCK, k)).astype(np.float32),
-        perceive=plan.perceive,
+        perceive=draws.perceive,
         credits=np.full(shape, econ.start_credits),
         harvesters=np.full(shape, econ.start_harvesters),
         expanded=np.zeros(shape),
@@ -420,8 +538,8 @@ def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
         mix_index=mix_index,
         props=props,
         capacity=factories * props[P_CAPRATE] * build_speed,
-        fire=form * (1.0 - k.harass * props[P_RAIDER]) * (combat.intensity * dt),  # raiders are away
-        counts=np.zeros((2, G, k.n_units)),
+        fire=form * (1.0 - per_game["harass"] * props[P_RAIDER]) * (combat.intensity * dt),  # raiders are away
+        counts=np.zeros((k.n_units, 2, G)),
         pending=np.zeros(shape),
         mobile_value=np.zeros(shape),
         army_value=np.zeros(shape),
@@ -429,7 +547,7 @@ def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
         direction=np.zeros(shape),
         launch_value=np.zeros(shape),
         engaged=np.zeros(G, dtype=bool),
-        base_hp=np.full(shape, setup.module.base.hp),
+        base_hp=np.full(shape, k.base_hp),
         control=np.full(G, 0.5),
         alive=np.ones(G, dtype=bool),
         expand_first=expand_first,
@@ -440,78 +558,104 @@ def _opening(setup: MatchSetup, k: _Constants, seeds: np.ndarray) -> Games:
     )
 
 
-def _situate(k: _Constants, g: Games, start: StartTables) -> None:
-    """Replace the opening with the situation's starting state (the same for every game)."""
-    G, econ = g.rows.size, k.econ
+def _situate(k: _Constants, g: Games, setups: Sequence[MatchSetup], request: Ints) -> None:
+    """Replace the opening with each situated game's starting state (that of its match-up)."""
+    econ = k.econ
+    starts = [setup.start for setup in setups]
+    situated = np.array([start is not None for start in starts])
+    sit = np.flatnonzero(situated[request])  # block rows; nothing is compacted yet
+    index = np.cumsum(situated) - 1
+    tables = [start for start in starts if start is not None]
+    which = index[request[sit]]  # each situated game's StartTables
 
-    def per_game(values: np.ndarray) -> F64:
-        return np.repeat(values.astype(np.float64)[:, None], G, axis=1)
+    def per_game(name: str) -> np.ndarray:
+        values: np.ndarray = np.stack([getattr(start, name) for start in tables])[which].T
+        return values
 
-    g.gather *= start.income[:, None]
-    g.credits = per_game(start.credits)
-    g.harvesters = per_game(start.harvesters)
-    g.factories = per_game(start.factories)
-    g.ore_main = per_game(start.ore_main)
-    g.expanded = per_game(start.expanded)
-    g.expansion_hp = g.expanded * econ.refinery_hp
-    g.tier = np.repeat((start.tier - 1)[:, None], G, axis=1)
-    g.next_cost = k.tier_cost[g.tier]
-    g.tech_share *= g.next_cost < np.inf  # nothing left to research at the top tier
-    g.mix_index = k.side_offset + 2 * g.tier
-    g.props = k.prop_table[:, g.mix_index]
-    g.capacity = g.factories * g.props[P_CAPRATE] * g.build_speed
-    g.fire = g.form * (1.0 - k.harass * g.props[P_RAIDER]) * (k.combat.intensity * k.dt)
-    g.counts = np.repeat(start.counts_q[:, None, :], G, axis=1)
-    g.army_value = per_game(start.army_value)
-    g.mobile_value = per_game(start.mobile_value)
-    g.position = per_game(start.position)
-    g.direction = per_game(start.direction)
-    g.launch_value = g.mobile_value * (g.direction > 0)
-    g.control = np.full(G, start.control)
+    def floats(name: str) -> F64:
+        return per_game(name).astype(np.float64)
+
+    g.gather[:, sit] *= floats("income")
+    g.credits[:, sit] = floats("credits")
+    g.harvesters[:, sit] = floats("harvesters")
+    g.factories[:, sit] = floats("factories")
+    g.ore_main[:, sit] = floats("ore_main")
+    expanded = floats("expanded")
+    g.expanded[:, sit] = expanded
+    g.expansion_hp[:, sit] = expanded * econ.refinery_hp
+    tier = per_game("tier") - 1
+    g.tier[:, sit] = tier
+    next_cost = k.tier_cost[tier]
+    g.next_cost[:, sit] = next_cost
+    g.tech_share[:, sit] *= next_cost < np.inf  # nothing left to research at the top tier
+    mix_index = g.mix_index[:, sit] + 2 * tier
+    g.mix_index[:, sit] = mix_index
+    props = k.prop_table[:, mix_index]
+    g.props[:, :, sit] = props
+    g.capacity[:, sit] = g.factories[:, sit] * props[P_CAPRATE] * g.build_speed[:, sit]
+    g.fire[:, sit] = g.form[:, sit] * (1.0 - g.harass[:, sit] * props[P_RAIDER]) * (k.combat.intensity * k.dt)
+    g.counts[:, :, sit] = np.stack([start.counts_q[:, k.units] for start in tables])[which].transpose(2, 1, 0)
+    g.army_value[:, sit] = floats("army_value")
+    mobile_value = floats("mobile_value")
+    g.mobile_value[:, sit] = mobile_value
+    g.position[:, sit] = floats("position")
+    direction = floats("direction")
+    g.direction[:, sit] = direction
+    g.launch_value[:, sit] = mobile_value * (direction > 0)
+    g.control[sit] = np.array([start.control for start in tables])[which]
     start_s = k.start_step * k.dt
-    if start.expanded.any():  # expansions yield and can be worn down from the first step
+    if any(start.expanded.any() for start in tables):  # expansions yield and can be worn down from the first step
         g.expand_first = min(g.expand_first, start_s)
         g.next_due = g.expand_first
-    if start.launched:  # an army already attacking may retreat before anyone's first attack
+    if any(start.launched for start in tables):  # an army already attacking may retreat before anyone's first attack
         g.posture_from = -np.inf
 
 
 def _record_start(k: _Constants, g: Games, out: RawResults, offset: int) -> None:
-    """Timeline samples before a situated game's start hold its starting army values."""
+    """Timeline samples before a situated game's start hold its starting army values (a group
+    that starts later than the opening is situated throughout)."""
     before = np.flatnonzero(k.sample_steps < 0)
     if before.size:
         out.timeline[offset + g.rows[:, None], before[None, :], :] = g.army_value.T[:, None, :]
 
 
-def _switch_plan(
-    setup: MatchSetup, old: _Constants, g: Games, switch: PlanSwitch, seeds: np.ndarray, timeline_t: F64
-) -> _Constants:
-    """A composition's next plan takes over: units produced so far stay what they were built as,
-    the plan's parameters, mixes and plan-driven draws (from the same seeds) replace the old."""
-    plan = replace(setup, sides=switch.sides, switches=())
-    k = _constants(plan, timeline_t)
-    g.counts += g.pending[:, :, None] * old.mix_table[g.mix_index]
-    g.pending = np.zeros_like(g.pending)
-    draws = _plan_draws(plan, k, _side_seeds(seeds[g.rows]))
-    g.tech_share = draws.tech_share * (g.next_cost < np.inf)
-    g.first_attack, g.theta, g.expand_at, g.perceive = draws.first_attack, draws.theta, draws.expand_at, draws.perceive
-    g.props = k.prop_table[:, g.mix_index]  # same tier, same adaptation, the new plan's mix
-    g.capacity = g.factories * g.props[P_CAPRATE] * g.build_speed
-    g.fire = g.form * (1.0 - k.harass * g.props[P_RAIDER]) * (k.combat.intensity * k.dt)
-    g.expand_first = min(g.expand_first, float(g.expand_at.min()))
+def _switch_plan(k: _Constants, g: Games, sel: Ints, plan: int, seeds: np.ndarray) -> None:
+    """A composition's next plan takes over in the games ``sel``: units produced so far stay what
+    they were built as, the plan's parameters, mixes and plan-driven draws (from the same seeds)
+    replace the old."""
+    if not sel.size:
+        return
+    old_index = g.mix_index[:, sel]
+    g.counts[:, :, sel] += g.pending[:, sel] * k.mix_table[:, old_index]
+    g.pending[:, sel] = 0.0
+    mix_index = old_index % k.plan_rows + plan * k.plan_rows  # same tier, same adaptation, the new plan's mix
+    g.mix_index[:, sel] = mix_index
+    plans = np.full(sel.size, plan)
+    draws = _plan_draws(k, plans, _side_seeds(seeds[g.rows[sel]]))
+    g.tech_share[:, sel] = draws.tech_share * (g.next_cost[:, sel] < np.inf)
+    g.first_attack[:, sel] = draws.first_attack
+    g.theta[:, sel] = draws.theta
+    g.expand_at[:, sel] = draws.expand_at
+    g.perceive[:, :, sel] = draws.perceive
+    for name, values in k.per_game.items():
+        getattr(g, name)[:, sel] = values[:, plan, None]
+    props = k.prop_table[:, mix_index]
+    g.props[:, :, sel] = props
+    g.capacity[:, sel] = g.factories[:, sel] * props[P_CAPRATE] * g.build_speed[:, sel]
+    g.fire[:, sel] = g.form[:, sel] * (1.0 - g.harass[:, sel] * props[P_RAIDER]) * (k.combat.intensity * k.dt)
+    g.expand_first = min(g.expand_first, float(draws.expand_at.min()))
     g.next_due = -np.inf  # expansions are re-planned under the new plan
-    g.posture_from = min(g.posture_from, k.tuning.posture_lookahead * float(g.first_attack.min()))
-    return k
+    g.posture_from = min(g.posture_from, k.tuning.posture_lookahead * float(draws.first_attack.min()))
 
 
 def _switch_mix(k: _Constants, g: Games, side: Ints, row: Ints, new: Ints) -> None:
     """Bring the counts up to date with the old mix, then build the new one."""
-    g.counts[side, row] += g.pending[side, row, None] * k.mix_table[g.mix_index[side, row]]
+    g.counts[:, side, row] += g.pending[side, row] * k.mix_table[:, g.mix_index[side, row]]
     g.pending[side, row] = 0.0
     g.mix_index[side, row] = new
     g.props[:, side, row] = k.prop_table[:, new]
     g.capacity[side, row] = g.factories[side, row] * g.props[P_CAPRATE, side, row] * g.build_speed[side, row]
-    raiders_away = 1.0 - k.harass[side, 0] * g.props[P_RAIDER, side, row]
+    raiders_away = 1.0 - g.harass[side, row] * g.props[P_RAIDER, side, row]
     g.fire[side, row] = g.form[side, row] * raiders_away * (k.combat.intensity * k.dt)
 
 
@@ -557,7 +701,7 @@ def _gather(k: _Constants, g: Games, now: float) -> None:
 
 
 def _buy_harvesters(k: _Constants, g: Games) -> None:
-    short = k.harvester_target - g.harvesters
+    short = g.harvester_target - g.harvesters
     if (short > 0).any():  # rebuild harvesters first
         cost = k.econ.harvester_cost
         buy = np.minimum(np.clip(short, 0.0, k.harvest_rate_cap), g.credits / cost)
@@ -641,14 +785,14 @@ def _posture(k: _Constants, g: Games, now: float, p: int) -> None:
     impatience = 1.0 - t.impatience * min(max(now - k.late_game_s, 0.0) / k.late_game_s, 1.0)
     if now >= g.posture_from:
         regroup = mobile_value < k.combat.retreat_value
-        launch = (mobile_value >= g.theta * impatience * threat) | (mobile_value >= k.army_cap)
+        launch = (mobile_value >= g.theta * impatience * threat) | (mobile_value >= g.army_cap)
         launch &= direction == 0
         launch &= now >= g.first_attack
         launch &= ~regroup
         if launch.any():
             direction[launch] = 1.0
             g.launch_value[launch] = mobile_value[launch]
-        retreat = (mobile_value < k.retreat_frac * g.launch_value) & (mobile_value < threat)
+        retreat = (mobile_value < g.retreat_frac * g.launch_value) & (mobile_value < threat)
         retreat &= direction > 0
         retreat &= g.engaged
         if retreat.any():
@@ -684,58 +828,57 @@ def _movement(k: _Constants, g: Games) -> None:
 
 def _combat(k: _Constants, g: Games, p: int) -> Ints:
     """Lanchester's square law over target classes, in the engaged games only. Returns the block
-    rows of the games in which a base fell."""
+    rows of the games in which a base fell. Per-class arrays are ``[classes, 2, E]``."""
     Cm, U, cols, air, structure = k.n_mobile_classes, k.n_units, k.cols, k.air, k.structure
     e = np.flatnonzero(g.engaged)
     E = e.size
     position = g.position
     at_base = np.take(position, e, axis=1) <= 1e-9  # [2, E]: the fight is at this side's base
-    sub = np.take(g.counts, e, axis=1)
+    sub = np.take(g.counts, e, axis=2)
     pending = np.take(g.pending, e, axis=1)
-    sub += pending[:, :, None] * np.take(k.mix_table, np.take(g.mix_index, e, axis=1), axis=0)
+    sub += pending * np.take(k.mix_table, np.take(g.mix_index, e, axis=1), axis=1)
     _scatter(g.pending, e, 0.0)
     np.rint(sub, out=sub)
     np.minimum(sub, MAX_COUNT_Q, out=sub)
-    X = (sub.reshape(2 * E, U) @ k.W_combat).reshape(2, E, -1)
+    X = (k.W_combat @ sub.reshape(U, 2 * E)).reshape(-1, 2, E)
     X *= k.scale_combat
     luck = np.take(g.luck[p], e, axis=1)
     fire = np.take(g.fire, e, axis=1)
-    fire *= np.where(at_base, k.defender_bonus, 1.0)
+    fire *= np.where(at_base, np.take(g.defender_bonus, e, axis=1), 1.0)
     fire *= luck
     fire_static = luck * at_base
     fire_static *= k.static_fire
-    single = X[:, :, cols["single_mobile"]] * fire[:, :, None]
-    both = X[:, :, cols["both_mobile"]] * fire[:, :, None]
+    single = X[cols["single_mobile"]] * fire
+    both = X[cols["both_mobile"]] * fire
     if "single_static" in cols:
-        single[:, :, :Cm] += X[:, :, cols["single_static"]] * fire_static[:, :, None]
+        single[:Cm] += X[cols["single_static"]] * fire_static
     if "both_static" in cols:
-        both[:, :, :Cm] += X[:, :, cols["both_static"]] * fire_static[:, :, None]
-    hp = X[:, :, cols["hp"]]
+        both[:Cm] += X[cols["both_static"]] * fire_static
+    hp = X[cols["hp"]]
     base_hp = np.take(g.base_hp, e, axis=1)
     # the targets: hit points present on each side (structures draw a reduced share of fire)
-    surface_hp = hp[:, :, 2] + k.structure_weight * base_hp
+    surface_hp = hp[2] + k.structure_weight * base_hp
     surface_hp *= at_base
-    surface_hp += hp[:, :, 0]
-    air_hp = hp[:, :, 1]
+    surface_hp += hp[0]
+    air_hp = hp[1]
     inv_all = 1.0 / np.maximum(surface_hp + air_hp, 1.0)
     # the fraction of each class of side s that the other side's fire destroys in this step
-    loss = single[::-1] * (1.0 / np.maximum(surface_hp, 1.0))[:, :, None]
-    loss[:, :, air] = single[::-1, :, air] * (1.0 / np.maximum(air_hp, 1.0))[:, :, None]
-    loss += both[::-1] * inv_all[:, :, None]
-    loss[:, :, Cm:] *= at_base[:, :, None]  # static defences and structures: only at home
-    loss[:, :, structure] *= k.structure_weight
+    loss = single[:, ::-1] * (1.0 / np.maximum(surface_hp, 1.0))
+    loss[air] = single[air, ::-1] * (1.0 / np.maximum(air_hp, 1.0))
+    loss += both[:, ::-1] * inv_all
+    loss[Cm:] *= at_base  # static defences and structures: only at home
+    loss[structure] *= k.structure_weight
     np.minimum(loss, 1.0, out=loss)
     np.subtract(1.0, loss, out=loss)  # what survives
-    sub *= loss[:, :, k.class_of_unit]  # rounded again before the next product
-    g.counts[0, e] = sub[0]
-    g.counts[1, e] = sub[1]
-    base_hp *= loss[:, :, structure]
+    sub *= np.take(loss, k.class_of_unit, axis=0)  # rounded again before the next product
+    g.counts[:, :, e] = sub
+    base_hp *= loss[structure]
     _scatter(g.base_hp, e, base_hp)
-    value = X[:, :, cols["value"]]
-    value *= loss[:, :, :structure]
-    mobile = value[:, :, :Cm].sum(axis=2)  # per game, a fixed number of terms in a fixed order
+    value = X[cols["value"]]
+    value *= loss[:structure]
+    mobile = _sum_classes(value[:Cm])  # per game, a fixed number of terms in a fixed order
     _scatter(g.mobile_value, e, mobile)
-    mobile += value[:, :, Cm:].sum(axis=2)
+    mobile += _sum_classes(value[Cm:])
     _scatter(g.army_value, e, mobile)
     fallen = base_hp <= 0.5
     ended: Ints = e[(fallen[0] | fallen[1]) & np.take(g.alive, e)]
@@ -751,10 +894,10 @@ def _raids_and_control(k: _Constants, g: Games, now: float, p: int) -> None:
     if now >= k.combat.raid_start_s:
         raid = g.props[P_RAID] * mobile_value
         raid *= g.luck[p]
-        raid *= k.raid_scale
+        raid *= g.raid_scale
         raid_power = g.props[P_RAIDER] * mobile_value
-        raid_power *= k.harass
-        defence = k.guard * mobile_value + static_value
+        raid_power *= g.harass
+        defence = g.guard * mobile_value + static_value
         protected = defence + raid_power[::-1] + 1.0
         np.divide(defence, protected, out=protected)
         killed = 1.0 + g.on_exp / np.maximum(harvesters, 1e-9)  # expansions are more exposed
@@ -775,7 +918,7 @@ def _raids_and_control(k: _Constants, g: Games, now: float, p: int) -> None:
     influence = t.influence_at_home + position
     influence *= mobile_value
     influence += t.expansion_influence * expanded
-    influence *= k.map_weight
+    influence *= g.map_weight
     influence += 1.0
     share0 = influence[0] / (influence[0] + influence[1])
     share0 -= g.control
@@ -827,6 +970,21 @@ def _end_games(
     if dead * 3 >= g.alive.size:  # drop finished games from the arrays
         g.compact(g.alive.copy())
     return False
+
+
+def _sum_classes(values: F64) -> F64:
+    """The sum over the first (class) axis, bit for bit what summing each game's classes as a
+    contiguous row gives (numpy's pairwise summation, as the engine has always added them):
+    fewer than 8 terms numpy adds one after another from the first, and so do these adds."""
+    n = values.shape[0]
+    total: F64
+    if not 2 <= n < 8:
+        total = np.ascontiguousarray(np.moveaxis(values, 0, -1)).sum(axis=-1)
+        return total
+    total = values[0] + values[1]
+    for j in range(2, n):
+        total += values[j]
+    return total
 
 
 def _scatter(array: np.ndarray, rows: np.ndarray, values: np.ndarray | float) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 
 from skillstudio.engine.doctrine import Doctrine
 from skillstudio.engine.module import HARVESTER, GameModule
-from skillstudio.engine.tables import MAX_COUNT_Q, QUANTUM, MatchSetup, StartTables, compile_side
+from skillstudio.engine.tables import MAX_COUNT_Q, QUANTUM, MatchSetup, StartTables, own_mix_q
 from skillstudio.engine.tuning import PhaseStart, Tuning
 from skillstudio.model.enums import EconomyState, GamePhase, SpelledEnum, ThreatLevel
 from skillstudio.model.skill import SituationSignature
@@ -317,17 +317,16 @@ def compile_start(setup: MatchSetup, situation: Situation) -> tuple[StartTables 
     rival_value = value * threat.army_factor
     if threat.army_floor > 0:
         rival_value = max(rival_value, threat.army_floor)
-    cost = np.array([float(u.cost) for u in cm.units])
-    static = np.array([u.static for u in cm.units])
+    cost, static = cm.cost, cm.static
     counts = np.zeros((2, len(cm.units)))
-    for side, (doctrine, enemy, composition, army_value) in enumerate(
-        ((skill, rival, situation.army if phase else (), value), (rival, skill, situation.enemy, rival_value))
+    for side, (doctrine, composition, army_value) in enumerate(
+        ((skill, situation.army if phase else (), value), (rival, situation.enemy, rival_value))
     ):
         if army_value <= 0:
             continue
         row = (tiers[side] - 1) * 2  # the side's own mix at its tier, not yet adapted
         if composition:
-            mix_q = compile_side(cm, with_composition(doctrine, composition, module), enemy, t).mix_q[row]
+            mix_q = own_mix_q(cm, with_composition(doctrine, composition, module), tiers[side], t)
         else:
             mix_q = setup.sides[side].mix_q[row]
         counts[side] = np.minimum(np.rint(army_value * mix_q), MAX_COUNT_Q)

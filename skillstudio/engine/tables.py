@@ -49,6 +49,15 @@ class CompiledModule:
     cols: dict[str, slice]  # column blocks of W_combat
     speed_cells: np.ndarray  # [U] cells per second (0 for static defences)
     raid_dps: np.ndarray  # [U] damage per second against harvesters (raiders only)
+    # per unit type, for compiling a side's mixes (once per module, not per match-up)
+    cost: np.ndarray  # [U] credits
+    hp: np.ndarray  # [U]
+    build_time_s: np.ndarray  # [U]
+    tier_of: np.ndarray  # [U] int, 1-based
+    static: np.ndarray  # [U] bool
+    raider: np.ndarray  # [U] bool
+    queue_of: np.ndarray  # [U] int: the production queue
+    n_queues: int
 
 
 def _weapon_dps(module: GameModule, unit: UnitType, armor: str, domain: str) -> float:
@@ -108,6 +117,7 @@ def compile_module(module: GameModule) -> CompiledModule:
     harvester_class = ("ground", module.economy.harvester_armor)
     raid_dps = np.array([_weapon_dps(module, u, harvester_class[1], "ground") for u in units]) * raider
     unit_is_air = np.array([u.domain == "air" for u in units])
+    queues = sorted({u.queue for u in units})
 
     combat_blocks = [
         ("single_mobile", single * mobile[:, None]),
@@ -135,6 +145,14 @@ def compile_module(module: GameModule) -> CompiledModule:
         cols=cols,
         speed_cells=speed_cells * mobile,
         raid_dps=raid_dps,
+        cost=cost,
+        hp=hp,
+        build_time_s=np.array([u.build_time_s for u in units]),
+        tier_of=np.array([u.tier for u in units]),
+        static=static,
+        raider=raider,
+        queue_of=np.array([queues.index(u.queue) for u in units]),
+        n_queues=len(queues),
     )
 
 
@@ -186,8 +204,7 @@ def _counter_weights(
     cm: CompiledModule, enemy_value_shares: np.ndarray, available: np.ndarray, tuning: Tuning
 ) -> np.ndarray:
     """What an adaptive AI builds against an enemy mix: Lanchester strength (dps x hp) per credit."""
-    cost = np.array([float(u.cost) for u in cm.units])
-    hp = np.array([u.hp for u in cm.units])
+    cost, hp = cm.cost, cm.hp
     enemy_count = enemy_value_shares / cost
     class_hp = np.zeros(cm.n_classes)
     np.add.at(class_hp, cm.class_of_unit, enemy_count * hp)
@@ -196,8 +213,7 @@ def _counter_weights(
     offense = (cm.dps @ hp_share) / cost
     threat = enemy_dps[cm.class_of_unit]
     defense = hp / cost / (threat + 1e-3 * max(enemy_dps.mean(), 1e-9))
-    mobile = np.array([not u.static for u in cm.units])
-    score: np.ndarray = offense * defense * available * mobile
+    score: np.ndarray = offense * defense * available * ~cm.static
     if not np.any(score > 0):
         return np.zeros_like(score)
     top = np.argsort(-score, kind="stable")[: tuning.counter_units]
@@ -207,54 +223,114 @@ def _counter_weights(
     return out
 
 
+# Compiled sides by what they depend on (a library's skills share a few unit mixes, and the
+# opponent's counters depend only on the skill's mix): key -> (cm, tuning, mix_q, props, the
+# tiers at which nothing of the side's own mix is available).
+_SIDES: dict[tuple[object, ...], tuple[CompiledModule, Tuning, np.ndarray, np.ndarray, tuple[int, ...]]] = {}
+SIDE_CACHE = 4096
+
+
+def _own_weights(
+    cm: CompiledModule, own_units: np.ndarray, own_defenses: np.ndarray, static_share: float, tier: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, bool]:
+    """A side's own weights at ``tier``: (units available, mobile weights, static weights, the
+    static share, whether nothing of its mix is available so that it builds every unlocked unit)."""
+    available = cm.tier_of <= tier
+    mobile_w = _normalized(own_units * available)
+    fallback = bool(mobile_w.sum() == 0)
+    if fallback:
+        mobile_w = _normalized((available & ~cm.static).astype(float))
+    static_w = _normalized(own_defenses * available)
+    share = static_share if static_w.sum() > 0 else 0.0
+    return available, mobile_w, static_w, share, fallback
+
+
+def own_mix_q(cm: CompiledModule, doctrine: Doctrine, tier: int, tuning: Tuning = DEFAULT_TUNING) -> np.ndarray:
+    """The side's own mix at ``tier``, not adapted (quantum units per credit): the row
+    ``(tier - 1) * 2`` of ``compile_side(cm, doctrine, ...).mix_q``, without compiling the rest."""
+    static_share = doctrine.param("defense_ratio") / tuning.defense_divisor
+    _available, mobile_w, static_w, share, _fallback = _own_weights(
+        cm, _weights(cm, doctrine.units), _weights(cm, doctrine.defenses), static_share, tier
+    )
+    value = (1 - share) * mobile_w + share * static_w
+    mix_q: np.ndarray = value / cm.cost * QUANTUM
+    return mix_q
+
+
+def forget_sides() -> None:
+    _SIDES.clear()
+
+
 def compile_side(
     cm: CompiledModule, doctrine: Doctrine, enemy: Doctrine, tuning: Tuning = DEFAULT_TUNING, first_tier: int = 1
 ) -> SideTables:
     """The side's production mixes at every tier; ``first_tier`` is the lowest it plays (a
-    situated game may start higher), below which nothing is worth a note."""
+    situated game may start higher), below which nothing is worth a note. The tables are shared
+    with every side compiled from the same inputs (never change them)."""
+    adaptive = doctrine.adaptation > 0  # only an adaptive side's mixes hold counters of the enemy's
+    key = (
+        id(cm),
+        id(tuning),
+        tuple(doctrine.units.items()),
+        tuple(doctrine.defenses.items()),
+        doctrine.param("defense_ratio"),
+        doctrine.adaptation,
+        tuple(enemy.units.items()) if adaptive else None,
+    )
+    cached = _SIDES.get(key)
+    if cached is None or cached[0] is not cm or cached[1] is not tuning:  # ids can be reused
+        if len(_SIDES) >= SIDE_CACHE:
+            _SIDES.clear()
+        cached = _SIDES[key] = (cm, tuning, *_compile_side(cm, doctrine, enemy, tuning, adaptive))
+    notes = [
+        f"{doctrine.label}: nothing of its mix is available at tier {t}; builds every unlocked unit"
+        for t in cached[4]
+        if t >= first_tier
+    ]
+    return SideTables(doctrine=doctrine, mix_q=cached[2], props=cached[3], notes=notes)
+
+
+def _compile_side(
+    cm: CompiledModule, doctrine: Doctrine, enemy: Doctrine, tuning: Tuning, adaptive: bool
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     module = cm.module
     tiers = module.max_tier
-    cost = np.array([float(u.cost) for u in cm.units])
-    build_time = np.array([u.build_time_s for u in cm.units])
-    tier_of = np.array([u.tier for u in cm.units])
-    static = np.array([u.static for u in cm.units])
-    queues = sorted({u.queue for u in cm.units})
-    queue_of = np.array([queues.index(u.queue) for u in cm.units])
+    cost, build_time, tier_of, static, queue_of, raider = (
+        cm.cost,
+        cm.build_time_s,
+        cm.tier_of,
+        cm.static,
+        cm.queue_of,
+        cm.raider,
+    )
     own_units, own_defenses = _weights(cm, doctrine.units), _weights(cm, doctrine.defenses)
     enemy_units = _weights(cm, enemy.units)
     static_share = doctrine.param("defense_ratio") / tuning.defense_divisor
-    notes: list[str] = []
+    fallback_tiers: list[int] = []
     mix_q = np.zeros((tiers * 2, len(cm.units)))
     props = np.zeros((tiers * 2, N_PROPS))
-    raider = np.array([u.raider for u in cm.units])
     for t in range(1, tiers + 1):
-        available = tier_of <= t
-        mobile_w = _normalized(own_units * available)
-        if mobile_w.sum() == 0:
-            mobile_w = _normalized((available & ~static).astype(float))
-            if t >= first_tier:
-                notes.append(
-                    f"{doctrine.label}: nothing of its mix is available at tier {t}; builds every unlocked unit"
-                )
-        static_w = _normalized(own_defenses * available)
-        share = static_share if static_w.sum() > 0 else 0.0
-        enemy_w = _normalized(enemy_units * (tier_of <= t))
-        counter = _normalized(_counter_weights(cm, enemy_w, available, tuning))
+        available, mobile_w, static_w, share, fallback = _own_weights(cm, own_units, own_defenses, static_share, t)
+        if fallback:
+            fallback_tiers.append(t)
+        if adaptive:
+            enemy_w = _normalized(enemy_units * (tier_of <= t))
+            counter = _normalized(_counter_weights(cm, enemy_w, available, tuning))
         for adapted in (0, 1):
             mobile_mix = mobile_w
-            if adapted and doctrine.adaptation > 0 and counter.sum() > 0:
+            if adapted and adaptive and counter.sum() > 0:
                 mobile_mix = (1 - doctrine.adaptation) * mobile_w + doctrine.adaptation * counter
             value = (1 - share) * mobile_mix + share * static_w
             m = (t - 1) * 2 + adapted
             mix_q[m] = value / cost * QUANTUM
-            queue_time = np.bincount(queue_of, weights=value * build_time / cost, minlength=len(queues))
+            queue_time = np.bincount(queue_of, weights=value * build_time / cost, minlength=cm.n_queues)
             mobile_value = max(float(value[~static].sum()), 1e-12)
             props[m, P_CAPRATE] = 1.0 / max(queue_time.max(), 1e-9)
             props[m, P_MOBILE] = float(value[~static].sum())
             props[m, P_SPEED] = float((value * cm.speed_cells).sum()) / mobile_value
             props[m, P_RAID] = float((value / cost * cm.raid_dps).sum()) / mobile_value
             props[m, P_RAIDER] = float(value[raider & ~static].sum()) / mobile_value
-    return SideTables(doctrine=doctrine, mix_q=mix_q, props=props, notes=notes)
+    return mix_q, props, tuple(fallback_tiers)
 
 
 @dataclass(frozen=True)

@@ -78,15 +78,15 @@ class ChunkResult:
 def play_chunk(chunk: Chunk) -> ChunkResult:
     """Play a chunk; every game gets a row (a failure becomes error rows naming the reason)."""
     started = time.perf_counter()
-    rows: list[GameRow] = []
-    version = ""
-    for piece in chunk.pieces:
-        if chunk.engine:
+    if chunk.engine:
+        rows: list[GameRow] = []
+        version = ""
+        for piece in chunk.pieces:
             piece_rows, piece_version = _play_external(chunk, piece)
-        else:
-            piece_rows, piece_version = _play_builtin(chunk, piece)
-        rows.extend(piece_rows)
-        version = version or piece_version
+            rows.extend(piece_rows)
+            version = version or piece_version
+    else:
+        rows, version = _play_builtin(chunk)
     return ChunkResult(chunk.index, tuple(rows), version, time.perf_counter() - started, f"pid {os.getpid()}")
 
 
@@ -97,11 +97,13 @@ def _error_rows(piece: Piece, reason: str, version: str = "") -> list[GameRow]:
     ]
 
 
-def _play_builtin(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
-    from skillstudio.engine import run_batch
+def _play_builtin(chunk: Chunk) -> tuple[list[GameRow], str]:
+    """Every piece of the chunk in one call of the reference engine: its games are played
+    together, a piece that cannot be played gets error rows and the others are played."""
+    from skillstudio.engine.batch import OUTCOME_NAMES, BatchError, BatchRequest, run_batches
 
-    try:
-        batch = run_batch(
+    requests = [
+        BatchRequest(
             piece.skill,
             chunk.opponent,
             piece.games,
@@ -111,24 +113,32 @@ def _play_builtin(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:
             baseline=piece.baseline,
             then=piece.then,
         )
-    except (ValueError, LookupError, OSError) as error:  # unknown module or opponent, not a StrategicPattern
-        return _error_rows(piece, f"{type(error).__name__}: {error}"), ""
-    rows = [
-        GameRow(
-            piece.skill.id,
-            int(batch.game[i]),
-            {1: "win", -1: "loss", 0: "draw"}[int(batch.outcome[i])],
-            int(batch.seed[i]),
-            float(batch.duration_s[i]),
-            float(batch.resource_delta[i]),
-            float(batch.army_value_delta[i]),
-            float(batch.map_control[i]),
-            None,
-            batch.engine_version,
-        )
-        for i in range(len(batch))
+        for piece in chunk.pieces
     ]
-    return rows, batch.engine_version
+    rows: list[GameRow] = []
+    version = ""
+    for piece, batch in zip(chunk.pieces, run_batches(requests), strict=True):
+        if isinstance(batch, BatchError):  # unknown module or opponent, not a StrategicPattern
+            rows.extend(_error_rows(piece, batch.reason))
+            continue
+        skill_id, engine_version = piece.skill.id, batch.engine_version
+        rows.extend(
+            GameRow(
+                skill_id, game, OUTCOME_NAMES[outcome], seed, duration, resources, army, control, None, engine_version
+            )
+            for game, outcome, seed, duration, resources, army, control in zip(
+                batch.game.tolist(),
+                batch.outcome.tolist(),
+                batch.seed.tolist(),
+                batch.duration_s.tolist(),
+                batch.resource_delta.tolist(),
+                batch.army_value_delta.tolist(),
+                batch.map_control.tolist(),
+                strict=True,
+            )
+        )
+        version = version or engine_version
+    return rows, version
 
 
 def _play_external(chunk: Chunk, piece: Piece) -> tuple[list[GameRow], str]:

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from skillstudio.engine import run_batch
+from skillstudio.model import Domain, GamePhase, VerifiedExample
 from skillstudio.store import Database
-from skillstudio.store.runs import RunStore
-from skillstudio.verification.executors import ExecutorError, InProcessExecutor, parse_executor
+from skillstudio.store.runs import GameRow, RunStore
+from skillstudio.verification.executors import (
+    Chunk,
+    ExecutorError,
+    InProcessExecutor,
+    Piece,
+    parse_executor,
+    play_chunk,
+)
 from skillstudio.verification.runner import collect, verify
+from tests.engine.multi_requests import strategy_skills
 from tests.verification.helpers import make_library
 from tests.verification.test_runner import HARD, outcomes, skills_of
 
@@ -96,3 +107,66 @@ def test_executor_spellings(spec: str, parsed) -> None:
 def test_bad_executor_spellings(spec: str) -> None:
     with pytest.raises(ExecutorError):
         parse_executor(spec)
+
+
+def rows_piece_by_piece(chunk: Chunk) -> list[GameRow]:
+    """What play_chunk did before it played a chunk's pieces together: one run_batch per piece."""
+    rows: list[GameRow] = []
+    for piece in chunk.pieces:
+        try:
+            batch = run_batch(
+                piece.skill,
+                chunk.opponent,
+                piece.games,
+                chunk.seed,
+                piece.module,
+                first_game=piece.first_game,
+                baseline=piece.baseline,
+                then=piece.then,
+            )
+        except (ValueError, LookupError, OSError) as error:
+            reason = f"{type(error).__name__}: {error}"
+            rows.extend(
+                GameRow(piece.skill.id, game, "error", error=reason)
+                for game in range(piece.first_game, piece.first_game + piece.games)
+            )
+            continue
+        rows.extend(
+            GameRow(
+                piece.skill.id,
+                int(batch.game[i]),
+                {1: "win", -1: "loss", 0: "draw"}[int(batch.outcome[i])],
+                int(batch.seed[i]),
+                float(batch.duration_s[i]),
+                float(batch.resource_delta[i]),
+                float(batch.army_value_delta[i]),
+                float(batch.map_control[i]),
+                None,
+                batch.engine_version,
+            )
+            for i in range(len(batch))
+        )
+    return rows
+
+
+def test_a_chunk_of_many_pieces_plays_as_its_pieces_one_by_one() -> None:
+    """The built-in engine plays a chunk's pieces in one vectorised call: the same rows, in the
+    same order, as one batch per piece; a piece that cannot be played gets its error rows."""
+    synthetic, sample = strategy_skills()
+    not_a_plan = replace(synthetic[0], id="not-a-plan", body=VerifiedExample("p", "r"), domain=Domain.AI_STRATEGY)
+    pieces = [
+        *(Piece(skill, "ra1", 20 * (i % 3), 4 + i % 4) for i, skill in enumerate(synthetic[:40])),
+        Piece(not_a_plan, "ra1", 0, 3),
+        Piece(synthetic[40], "no-such-module", 0, 3),
+        *(Piece(skill, "ra1", 0, 5, baseline=True) for skill in synthetic[41:44]),
+        Piece(synthetic[44], "ra1", 5, 5, then=((GamePhase.MID, synthetic[45]), (1200.0, synthetic[46]))),
+        *(Piece(skill, skill.provenance.game_module, 0, 3) for skill in sample[:6]),
+    ]
+    chunk = Chunk(7, HARD, SEED, tuple(pieces))
+    result = play_chunk(chunk)
+    expected = rows_piece_by_piece(chunk)
+    assert list(result.rows) == expected and result.index == 7
+    assert result.engine_version == next(row.engine_version for row in expected if row.outcome != "error")
+    errors = {row.skill_id: row.error for row in result.rows if row.outcome == "error"}
+    assert set(errors) == {"not-a-plan", synthetic[40].id}
+    assert "NotAStrategySkill" in (errors["not-a-plan"] or "")
