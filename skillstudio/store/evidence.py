@@ -27,7 +27,7 @@ from skillstudio.store.runs import (
     write_interval,
     write_run_results,
 )
-from skillstudio.store.skill_rows import body_hash, load_many, read_compositions
+from skillstudio.store.skill_rows import RowParser, body_hash, load_many, read_compositions
 from skillstudio.store.types import Composition, Counts, JsonInput, QualityOutcome, SessionApplied
 from skillstudio.store.unit_of_work import StorePart, UnitOfWork
 
@@ -66,7 +66,9 @@ class Evidence(StorePart):
         [applied] = self.apply_sessions(run_id, [RunSession(skill_id, record, recompute)])
         return applied
 
-    def apply_sessions(self, run_id: str, sessions: Sequence[RunSession]) -> list[SessionApplied]:
+    def apply_sessions(
+        self, run_id: str, sessions: Sequence[RunSession], *, parse: RowParser | None = None
+    ) -> list[SessionApplied]:
         """Store run ``run_id``'s sessions (one per skill) and what each ``recompute`` decides.
 
         All in one transaction (BEGIN IMMEDIATE, so writers are serialized), with the same rows
@@ -86,7 +88,8 @@ class Evidence(StorePart):
 
         The reads are batched (a few queries for the whole batch, not a few per skill); the
         change is announced once, as the skills' common action (else ``skill.verify``: promote
-        and demote touch the same aspects)."""
+        and demote touch the same aspects). ``parse``: the caller's :class:`RowParser`, so a skill
+        whose row is as the caller read it is not parsed again."""
         by_id = {session.skill_id: session for session in sessions}
         if len(by_id) != len(sessions):
             raise ValueError("apply_sessions takes one session per skill")
@@ -120,7 +123,7 @@ class Evidence(StorePart):
                 outcomes[skill_id] = SessionApplied("unchanged", duplicates=repeated)
             if fresh:
                 current: dict[str, Skill] = {}
-                for skill_id, loaded in load_many(work.session, list(fresh)):
+                for skill_id, loaded in load_many(work.session, list(fresh), parse):
                     if not isinstance(loaded, Skill):
                         raise loaded  # as load_skill would: gone, or no longer a valid skill
                     work.record_untracked(skill_id, loaded)

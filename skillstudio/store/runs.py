@@ -452,32 +452,53 @@ class RunStore:
 # --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
 
 
+_GAME_COLUMNS = (
+    "run_id",
+    "skill_id",
+    "game",
+    "seed",
+    "outcome",
+    "duration_s",
+    "resource_delta",
+    "army_value_delta",
+    "map_control",
+    "error",
+    "engine_version",
+    "recorded_at",
+)
+
+
 def insert_games(database: Database, table: type[Base], run_id: str, games: Iterable[GameRow]) -> int:
-    """Insert games into ``table`` (a run's games, or its default-plan games) in one transaction;
-    a game already stored stays as it is. Returns how many were new."""
+    """Insert games into ``table`` (a run's games, or its default-plan games) in one transaction,
+    one executemany of plain tuples (a chunk holds thousands); a game already stored stays as it
+    is. Returns how many were new."""
     now = utc_now()
     rows = [
-        {
-            "run_id": run_id,
-            "skill_id": g.skill_id,
-            "game": int(g.game),
-            "seed": g.seed,
-            "outcome": g.outcome,
-            "duration_s": g.duration_s,
-            "resource_delta": g.resource_delta,
-            "army_value_delta": g.army_value_delta,
-            "map_control": g.map_control,
-            "error": g.error,
-            "engine_version": g.engine_version,
-            "recorded_at": now,
-        }
+        (
+            run_id,
+            g.skill_id,
+            int(g.game),
+            g.seed,
+            g.outcome,
+            g.duration_s,
+            g.resource_delta,
+            g.army_value_delta,
+            g.map_control,
+            g.error,
+            g.engine_version,
+            now,
+        )
         for g in games
     ]
     if not rows:
         return 0
+    statement = (
+        f"INSERT INTO {table.__tablename__} ({', '.join(_GAME_COLUMNS)}) "
+        f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))}) ON CONFLICT DO NOTHING"
+    )
     with database.write() as session:
         before = session.scalar(select(func.total_changes()))
-        session.execute(sqlite_insert(table).on_conflict_do_nothing(), rows)
+        session.connection().exec_driver_sql(statement, rows)
         return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
 
 

@@ -51,7 +51,7 @@ from skillstudio.store.runs import (
     RunSkillEntry,
     RunStore,
 )
-from skillstudio.store.skill_rows import load_many
+from skillstudio.store.skill_rows import RowParser, load_many
 from skillstudio.store.types import SessionApplied
 from skillstudio.verification.executors import Chunk, Executor, Piece, open_executor, play_chunk
 from skillstudio.verification.policy import (
@@ -344,8 +344,9 @@ def _run_claimed(
     pending: dict[str, RunSkill] = {}
     skills: dict[str, Skill] = {}
     entries = {entry.skill_id: entry for entry in run_skills if entry.applied_at is None}
+    parse = RowParser()  # each skill is parsed once, unless its row changes before it is applied
     with database.read() as session:  # one batched read, not one per skill
-        loaded = load_many(session, list(entries))
+        loaded = load_many(session, list(entries), parse)
     for skill_id, skill in loaded:
         if isinstance(skill, SkillNotFound):
             store.skip_skill(run_id, skill_id, "skill deleted before its games were applied")
@@ -370,7 +371,7 @@ def _run_claimed(
             total -= stopping.settle(store, needs)
         # Skills whose games are all in already (a run killed while applying them).
         ready = [s for s, n in needs.items() if n <= 0 or _body_changed(skills[s], pending[s])]
-        for applied in _apply(store, repository, policy, info, [(pending.pop(s), skills[s]) for s in ready]):
+        for applied in _apply(store, repository, policy, info, parse, [(pending.pop(s), skills[s]) for s in ready]):
             results.append(applied)
             yield applied
         version_known = bool(info.engine_version)
@@ -393,7 +394,7 @@ def _run_claimed(
             yield _progress(run_id, total, played, counts, len(result.rows))
             # The chunk's skills whose games are all in: applied together, one transaction.
             ready = [s for s in chunk_counts if s in pending and needs.get(s, 0) <= 0]
-            for applied in _apply(store, repository, policy, info, [(pending.pop(s), skills[s]) for s in ready]):
+            for applied in _apply(store, repository, policy, info, parse, [(pending.pop(s), skills[s]) for s in ready]):
                 results.append(applied)
                 yield applied
         if pending and is_cancelled():
@@ -401,7 +402,9 @@ def _run_claimed(
             yield RunFinished(run_id, "cancelled", total, played, tuple(results), "cancelled", skipped)
             return
         # Every chunk returned, yet games are missing: should not happen.
-        for applied in _apply(store, repository, policy, info, [(pending.pop(s), skills[s]) for s in list(pending)]):
+        for applied in _apply(
+            store, repository, policy, info, parse, [(pending.pop(s), skills[s]) for s in list(pending)]
+        ):
             results.append(applied)
             yield applied
     except BaseException as error:
@@ -590,6 +593,7 @@ def _apply(
     repository: SkillRepository,
     policy: VerificationPolicy,
     info: RunInfo,
+    parse: RowParser,
     entries: Sequence[tuple[RunSkill, Skill]],
 ) -> list[SkillResult]:
     """Turn each skill's recorded games into a session record and apply the policy: one
@@ -616,7 +620,8 @@ def _apply(
             )
             continue
         judged.append((skill, played, *_session(policy, info, entry, played, versions.get(skill.id, {}), revalidated)))
-    applied = repository.evidence.apply_sessions(info.id, [session for _, _, session, _ in judged])
+    applied = repository.evidence.apply_sessions(info.id, [session for _, _, session, _ in judged], parse=parse)
+    parse.forget(ids)
     for (skill, played, _, decisions), outcome in zip(judged, applied, strict=True):
         results[skill.id] = _result(skill, played, outcome, decisions, info.id)
     return [results[skill_id] for skill_id in ids]
