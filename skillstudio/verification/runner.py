@@ -4,12 +4,14 @@
 its id; ``run_verification(database, run_id)`` plays every game not yet recorded and yields
 events as chunks return. The CLI iterates it; the GUI runs it in a worker thread. It stops
 cleanly when ``cancel`` (a ``threading.Event`` or a callable) is set: the run is marked
-``cancelled`` and ``verify --resume RUN_ID`` completes it later. Games are stored as each chunk
-returns, in small transactions, so a killed process loses at most the chunks in flight.
+``cancelled`` and ``verify --resume RUN_ID`` completes it later. A chunk holds many skills'
+games; its games are stored as it returns, in one transaction, so a killed process loses at
+most the chunks in flight.
 
 When all of a skill's games are in, its session becomes a :class:`VerificationRecord`, and the
 policy (:mod:`skillstudio.verification.policy`) recomputes its quality from the evidence that
-counts; ``SkillRepository.evidence.apply_session`` stores it with a revision and an audit entry.
+counts; ``SkillRepository.evidence.apply_sessions`` stores it with a revision and an audit entry,
+together with the other skills the same chunk completed (one transaction, the same rows).
 """
 
 from __future__ import annotations
@@ -64,7 +66,10 @@ from skillstudio.verification.policy import (
 from skillstudio.verification.sequential import Stopping
 from skillstudio.verification.stats import Interval, wilson
 
-DEFAULT_CHUNK_GAMES = 20
+# Games per chunk: many skills' games, enough for the engine to play them as one vectorised
+# batch, few enough that progress comes several times a second and a cancel is honoured within
+# one chunk (a fraction of a second at the reference engine's speed).
+DEFAULT_CHUNK_GAMES = 2_000
 MAX_GAMES = 100_000
 MAX_SEED = 2**63 - 1
 # Fresh seeds stay below 2**31 so a person can type them back into the verify dialog.
