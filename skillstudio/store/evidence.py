@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from sqlalchemy import bindparam, insert, select, text, update
+from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from skillstudio.model import Issue, Skill
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
 from skillstudio.store.errors import InvalidSkillData, SkillNotFound
 from skillstudio.store.events import AuditAction
-from skillstudio.store.orm import AuditRow, SkillCompositionRow, SkillRow, VerificationRow
+from skillstudio.store.orm import AuditRow, RevisionRow, SkillCompositionRow, SkillRow, VerificationRow
 from skillstudio.store.query import chunks, id_lists
 from skillstudio.store.runs import (
     claim_plays,
@@ -123,10 +123,12 @@ class Evidence(StorePart):
                 outcomes[skill_id] = SessionApplied("unchanged", duplicates=repeated)
             if fresh:
                 current: dict[str, Skill] = {}
+                latest = _latest_revisions(work, list(fresh))
                 for skill_id, loaded in load_many(work.session, list(fresh), parse):
                     if not isinstance(loaded, Skill):
                         raise loaded  # as load_skill would: gone, or no longer a valid skill
-                    work.record_untracked(skill_id, loaded)
+                    if latest.get(skill_id, (0, None))[1] != loaded.version:  # else nothing to record
+                        work.record_untracked(skill_id, loaded)
                     current[skill_id] = loaded
                 _insert_records(work, [(current[skill_id], record) for skill_id, record in fresh.items()], run_id)
                 evidence = _evidence_of(work.session, list(fresh))
@@ -175,14 +177,18 @@ class Evidence(StorePart):
         for current, outcome in decided:
             if outcome.plays is not None:
                 claim_plays(work, current.id, outcome.plays)
+        latest = _latest_revisions(work, [current.id for current, _ in decided])
         stored: list[Skill] = []
+        revisions: list[dict[str, object]] = []
         audit: list[dict[str, object]] = []
         for current, outcome in decided:
             skill = replace(current, quality=outcome.quality)  # quality columns do not bump the version
             action = AuditAction(outcome.action)
-            number = work.revision(skill, action.value.removeprefix("skill."), outcome.message)
+            number = latest.get(current.id, (0, None))[0] + 1
+            revisions.append(work.revision_row(skill, number, action.value.removeprefix("skill."), outcome.message))
             audit.append(work.audit_row(action, current.id, number, outcome.details))
             stored.append(skill)
+        work.session.execute(insert(RevisionRow), revisions)
         work.session.execute(insert(AuditRow), audit)
         return stored
 
@@ -249,6 +255,22 @@ def _insert_records(
         ),
         rows,
     )
+
+
+def _latest_revisions(work: UnitOfWork, skill_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """(number, version) of each skill's latest revision (skills with none are left out): what
+    ``work.revision`` and ``work.record_untracked`` read per skill, for a batch in a few queries.
+    Revisions are then written with ``work.revision_row``, as bulk writes do."""
+    out: dict[str, tuple[int, int]] = {}
+    for chunk in chunks(skill_ids):
+        # SQLite takes a bare column beside MAX() from the row holding the maximum.
+        rows = work.session.execute(
+            select(RevisionRow.skill_id, func.max(RevisionRow.number), RevisionRow.version)
+            .where(RevisionRow.skill_id.in_(chunk))
+            .group_by(RevisionRow.skill_id)
+        )
+        out.update((skill_id, (int(number), int(version))) for skill_id, number, version in rows)
+    return out
 
 
 def _runs_evidence_stored(work: UnitOfWork, run_id: str, skill_ids: Sequence[str]) -> set[str]:
