@@ -90,6 +90,8 @@ class Evidence(StorePart):
         change is announced once, as the skills' common action (else ``skill.verify``: promote
         and demote touch the same aspects). ``parse``: the caller's :class:`RowParser`, so a skill
         whose row is as the caller read it is not parsed again."""
+        if not sessions:
+            return []
         by_id = {session.skill_id: session for session in sessions}
         if len(by_id) != len(sessions):
             raise ValueError("apply_sessions takes one session per skill")
