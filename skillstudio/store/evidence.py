@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from skillstudio.model import Issue, Skill
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
 from skillstudio.store.errors import InvalidSkillData, SkillNotFound
-from skillstudio.store.events import AuditAction
+from skillstudio.store.events import AuditAction, LibraryChange, change
 from skillstudio.store.orm import AuditRow, RevisionRow, SkillCompositionRow, SkillRow, VerificationRow
 from skillstudio.store.query import chunks, id_lists
 from skillstudio.store.runs import (
@@ -54,6 +54,7 @@ class Evidence(StorePart):
         with self._work(outcome.action) as work:
             current = work.load(skill_id)
             work.record_untracked(skill_id, current)
+            work.touch((skill_id,))
             if record is not None:
                 _insert_records(work, [(current, record)])
             [stored] = self._store(work, [(current, outcome)])
@@ -86,17 +87,18 @@ class Evidence(StorePart):
           concurrent batches of one skill add up, as no figure computed before the lock is
           trusted (``applied``).
 
-        The reads are batched (a few queries for the whole batch, not a few per skill); the
-        change is announced once, as the skills' common action (else ``skill.verify``: promote
-        and demote touch the same aspects). ``parse``: the caller's :class:`RowParser`, so a skill
-        whose row is as the caller read it is not parsed again."""
+        The reads are batched (a few queries for the whole batch, not a few per skill). Once
+        committed, each applied skill is announced as its own transaction would have been: one
+        change per skill, with its action. ``parse``: the caller's :class:`RowParser`, so a
+        skill whose row is as the caller read it is not parsed again."""
         if not sessions:
             return []
         by_id = {session.skill_id: session for session in sessions}
         if len(by_id) != len(sessions):
             raise ValueError("apply_sessions takes one session per skill")
         outcomes: dict[str, SessionApplied] = {}
-        with self._work(AuditAction.VERIFY) as work:
+        announcements: list[LibraryChange] = []
+        with self._work(AuditAction.VERIFY) as work:  # touches nothing itself: the skills are announced below
             already = _runs_evidence_stored(work, run_id, list(by_id))
             duplicates = duplicate_games(work, run_id, [skill_id for skill_id in by_id if skill_id not in already])
             fresh: dict[str, VerificationRecord] = {}
@@ -138,19 +140,22 @@ class Evidence(StorePart):
                     (current[skill_id], by_id[skill_id].recompute(current[skill_id], evidence[skill_id], record))
                     for skill_id, record in fresh.items()
                 ]
-                actions = {AuditAction(outcome.action) for _, outcome in decided}
-                work.action = actions.pop() if len(actions) == 1 else AuditAction.VERIFY
                 for stored in self._store(work, decided):
                     outcomes[stored.id] = SessionApplied(
                         "applied", stored, fresh[stored.id], duplicates.get(stored.id, Counts())
                     )
+                announcements = [
+                    change(AuditAction(outcome.action), (skill.id,), self.actor.id) for skill, outcome in decided
+                ]
+        for announcement in announcements:
+            self.database.changes.emit(announcement)
         return [outcomes[session.skill_id] for session in sessions]
 
     @staticmethod
     def _store(work: UnitOfWork, decided: Sequence[tuple[Skill, QualityOutcome]]) -> list[Skill]:
         """Each skill's outcome: quality columns, the bookkeeping it names, a revision and an
-        audit entry; one executemany per table where the rows allow it."""
-        work.touch(current.id for current, _ in decided)
+        audit entry; one executemany per table where the rows allow it. Announcing is the
+        caller's."""
         table = SkillRow.__table__
         work.session.execute(
             update(table)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from benchmarks.synthetic import generate_skills
 from skillstudio.model import BodyKind, Domain
-from skillstudio.store import Actor, Database, SkillRepository
+from skillstudio.store import Actor, Database, LibraryChange, SkillRepository
 from skillstudio.verification.runner import Progress, RunFinished, SkillResult, collect, run_verification, start_run
 
 HARD = "IC Default Hard"
@@ -40,6 +40,8 @@ def _verify_all(path: Path, chunk_of: dict[int, int]) -> list[list[tuple[object,
     spelled by its position."""
     results = []
     with Database(path) as database:
+        heard: list[LibraryChange] = []
+        database.changes.subscribe(heard.append)
         repository = SkillRepository(database, Actor("tester"))
         skills = [
             s
@@ -61,6 +63,9 @@ def _verify_all(path: Path, chunk_of: dict[int, int]) -> list[list[tuple[object,
             final = collect(run_verification(database, run_id, actor=Actor("tester")))
             assert final.status == "finished"
             results.append([_spelled(_fields(r), {run_id: f"run#{index}"}) for r in final.results])
+            # Announced as one transaction per skill would: one change per applied skill, its action.
+            results.append([_spelled((c.action, c.skill_ids, c.actor), {}) for c in heard])
+            heard.clear()
     return results
 
 
