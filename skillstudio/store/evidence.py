@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from skillstudio.model import Issue, Skill
@@ -156,25 +156,16 @@ class Evidence(StorePart):
         """Each skill's outcome: quality columns, the bookkeeping it names, a revision and an
         audit entry; one executemany per table where the rows allow it. Announcing is the
         caller's."""
-        table = SkillRow.__table__
-        work.session.execute(
-            update(table)
-            .where(table.c.id == bindparam("b_id"))
-            .values(
-                verification_count=bindparam("b_count"),
-                success_rate=bindparam("b_rate"),
-                average_rating=bindparam("b_rating"),
-                confidence=bindparam("b_confidence"),
-                last_verified=bindparam("b_verified"),
-            ),
+        work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
+            update(SkillRow),
             [
                 {
-                    "b_id": current.id,
-                    "b_count": outcome.quality.verification_count,
-                    "b_rate": outcome.quality.success_rate,
-                    "b_rating": outcome.quality.average_rating,
-                    "b_confidence": outcome.quality.confidence.value,
-                    "b_verified": outcome.quality.last_verified,
+                    "id": current.id,
+                    "verification_count": outcome.quality.verification_count,
+                    "success_rate": outcome.quality.success_rate,
+                    "average_rating": outcome.quality.average_rating,
+                    "confidence": outcome.quality.confidence.value,
+                    "last_verified": outcome.quality.last_verified,
                 }
                 for current, outcome in decided
             ],

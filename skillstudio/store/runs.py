@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select, text, update
+from sqlalchemy import Select, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from skillstudio.model import utc_now
@@ -524,41 +524,23 @@ def write_run_results(work: UnitOfWork, results: Sequence[tuple[str, RunSkillRes
     if not results:
         return
     now = utc_now()
-    table = RunSkillRow.__table__
-    statement = (
-        update(table)
-        .where(table.c.run_id == bindparam("b_run"), table.c.skill_id == bindparam("b_skill"))
-        .values(
-            wins=bindparam("b_wins"),
-            losses=bindparam("b_losses"),
-            draws=bindparam("b_draws"),
-            errors=bindparam("b_errors"),
-            success_rate=bindparam("b_rate"),
-            wilson_low=bindparam("b_low"),
-            wilson_high=bindparam("b_high"),
-            confidence_after=bindparam("b_after"),
-            applied_at=bindparam("b_now"),
-            note=bindparam("b_note"),
-            duplicates=bindparam("b_duplicates"),
-        )
-    )
-    work.session.execute(
-        statement,
+    work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
+        update(RunSkillRow),
         [
             {
-                "b_run": result.run_id,
-                "b_skill": skill_id,
-                "b_wins": result.counts.wins,
-                "b_losses": result.counts.losses,
-                "b_draws": result.counts.draws,
-                "b_errors": result.counts.errors,
-                "b_rate": result.success_rate,
-                "b_low": result.low,
-                "b_high": result.high,
-                "b_after": result.confidence_after,
-                "b_now": now,
-                "b_note": result.note,
-                "b_duplicates": result.duplicates,
+                "run_id": result.run_id,
+                "skill_id": skill_id,
+                "wins": result.counts.wins,
+                "losses": result.counts.losses,
+                "draws": result.counts.draws,
+                "errors": result.counts.errors,
+                "success_rate": result.success_rate,
+                "wilson_low": result.low,
+                "wilson_high": result.high,
+                "confidence_after": result.confidence_after,
+                "applied_at": now,
+                "note": result.note,
+                "duplicates": result.duplicates,
             }
             for skill_id, result in results
         ],
