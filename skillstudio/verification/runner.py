@@ -360,11 +360,9 @@ def _run_claimed(
         else:
             skills[skill_id] = skill
             pending[skill_id] = entries[skill_id]
-    # Skills whose body changed since the run started play no more games (they would mix bodies).
-    changed = {skill_id for skill_id, entry in pending.items() if _body_changed(skills[skill_id], entry)}
     stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
     chunks = (
-        _plan(info, pending, skills, done_games, changed)
+        _plan(info, pending, skills, done_games)
         if stopping is None
         else stopping.plan(info, pending, skills, done_games)
     )
@@ -377,7 +375,7 @@ def _run_claimed(
         if stopping is not None:  # a resumed run: skills its stored games decide need no more
             total -= stopping.settle(store, needs)
         # Skills whose games are all in already (a run killed while applying them).
-        ready = [s for s, n in needs.items() if n <= 0 or s in changed]
+        ready = [s for s, n in needs.items() if n <= 0 or _body_changed(skills[s], pending[s])]
         for applied in _apply(store, repository, policy, info, parse, [(pending.pop(s), skills[s]) for s in ready]):
             results.append(applied)
             yield applied
@@ -548,28 +546,24 @@ def _body_changed(skill: Skill, entry: RunSkill) -> bool:
 
 
 def _plan(
-    info: RunInfo,
-    pending: dict[str, RunSkill],
-    skills: dict[str, Skill],
-    done: dict[str, set[int]],
-    changed: set[str],
+    info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]]
 ) -> list[Chunk]:
     """Chunks of ``chunk_games`` games (the last one may hold fewer) covering every missing game,
     skills in run order.
 
     A chunk holds as many skills' games as fit, and a skill's games may continue in the next
     chunk: big chunks let the engine play many skills at once, and chunking never changes a
-    result (per-game seeds). The ``changed`` skills (their body changed since the run started)
-    play no more games.
+    result (per-game seeds). A skill whose body changed since the run started plays no more
+    games (they would mix bodies).
     """
     size = info.chunk_games
     chunks: list[Chunk] = []
     current: list[Piece] = []
     room = size
     for skill_id, entry in sorted(pending.items(), key=lambda item: item[1].position):
-        if skill_id in changed:
-            continue
         skill = skills[skill_id]
+        if _body_changed(skill, entry):
+            continue
         have = done.get(skill_id, set())
         game = 0
         while game < info.games:
