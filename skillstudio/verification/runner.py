@@ -361,9 +361,12 @@ def _run_claimed(
         else:
             skills[skill_id] = skill
             pending[skill_id] = entries[skill_id]
+    hashes = {skill_id: body_hash(skill) for skill_id, skill in skills.items()}  # once per skill and run
+    # A skill whose body changed since the run started plays no more games (they would mix bodies).
+    changed = {skill_id for skill_id, entry in pending.items() if hashes[skill_id] != entry.body_hash}
     stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
     chunks = (
-        _plan(info, pending, skills, done_games)
+        _plan(info, {s: entry for s, entry in pending.items() if s not in changed}, skills, done_games)
         if stopping is None
         else stopping.plan(info, pending, skills, done_games)
     )
@@ -376,8 +379,10 @@ def _run_claimed(
         if stopping is not None:  # a resumed run: skills its stored games decide need no more
             total -= stopping.settle(store, needs)
         # Skills whose games are all in already (a run killed while applying them).
-        ready = [s for s, n in needs.items() if n <= 0 or _body_changed(skills[s], pending[s])]
-        for applied in _apply(store, repository, policy, info, parse, [(pending.pop(s), skills[s]) for s in ready]):
+        ready = [s for s, n in needs.items() if n <= 0 or s in changed]
+        for applied in _apply(
+            store, repository, policy, info, parse, hashes, [(pending.pop(s), skills[s]) for s in ready]
+        ):
             results.append(applied)
             yield applied
         version_known = bool(info.engine_version)
@@ -400,7 +405,9 @@ def _run_claimed(
             yield _progress(run_id, total, played, counts, len(result.rows))
             # The chunk's skills whose games are all in: applied together, one transaction.
             ready = [s for s in chunk_counts if s in pending and needs.get(s, 0) <= 0]
-            for applied in _apply(store, repository, policy, info, parse, [(pending.pop(s), skills[s]) for s in ready]):
+            for applied in _apply(
+                store, repository, policy, info, parse, hashes, [(pending.pop(s), skills[s]) for s in ready]
+            ):
                 results.append(applied)
                 yield applied
         if pending and is_cancelled():
@@ -409,7 +416,7 @@ def _run_claimed(
             return
         # Every chunk returned, yet games are missing: should not happen.
         for applied in _apply(
-            store, repository, policy, info, parse, [(pending.pop(s), skills[s]) for s in list(pending)]
+            store, repository, policy, info, parse, hashes, [(pending.pop(s), skills[s]) for s in list(pending)]
         ):
             results.append(applied)
             yield applied
@@ -542,20 +549,15 @@ def _progress(run_id: str, total: int, played: int, counts: dict[str, Counts], c
     )
 
 
-def _body_changed(skill: Skill, entry: RunSkill) -> bool:
-    return body_hash(skill) != entry.body_hash
-
-
 def _plan(
     info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]]
 ) -> list[Chunk]:
-    """Chunks of ``chunk_games`` games (the last one may hold fewer) covering every missing game,
-    skills in run order.
+    """Chunks of ``chunk_games`` games (the last one may hold fewer) covering every missing game
+    of the ``pending`` skills, in run order.
 
     A chunk holds as many skills' games as fit, and a skill's games may continue in the next
     chunk: big chunks let the engine play many skills at once, and chunking never changes a
-    result (per-game seeds). A skill whose body changed since the run started plays no more
-    games (they would mix bodies).
+    result (per-game seeds).
     """
     size = info.chunk_games
     chunks: list[Chunk] = []
@@ -563,8 +565,6 @@ def _plan(
     room = size
     for skill_id, entry in sorted(pending.items(), key=lambda item: item[1].position):
         skill = skills[skill_id]
-        if _body_changed(skill, entry):
-            continue
         have = done.get(skill_id, set())
         game = 0
         while game < info.games:
@@ -600,11 +600,12 @@ def _apply(
     policy: VerificationPolicy,
     info: RunInfo,
     parse: RowParser,
+    hashes: dict[str, str],
     entries: Sequence[tuple[RunSkill, Skill]],
 ) -> list[SkillResult]:
     """Turn each skill's recorded games into a session record and apply the policy: one
     transaction for all of them, the same rows per skill as one transaction each. Results in
-    the order of ``entries``."""
+    the order of ``entries``; ``hashes``: each skill's body hash as loaded."""
     if not entries:
         return []
     ids = [entry.skill_id for entry, _ in entries]
@@ -617,7 +618,7 @@ def _apply(
         played = counts.get(skill.id, Counts())
         if played.played == 0:
             why = "no games played" + (
-                "; the skill's body changed since the run started" if _body_changed(skill, entry) else ""
+                "; the skill's body changed since the run started" if hashes[skill.id] != entry.body_hash else ""
             )
             store.skip_skill(info.id, entry.skill_id, why)
             before = skill.quality.confidence.value
@@ -625,7 +626,10 @@ def _apply(
                 skill.id, skill.name, played, 0.0, wilson(0, 0), before, before, "", why, False
             )
             continue
-        judged.append((skill, played, *_session(policy, info, entry, played, versions.get(skill.id, {}), revalidated)))
+        session = _session(
+            policy, info, entry, (skill, hashes[skill.id]), played, versions.get(skill.id, {}), revalidated
+        )
+        judged.append((skill, played, *session))
     applied = repository.evidence.apply_sessions(info.id, [session for _, _, session, _ in judged], parse=parse)
     parse.forget(ids)
     for (skill, played, _, decisions), outcome in zip(judged, applied, strict=True):
@@ -651,12 +655,14 @@ def _session(
     policy: VerificationPolicy,
     info: RunInfo,
     entry: RunSkill,
+    loaded: tuple[Skill, str],
     counts: Counts,
     versions: dict[str, int],
     revalidated_engine: Callable[[str], str | None],
 ) -> tuple[RunSession, list[_Decision]]:
     """A skill's session record and the recompute that judges it; the recompute appends what it
-    decided to the list (inside the write transaction; the last one is stored)."""
+    decided to the list (inside the write transaction; the last one is stored). ``loaded``: the
+    skill as the run loaded it, and its body hash."""
     session_rate = counts.wins / counts.decided if counts.decided else 0.0
     session_interval = wilson(counts.wins, counts.decided)
     engine_version = Counter(versions).most_common(1)[0][0] if versions else info.engine_version
@@ -679,7 +685,7 @@ def _session(
         session's record as stored (without games already credited), so concurrent batches of
         one skill add up."""
         before = current.quality.confidence
-        current_hash = body_hash(current)
+        current_hash = loaded[1] if current is loaded[0] else body_hash(current)  # the same object: unchanged
         duplicates = record.decided - stored.decided
         revalidated = None if info.kind == "revalidate" else revalidated_engine(current.id)
         if info.kind == "revalidate":
