@@ -1,9 +1,16 @@
 """Verification benchmark: every AI skill of a synthetic library verified with N games each,
-in process and on ``dask-local:2``, plus each executor's overhead per chunk.
+in process and on ``dask-local:2``, beside the engine's own speed, plus each executor's
+overhead per chunk.
 
-Run it alone with ``python -m benchmarks.bench_verification [--quick] [--sizes 1000]
-[--games 20] [--executors inprocess dask-local:2]`` or through ``python -m benchmarks.run``.
-It measures and reports; it never fails on speed.
+Run it alone with ``python -m benchmarks.bench_verification [--quick] [--sizes 1000 10000]
+[--games 20] [--chunk 2000] [--executors inprocess dask-local:2]`` or through
+``python -m benchmarks.run``. It measures and reports; it never fails on speed.
+
+* The limit: the reference engine alone, one skill in one ``run_batch`` of ``--engine-games``
+  (10,000) games in this process (the fastest of three), measured in the same run. Each verify is printed as games/s
+  and as its share of that limit; ``engine s`` is the time spent inside the executor's chunks
+  (the engine), the rest of a run's time is the runner's (planning, storing games, applying
+  each skill's session with its revision and audit entry).
 
 * The library is ``benchmarks.synthetic.generate_skills(size)``; "every AI skill" is every
   ai_strategy skill the built-in engine can play (StrategicPattern bodies), as ``skillstudio
@@ -30,7 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
-DEFAULT_SIZES = (1_000,)
+DEFAULT_SIZES = (1_000, 10_000)
 QUICK_SIZES = (200,)
 DEFAULT_EXECUTORS = ("inprocess", "dask-local:2")
 
@@ -47,7 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--sizes", nargs="+", type=_size, help="library sizes in skills (default 1000)")
     parser.add_argument("--quick", action="store_true", help="a 200-skill library")
     parser.add_argument("--games", type=int, default=20, help="games per skill (default 20)")
-    parser.add_argument("--chunk", type=int, default=20, help="games per chunk (default 20: one skill per chunk)")
+    parser.add_argument("--chunk", type=int, default=None, help="games per chunk (default: verify's default)")
+    parser.add_argument(
+        "--engine-games", type=int, default=10_000, help="games of the engine-alone limit (default 10000)"
+    )
     parser.add_argument("--executors", nargs="+", default=list(DEFAULT_EXECUTORS), help="executor spellings")
     parser.add_argument("--overhead-chunks", type=int, default=200, help="empty chunks timed per executor")
     parser.add_argument("--opponent", default="IC Default Hard")
@@ -60,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, _unknown = _parser().parse_known_args(list(argv) if argv is not None else sys.argv[1:])
     sizes = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     sys.path.insert(0, str(ROOT))
+    if args.chunk is None:
+        from skillstudio.verification.runner import DEFAULT_CHUNK_GAMES
+
+        args.chunk = DEFAULT_CHUNK_GAMES
     for size in sizes:
         report = run(size, args)
         print(render(report))
@@ -89,6 +103,40 @@ def parallel_speedup(workers: int = 2, n: int = 5_000_000) -> float:
         return serial / (time.perf_counter() - started)
 
 
+def engine_games_per_s(skill: Any, opponent: str, games: int, seed: int, repeats: int = 3) -> float:
+    """The limit: the reference engine alone, one skill in one batch of ``games`` games; the
+    fastest of ``repeats`` batches (on a shared machine the others measure its neighbours)."""
+    from skillstudio.engine import run_batch
+
+    run_batch(skill, opponent, 20, seed, skill.provenance.game_module)  # imports, tables, caches
+    fastest = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run_batch(skill, opponent, games, seed, skill.provenance.game_module)
+        fastest = min(fastest, time.perf_counter() - started)
+    return games / fastest
+
+
+def _timed(executor: Any) -> Any:
+    """``executor``, adding up the time its chunks took (ChunkResult.elapsed_s) in ``engine_s``."""
+    from skillstudio.verification.executors import Executor
+
+    class Timed(Executor):
+        def __init__(self) -> None:
+            self.spec = executor.spec
+            self.engine_s = 0.0
+
+        def map_unordered(self, fn: Any, chunks: Any, cancel: Any) -> Any:
+            for result in executor.map_unordered(fn, chunks, cancel):
+                self.engine_s += result.elapsed_s
+                yield result
+
+        def close(self) -> None:
+            executor.close()
+
+    return Timed()
+
+
 def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
     from benchmarks.synthetic import generate_skills
     from skillstudio.model import BodyKind, Domain
@@ -100,8 +148,12 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
     skills = generate_skills(size)
     ai = [s for s in skills if s.domain is Domain.AI_STRATEGY]
     playable = [s for s in ai if s.body_kind is BodyKind.STRATEGIC_PATTERN]
+    reference = next((s for s in playable if s.provenance.game_module == "ra1"), playable[0])
+    engine_limit = engine_games_per_s(reference, args.opponent, args.engine_games, args.seed)
     report: dict[str, Any] = {
         "library_skills": size,
+        "engine_games": args.engine_games,
+        "engine_games_per_s": round(engine_limit, 1),
         "ai_skills": len(ai),
         "verified_skills": len(playable),
         "games_per_skill": args.games,
@@ -124,7 +176,7 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
             with Database(path, create=True) as database:
                 SkillRepository(database, Actor("bench")).create_many(skills)
                 started = time.perf_counter()
-                executor = open_executor(spec)
+                executor = _timed(open_executor(spec))
                 startup = time.perf_counter() - started
                 try:
                     run_id = start_run(
@@ -155,6 +207,9 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
                             "seconds": round(elapsed, 3),
                             "executor_startup_s": round(startup, 3),
                             "games_per_s": round(games / elapsed, 1),
+                            "share_of_engine": round(games / elapsed / engine_limit, 3),
+                            "engine_s": round(executor.engine_s, 3),
+                            "runner_s": round(max(0.0, elapsed - executor.engine_s), 3),
                             "skills_per_s": round(len(playable) / elapsed, 2),
                             "first_progress_s": round(first_progress or 0, 3),
                             "wins": sum(c.wins for c in counts.values()),
@@ -186,13 +241,18 @@ def render(report: dict[str, Any]) -> str:
             f"(2 CPU-bound processes run {report['environment']['parallel_speedup_2_processes']:.2f}x as fast as one)"
         ),
         (
-            f"{'executor':<16} {'games':>7} {'seconds':>8} {'games/s':>8} {'skills/s':>8} {'startup s':>9} "
-            f"{'W':>6} {'L':>6} {'D':>5} {'E':>5}"
+            f"limit: the engine alone, one skill in one {report['engine_games']:,}-game batch (best of 3): "
+            f"{report['engine_games_per_s']:,.0f} games/s"
+        ),
+        (
+            f"{'executor':<16} {'games':>7} {'seconds':>8} {'games/s':>8} {'of limit':>8} {'engine s':>8} "
+            f"{'runner s':>8} {'skills/s':>8} {'startup s':>9} {'W':>6} {'L':>6} {'D':>5} {'E':>5}"
         ),
     ]
     for r in report["runs"]:
         lines.append(
             f"{r['executor']:<16} {r['games']:>7} {r['seconds']:>8.1f} {r['games_per_s']:>8.1f} "
+            f"{r['share_of_engine']:>8.1%} {r['engine_s']:>8.1f} {r['runner_s']:>8.1f} "
             f"{r['skills_per_s']:>8.2f} {r['executor_startup_s']:>9.2f} {r['wins']:>6} {r['losses']:>6} "
             f"{r['draws']:>5} {r['errors']:>5}"
         )

@@ -9,31 +9,40 @@ content change: the skill's version stays.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from skillstudio.model import Issue, Skill
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
 from skillstudio.store.errors import InvalidSkillData, SkillNotFound
-from skillstudio.store.events import AuditAction
-from skillstudio.store.orm import SkillCompositionRow, SkillRow, VerificationRow
-from skillstudio.store.query import chunks
+from skillstudio.store.events import AuditAction, LibraryChange, change
+from skillstudio.store.orm import AuditRow, RevisionRow, SkillCompositionRow, SkillRow, VerificationRow
+from skillstudio.store.query import chunks, id_lists
 from skillstudio.store.runs import (
     claim_plays,
     close_unchanged,
     duplicate_games,
     write_interval,
-    write_run_result,
+    write_run_results,
 )
-from skillstudio.store.skill_rows import body_hash, read_compositions
+from skillstudio.store.skill_rows import RowParser, body_hash, load_many, read_compositions
 from skillstudio.store.types import Composition, Counts, JsonInput, QualityOutcome, SessionApplied
 from skillstudio.store.unit_of_work import StorePart, UnitOfWork
 
 # Given the skill as stored now, all its evidence (the new record included) and the new record as
 # stored (without games already credited), decide.
 Recompute = Callable[[Skill, list[VerificationRecord], VerificationRecord], QualityOutcome]
+
+
+@dataclass(frozen=True)
+class RunSession:
+    """One skill's session of a run, for :meth:`Evidence.apply_sessions`."""
+
+    skill_id: str
+    record: VerificationRecord
+    recompute: Recompute
 
 
 class Evidence(StorePart):
@@ -45,16 +54,26 @@ class Evidence(StorePart):
         with self._work(outcome.action) as work:
             current = work.load(skill_id)
             work.record_untracked(skill_id, current)
+            work.touch((skill_id,))
             if record is not None:
-                _insert_record(work, current, record)
-            return self._store(work, current, outcome)
+                _insert_records(work, [(current, record)])
+            [stored] = self._store(work, [(current, outcome)])
+            return stored
 
     def apply_session(
         self, skill_id: str, record: VerificationRecord, *, run_id: str, recompute: Recompute
     ) -> SessionApplied:
-        """Store run ``run_id``'s session ``record`` and what ``recompute`` decides from it.
+        """:meth:`apply_sessions` of one skill's session."""
+        [applied] = self.apply_sessions(run_id, [RunSession(skill_id, record, recompute)])
+        return applied
 
-        Inside one transaction (BEGIN IMMEDIATE, so writers are serialized):
+    def apply_sessions(
+        self, run_id: str, sessions: Sequence[RunSession], *, parse: RowParser | None = None
+    ) -> list[SessionApplied]:
+        """Store run ``run_id``'s sessions (one per skill) and what each ``recompute`` decides.
+
+        All in one transaction (BEGIN IMMEDIATE, so writers are serialized), with the same rows
+        per skill as one transaction per skill would write; for each skill:
 
         * a run's session is stored at most once per skill (a unique key on the evidence rows,
           checked here): if it is stored already, nothing is written (``already``);
@@ -66,59 +85,109 @@ class Evidence(StorePart):
         * otherwise ``recompute(current, evidence, stored)`` is called with the skill as stored
           now, all its evidence rows (the stored record included) and the record as stored, so
           concurrent batches of one skill add up, as no figure computed before the lock is
-          trusted (``applied``)."""
-        with self._work(AuditAction.VERIFY) as work:
-            if _run_evidence_stored(work, run_id, skill_id):
-                return SessionApplied("already")
-            duplicates = duplicate_games(work, run_id, skill_id)
-            fresh = replace(
-                record,
-                wins=record.wins - duplicates.wins,
-                losses=record.losses - duplicates.losses,
-                draws=record.draws - duplicates.draws,
-            )
-            if fresh.decided <= 0:
+          trusted (``applied``).
+
+        The reads are batched (a few queries for the whole batch, not a few per skill). Once
+        committed, each applied skill is announced as its own transaction would have been: one
+        change per skill, with its action. ``parse``: the caller's :class:`RowParser`, so a
+        skill whose row is as the caller read it is not parsed again."""
+        if not sessions:
+            return []
+        by_id = {session.skill_id: session for session in sessions}
+        if len(by_id) != len(sessions):
+            raise ValueError("apply_sessions takes one session per skill")
+        outcomes: dict[str, SessionApplied] = {}
+        announcements: list[LibraryChange] = []
+        with self._work(AuditAction.VERIFY) as work:  # touches nothing itself: the skills are announced below
+            already = _runs_evidence_stored(work, run_id, list(by_id))
+            duplicates = duplicate_games(work, run_id, [skill_id for skill_id in by_id if skill_id not in already])
+            fresh: dict[str, VerificationRecord] = {}
+            for skill_id, session in by_id.items():
+                if skill_id in already:
+                    outcomes[skill_id] = SessionApplied("already")
+                    continue
+                record = session.record
+                repeated = duplicates.get(skill_id, Counts())
+                kept = replace(
+                    record,
+                    wins=record.wins - repeated.wins,
+                    losses=record.losses - repeated.losses,
+                    draws=record.draws - repeated.draws,
+                )
+                if kept.decided > 0:
+                    fresh[skill_id] = kept
+                    continue
                 counts = Counts(record.wins, record.losses, record.draws, record.errors)
                 why = (
-                    f"all {duplicates.decided} decided games repeat games already credited: nothing changed"
-                    if duplicates.decided
+                    f"all {repeated.decided} decided games repeat games already credited: nothing changed"
+                    if repeated.decided
                     else f"only error games ({record.errors}): nothing changed"
                 )
-                close_unchanged(work, run_id, skill_id, counts, duplicates.decided, why)
-                return SessionApplied("unchanged", duplicates=duplicates)
-            current = work.load(skill_id)
-            work.record_untracked(skill_id, current)
-            _insert_record(work, current, fresh, run_id=run_id)
-            outcome = recompute(current, _evidence(work.session, skill_id), fresh)
-            work.action = AuditAction(outcome.action)
-            stored = self._store(work, current, outcome)
-            return SessionApplied("applied", stored, fresh, duplicates)
+                close_unchanged(work, run_id, skill_id, counts, repeated.decided, why)
+                outcomes[skill_id] = SessionApplied("unchanged", duplicates=repeated)
+            if fresh:
+                current: dict[str, Skill] = {}
+                latest = _latest_revisions(work, list(fresh))
+                for skill_id, loaded in load_many(work.session, list(fresh), parse):
+                    if not isinstance(loaded, Skill):
+                        raise loaded  # as load_skill would: gone, or no longer a valid skill
+                    if latest.get(skill_id, (0, None))[1] != loaded.version:  # else nothing to record
+                        work.record_untracked(skill_id, loaded)
+                    current[skill_id] = loaded
+                _insert_records(work, [(current[skill_id], record) for skill_id, record in fresh.items()], run_id)
+                evidence = _evidence_of(work.session, list(fresh))
+                decided = [
+                    (current[skill_id], by_id[skill_id].recompute(current[skill_id], evidence[skill_id], record))
+                    for skill_id, record in fresh.items()
+                ]
+                for stored in self._store(work, decided):
+                    outcomes[stored.id] = SessionApplied(
+                        "applied", stored, fresh[stored.id], duplicates.get(stored.id, Counts())
+                    )
+                announcements = [
+                    change(AuditAction(outcome.action), (skill.id,), self.actor.id) for skill, outcome in decided
+                ]
+        for announcement in announcements:
+            self.database.changes.emit(announcement)
+        return [outcomes[session.skill_id] for session in sessions]
 
     @staticmethod
-    def _store(work: UnitOfWork, current: Skill, outcome: QualityOutcome) -> Skill:
-        quality = outcome.quality
-        work.touch((current.id,))
-        work.session.execute(
-            update(SkillRow)
-            .where(SkillRow.id == current.id)
-            .values(
-                verification_count=quality.verification_count,
-                success_rate=quality.success_rate,
-                average_rating=quality.average_rating,
-                confidence=quality.confidence.value,
-                last_verified=quality.last_verified,
-            )
+    def _store(work: UnitOfWork, decided: Sequence[tuple[Skill, QualityOutcome]]) -> list[Skill]:
+        """Each skill's outcome: quality columns, the bookkeeping it names, a revision and an
+        audit entry; one executemany per table where the rows allow it. Announcing is the
+        caller's."""
+        work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
+            update(SkillRow),
+            [
+                {
+                    "id": current.id,
+                    "verification_count": outcome.quality.verification_count,
+                    "success_rate": outcome.quality.success_rate,
+                    "average_rating": outcome.quality.average_rating,
+                    "confidence": outcome.quality.confidence.value,
+                    "last_verified": outcome.quality.last_verified,
+                }
+                for current, outcome in decided
+            ],
         )
-        if outcome.run_result is not None:
-            write_run_result(work, current.id, outcome.run_result)
-        if outcome.interval is not None:
-            write_interval(work, current.id, outcome.interval)
-        if outcome.plays is not None:
-            claim_plays(work, current.id, outcome.plays)
-        stored = replace(current, quality=quality)  # quality columns do not bump the version
-        action = AuditAction(outcome.action)
-        number = work.revision(stored, action.value.removeprefix("skill."), outcome.message)
-        work.audit(action, current.id, number, outcome.details)
+        write_run_results(work, [(c.id, o.run_result) for c, o in decided if o.run_result is not None])
+        write_interval(work, [(c.id, o.interval) for c, o in decided if o.interval is not None])
+        for current, outcome in decided:
+            if outcome.plays is not None:
+                claim_plays(work, current.id, outcome.plays)
+        latest = _latest_revisions(work, [current.id for current, _ in decided])
+        stored: list[Skill] = []
+        revisions: list[dict[str, object]] = []
+        audit: list[dict[str, object]] = []
+        for current, outcome in decided:
+            skill = replace(current, quality=outcome.quality)  # quality columns do not bump the version
+            action = AuditAction(outcome.action)
+            number = latest.get(current.id, (0, None))[0] + 1
+            revisions.append(work.revision_row(skill, number, action.value.removeprefix("skill."), outcome.message))
+            audit.append(work.audit_row(action, current.id, number, outcome.details))
+            stored.append(skill)
+        work.session.execute(insert(RevisionRow), revisions)
+        work.session.execute(insert(AuditRow), audit)
         return stored
 
     def verifications(self, skill_id: str) -> list[VerificationRecord]:
@@ -128,17 +197,8 @@ class Evidence(StorePart):
 
     def verifications_many(self, skill_ids: Sequence[str]) -> dict[str, list[VerificationRecord]]:
         """The evidence of several skills (only those that have some), each oldest first."""
-        out: dict[str, list[VerificationRecord]] = {}
         with self.database.read() as session:
-            for chunk in chunks(skill_ids):
-                rows = session.scalars(
-                    select(VerificationRow)
-                    .where(VerificationRow.skill_id.in_(chunk))
-                    .order_by(VerificationRow.skill_id, VerificationRow.recorded_at, VerificationRow.id)
-                )
-                for row in rows:
-                    out.setdefault(row.skill_id, []).append(_record(row))
-        return out
+            return {skill_id: records for skill_id, records in _evidence_of(session, skill_ids).items() if records}
 
     def compositions(self, skill_id: str) -> list[Composition]:
         """The skills used together with this one, most successful first (D057 compositions)."""
@@ -177,32 +237,68 @@ def verification_columns(skill: Skill, record: VerificationRecord) -> dict[str, 
     return columns
 
 
-def _insert_record(work: UnitOfWork, skill: Skill, record: VerificationRecord, *, run_id: str | None = None) -> None:
-    row_id = work.session.execute(
-        insert(VerificationRow).values(verification_columns(skill, record)).returning(VerificationRow.id)
-    ).scalar_one()
-    if run_id is not None:  # migration 7's column (not mapped): the key that stores a run's session once
-        work.session.execute(
-            text("UPDATE studio_verifications SET run_id = :run WHERE id = :id"), {"run": run_id, "id": row_id}
+def _insert_records(
+    work: UnitOfWork, records: Sequence[tuple[Skill, VerificationRecord]], run_id: str | None = None
+) -> None:
+    """Evidence rows, in order, in one executemany; ``run_id`` fills migration 7's column (not
+    mapped), the key that stores a run's session once."""
+    rows = [{**verification_columns(skill, record), "run_id": run_id} for skill, record in records]
+    if not rows:
+        return
+    columns = list(rows[0])
+    work.session.execute(
+        text(
+            f"INSERT INTO studio_verifications ({', '.join(columns)}) "
+            f"VALUES ({', '.join(':' + column for column in columns)})"
+        ),
+        rows,
+    )
+
+
+def _latest_revisions(work: UnitOfWork, skill_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """(number, version) of each skill's latest revision (skills with none are left out): what
+    ``work.revision`` and ``work.record_untracked`` read per skill, for a batch in a few queries.
+    Revisions are then written with ``work.revision_row``, as bulk writes do."""
+    out: dict[str, tuple[int, int]] = {}
+    for chunk in chunks(skill_ids):
+        # SQLite takes a bare column beside MAX() from the row holding the maximum.
+        rows = work.session.execute(
+            select(RevisionRow.skill_id, func.max(RevisionRow.number), RevisionRow.version)
+            .where(RevisionRow.skill_id.in_(chunk))
+            .group_by(RevisionRow.skill_id)
         )
+        out.update((skill_id, (int(number), int(version))) for skill_id, number, version in rows)
+    return out
 
 
-def _run_evidence_stored(work: UnitOfWork, run_id: str, skill_id: str) -> bool:
-    """Whether run ``run_id``'s session for the skill is stored already (migration 7's key)."""
-    found = work.session.execute(
-        text("SELECT 1 FROM studio_verifications WHERE run_id = :run AND skill_id = :skill LIMIT 1"),
-        {"run": run_id, "skill": skill_id},
-    ).first()
-    return found is not None
+def _runs_evidence_stored(work: UnitOfWork, run_id: str, skill_ids: Sequence[str]) -> set[str]:
+    """The skills whose session of run ``run_id`` is stored already (migration 7's key)."""
+    stored: set[str] = set()
+    for placeholders, values in id_lists(skill_ids):
+        rows = work.session.execute(
+            text(f"SELECT skill_id FROM studio_verifications WHERE run_id = :run AND skill_id IN ({placeholders})"),
+            {"run": run_id, **values},
+        )
+        stored.update(str(skill_id) for (skill_id,) in rows)
+    return stored
 
 
 def _evidence(session: Session, skill_id: str) -> list[VerificationRecord]:
-    rows = session.scalars(
-        select(VerificationRow)
-        .where(VerificationRow.skill_id == skill_id)
-        .order_by(VerificationRow.recorded_at, VerificationRow.id)
-    )
-    return [_record(row) for row in rows]
+    return _evidence_of(session, [skill_id])[skill_id]
+
+
+def _evidence_of(session: Session, skill_ids: Sequence[str]) -> dict[str, list[VerificationRecord]]:
+    """Each skill's evidence (an empty list for none), oldest first."""
+    out: dict[str, list[VerificationRecord]] = {skill_id: [] for skill_id in skill_ids}
+    for chunk in chunks(skill_ids):
+        rows = session.scalars(
+            select(VerificationRow)
+            .where(VerificationRow.skill_id.in_(chunk))
+            .order_by(VerificationRow.skill_id, VerificationRow.recorded_at, VerificationRow.id)
+        )
+        for row in rows:
+            out[row.skill_id].append(_record(row))
+    return out
 
 
 def _record(row: VerificationRow) -> VerificationRecord:
@@ -222,4 +318,4 @@ def _record(row: VerificationRow) -> VerificationRecord:
     )
 
 
-__all__ = ["Evidence", "Recompute", "verification_columns"]
+__all__ = ["Evidence", "Recompute", "RunSession", "verification_columns"]

@@ -35,6 +35,7 @@ from skillstudio.store.orm import (
     SkillIntervalRow,
     VerificationRunRow,
 )
+from skillstudio.store.query import chunks, id_lists
 from skillstudio.store.types import (
     Claim,
     Counts,
@@ -343,14 +344,20 @@ class RunStore:
         if skill_id is not None:
             statement = statement.where(RunGameRow.skill_id == skill_id)
         with self.database.read() as session:
-            rows = session.execute(statement.group_by(RunGameRow.skill_id, RunGameRow.outcome)).all()
-        tally: dict[str, dict[str, int]] = {}
-        for skill_id, outcome, count in rows:
-            tally.setdefault(skill_id, {})[outcome] = count
-        return {
-            skill_id: Counts(t.get("win", 0), t.get("loss", 0), t.get("draw", 0), t.get("error", 0))
-            for skill_id, t in tally.items()
-        }
+            return _tally(session.execute(statement.group_by(RunGameRow.skill_id, RunGameRow.outcome)).all())
+
+    def counts_of(self, run_id: str, skill_ids: Sequence[str]) -> dict[str, Counts]:
+        """:meth:`counts` of several skills, in one read (only skills with games)."""
+        out: dict[str, Counts] = {}
+        with self.database.read() as session:
+            for part in chunks(skill_ids):
+                statement = (
+                    select(RunGameRow.skill_id, RunGameRow.outcome, func.count())
+                    .where(RunGameRow.run_id == run_id, RunGameRow.skill_id.in_(part))
+                    .group_by(RunGameRow.skill_id, RunGameRow.outcome)
+                )
+                out.update(_tally(session.execute(statement).all()))
+        return out
 
     def recorded_games(self, run_id: str) -> dict[str, set[int]]:
         """The game indices already stored, per skill (what a resumed run skips)."""
@@ -373,13 +380,22 @@ class RunStore:
 
     def engine_versions(self, run_id: str, skill_id: str) -> dict[str, int]:
         """Engine version -> games, for one skill's games of a run."""
+        return self.engine_versions_of(run_id, [skill_id]).get(skill_id, {})
+
+    def engine_versions_of(self, run_id: str, skill_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """:meth:`engine_versions` of several skills, in one read (only skills with a version)."""
+        out: dict[str, dict[str, int]] = {}
         with self.database.read() as session:
-            rows = session.execute(
-                select(RunGameRow.engine_version, func.count())
-                .where(RunGameRow.run_id == run_id, RunGameRow.skill_id == skill_id)
-                .group_by(RunGameRow.engine_version)
-            ).all()
-        return {version: count for version, count in rows if version}
+            for part in chunks(skill_ids):
+                rows = session.execute(
+                    select(RunGameRow.skill_id, RunGameRow.engine_version, func.count())
+                    .where(RunGameRow.run_id == run_id, RunGameRow.skill_id.in_(part))
+                    .group_by(RunGameRow.skill_id, RunGameRow.engine_version)
+                ).all()
+                for skill_id, version, count in rows:
+                    if version:
+                        out.setdefault(skill_id, {})[version] = count
+        return out
 
     def interval(self, skill_id: str) -> tuple[int, int, float, float] | None:
         """(successes, trials, low, high) of the skill's current success rate, if verified here."""
@@ -436,32 +452,53 @@ class RunStore:
 # --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
 
 
+_GAME_COLUMNS = (
+    "run_id",
+    "skill_id",
+    "game",
+    "seed",
+    "outcome",
+    "duration_s",
+    "resource_delta",
+    "army_value_delta",
+    "map_control",
+    "error",
+    "engine_version",
+    "recorded_at",
+)
+
+
 def insert_games(database: Database, table: type[Base], run_id: str, games: Iterable[GameRow]) -> int:
-    """Insert games into ``table`` (a run's games, or its default-plan games) in one transaction;
-    a game already stored stays as it is. Returns how many were new."""
+    """Insert games into ``table`` (a run's games, or its default-plan games) in one transaction,
+    one executemany of plain tuples (a chunk holds thousands); a game already stored stays as it
+    is. Returns how many were new."""
     now = utc_now()
     rows = [
-        {
-            "run_id": run_id,
-            "skill_id": g.skill_id,
-            "game": int(g.game),
-            "seed": g.seed,
-            "outcome": g.outcome,
-            "duration_s": g.duration_s,
-            "resource_delta": g.resource_delta,
-            "army_value_delta": g.army_value_delta,
-            "map_control": g.map_control,
-            "error": g.error,
-            "engine_version": g.engine_version,
-            "recorded_at": now,
-        }
+        (
+            run_id,
+            g.skill_id,
+            int(g.game),
+            g.seed,
+            g.outcome,
+            g.duration_s,
+            g.resource_delta,
+            g.army_value_delta,
+            g.map_control,
+            g.error,
+            g.engine_version,
+            now,
+        )
         for g in games
     ]
     if not rows:
         return 0
+    statement = (
+        f"INSERT INTO {table.__tablename__} ({', '.join(_GAME_COLUMNS)}) "
+        f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))}) ON CONFLICT DO NOTHING"
+    )
     with database.write() as session:
         before = session.scalar(select(func.total_changes()))
-        session.execute(sqlite_insert(table).on_conflict_do_nothing(), rows)
+        session.connection().exec_driver_sql(statement, rows)
         return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
 
 
@@ -481,25 +518,32 @@ def game_of(row: Any) -> GameRow:  # RunGameRow or paired_runs.BaselineGameRow
     )
 
 
-def write_run_result(work: UnitOfWork, skill_id: str, result: RunSkillResult) -> None:
-    """Mark the skill's row of the run applied, with the session's figures."""
-    counts = result.counts
-    work.session.execute(
-        update(RunSkillRow)
-        .where(RunSkillRow.run_id == result.run_id, RunSkillRow.skill_id == skill_id)
-        .values(
-            wins=counts.wins,
-            losses=counts.losses,
-            draws=counts.draws,
-            errors=counts.errors,
-            success_rate=result.success_rate,
-            wilson_low=result.low,
-            wilson_high=result.high,
-            confidence_after=result.confidence_after,
-            applied_at=utc_now(),
-            note=result.note,
-            duplicates=result.duplicates,
-        )
+def write_run_results(work: UnitOfWork, results: Sequence[tuple[str, RunSkillResult]]) -> None:
+    """Mark each (skill id, result)'s row of its run applied, with the session's figures; one
+    executemany for all of them."""
+    if not results:
+        return
+    now = utc_now()
+    work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
+        update(RunSkillRow),
+        [
+            {
+                "run_id": result.run_id,
+                "skill_id": skill_id,
+                "wins": result.counts.wins,
+                "losses": result.counts.losses,
+                "draws": result.counts.draws,
+                "errors": result.counts.errors,
+                "success_rate": result.success_rate,
+                "wilson_low": result.low,
+                "wilson_high": result.high,
+                "confidence_after": result.confidence_after,
+                "applied_at": now,
+                "note": result.note,
+                "duplicates": result.duplicates,
+            }
+            for skill_id, result in results
+        ],
     )
 
 
@@ -526,12 +570,11 @@ def close_unchanged(work: UnitOfWork, run_id: str, skill_id: str, counts: Counts
 # stored as evidence) was played with the same body, engine version, opponent and game seed: the
 # engine is deterministic in those, so it is the same game, and counting it again would narrow the
 # interval on evidence nobody gathered. Error games are never duplicates (they count for nothing).
-_DUPLICATES = text(
-    """
-    SELECT g.outcome, COUNT(*) FROM studio_run_games g
+_DUPLICATES = """
+    SELECT g.skill_id, g.outcome, COUNT(*) FROM studio_run_games g
     JOIN studio_run_skills rs ON rs.run_id = g.run_id AND rs.skill_id = g.skill_id
     JOIN studio_verification_runs r ON r.id = g.run_id
-    WHERE g.run_id = :run AND g.skill_id = :skill AND g.outcome != 'error' AND g.seed IS NOT NULL
+    WHERE g.run_id = :run AND g.skill_id IN ({ids}) AND g.outcome != 'error' AND g.seed IS NOT NULL
       AND EXISTS (
         SELECT 1 FROM studio_run_games g2
         JOIN studio_run_skills rs2 ON rs2.run_id = g2.run_id AND rs2.skill_id = g2.skill_id
@@ -541,32 +584,43 @@ _DUPLICATES = text(
           AND g2.outcome != 'error' AND g2.engine_version = g.engine_version
           AND rs2.body_hash = rs.body_hash AND r2.opponent = r.opponent
       )
-    GROUP BY g.outcome
+    GROUP BY g.skill_id, g.outcome
     """
-)
 
 
-def duplicate_games(work: UnitOfWork, run_id: str, skill_id: str) -> Counts:
-    """The run's games of the skill that repeat games already credited to it (see above)."""
-    rows = work.session.execute(_DUPLICATES, {"run": run_id, "skill": skill_id}).all()
-    tally: dict[str, int] = {str(outcome): int(count) for outcome, count in rows}
-    return Counts(tally.get("win", 0), tally.get("loss", 0), tally.get("draw", 0), 0)
+def duplicate_games(work: UnitOfWork, run_id: str, skill_ids: Sequence[str]) -> dict[str, Counts]:
+    """Per skill, the run's games that repeat games already credited to it (see above); only
+    skills with some."""
+    tally: dict[str, dict[str, int]] = {}
+    for placeholders, values in id_lists(skill_ids):
+        rows = work.session.execute(text(_DUPLICATES.format(ids=placeholders)), {"run": run_id, **values}).all()
+        for skill_id, outcome, count in rows:
+            tally.setdefault(str(skill_id), {})[str(outcome)] = int(count)
+    return {skill_id: Counts(t.get("win", 0), t.get("loss", 0), t.get("draw", 0), 0) for skill_id, t in tally.items()}
 
 
-def write_interval(work: UnitOfWork, skill_id: str, interval: SuccessInterval) -> None:
-    statement = sqlite_insert(SkillIntervalRow).values(
-        skill_id=skill_id,
-        successes=interval.successes,
-        trials=interval.trials,
-        wilson_low=interval.low,
-        wilson_high=interval.high,
-        updated_at=utc_now(),
-    )
+def write_interval(work: UnitOfWork, intervals: Sequence[tuple[str, SuccessInterval]]) -> None:
+    """Store each (skill id, interval) as the skill's current success interval; one executemany."""
+    if not intervals:
+        return
+    now = utc_now()
+    statement = sqlite_insert(SkillIntervalRow)
     work.session.execute(
         statement.on_conflict_do_update(
             index_elements=["skill_id"],
             set_={k: statement.excluded[k] for k in ("successes", "trials", "wilson_low", "wilson_high", "updated_at")},
-        )
+        ),
+        [
+            {
+                "skill_id": skill_id,
+                "successes": interval.successes,
+                "trials": interval.trials,
+                "wilson_low": interval.low,
+                "wilson_high": interval.high,
+                "updated_at": now,
+            }
+            for skill_id, interval in intervals
+        ],
     )
 
 
@@ -586,6 +640,17 @@ def claim_plays(work: UnitOfWork, skill_id: str, claim: PlayClaim) -> None:
             for key, play in claim.plays
         ],
     )
+
+
+def _tally(rows: Iterable[Any]) -> dict[str, Counts]:
+    """(skill id, outcome, games) rows as Counts per skill."""
+    tally: dict[str, dict[str, int]] = {}
+    for skill_id, outcome, count in rows:
+        tally.setdefault(skill_id, {})[outcome] = count
+    return {
+        skill_id: Counts(t.get("win", 0), t.get("loss", 0), t.get("draw", 0), t.get("error", 0))
+        for skill_id, t in tally.items()
+    }
 
 
 def _json_object(text: str | None) -> dict[str, JsonValue]:
@@ -662,5 +727,5 @@ __all__ = [
     "duplicate_games",
     "process_alive",
     "write_interval",
-    "write_run_result",
+    "write_run_results",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -123,6 +123,63 @@ def row_document(row: SkillRow, meta: SkillMetaRow | None, version: int, partner
     return document
 
 
+class RowParser:
+    """:func:`parse_row` with a memory: a row read again as it was (the same document) gives the
+    skill parsed before, unparsed. A run reads its skills at the start and again inside each
+    write; parsing (validation included) costs more than all the queries."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[dict[str, object], Skill]] = {}
+
+    def __call__(self, skill_id: str, document: dict[str, object]) -> Skill:
+        seen = self._seen.get(skill_id)
+        if seen is not None and seen[0] == document:
+            return seen[1]
+        skill = parse_row(skill_id, document)
+        self._seen[skill_id] = (document, skill)
+        return skill
+
+    def forget(self, skill_ids: Iterable[str]) -> None:
+        for skill_id in skill_ids:
+            self._seen.pop(skill_id, None)
+
+
+def load_many(
+    session: Session, skill_ids: Sequence[str], parse: Callable[[str, dict[str, object]], Skill] | None = None
+) -> list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]]:
+    """Each id with its skill, or the error :func:`load_skill` would raise for it, in the given
+    order: a few queries per 500 ids instead of four per skill. ``parse``: :func:`parse_row`,
+    or a :class:`RowParser` that remembers."""
+    parse = parse or parse_row
+    out: list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]] = []
+    for chunk in chunks(skill_ids):
+        rows = {row.id: row for row in session.scalars(select(SkillRow).where(SkillRow.id.in_(chunk)))}
+        metas = {m.skill_id: m for m in session.scalars(select(SkillMetaRow).where(SkillMetaRow.skill_id.in_(chunk)))}
+        stored_versions = versions(session, chunk)
+        pairs: dict[str, list[SkillCompositionRow]] = {}
+        for pair in session.scalars(
+            select(SkillCompositionRow).where(
+                SkillCompositionRow.skill_a.in_(chunk) | SkillCompositionRow.skill_b.in_(chunk)
+            )
+        ):
+            pairs.setdefault(pair.skill_a, []).append(pair)
+            if pair.skill_b != pair.skill_a:
+                pairs.setdefault(pair.skill_b, []).append(pair)
+        for skill_id in chunk:
+            row = rows.get(skill_id)
+            if row is None:
+                in_trash = session.get(TrashRow, skill_id) is not None
+                out.append((skill_id, SkillNotFound(skill_id, in_trash=in_trash)))
+                continue
+            partners = [c.partner_id for c in compositions_of(skill_id, pairs.get(skill_id, []))]
+            document = row_document(row, metas.get(skill_id), stored_versions.get(skill_id, 0), partners)
+            try:
+                out.append((skill_id, parse(skill_id, document)))
+            except InvalidStoredSkill as error:
+                out.append((skill_id, error))
+    return out
+
+
 def versions(session: Session, ids: Sequence[str]) -> dict[str, int]:
     """The content version of each of these skills (D057's trigger-kept skill_versions)."""
     out: dict[str, int] = {}
@@ -220,9 +277,11 @@ def parse_row(skill_id: str, document: dict[str, object]) -> Skill:
 __all__ = [
     "MAX_ROW_JSON_DEPTH",
     "META_COLUMNS",
+    "RowParser",
     "body_hash",
     "compositions_of",
     "deep_issue",
+    "load_many",
     "load_skill",
     "load_valid_skill",
     "meta_columns",

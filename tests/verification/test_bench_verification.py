@@ -18,6 +18,8 @@ def test_bench_verification_runs(tmp_path: Path, capsys) -> None:
         "inprocess",
         "--overhead-chunks",
         "3",
+        "--engine-games",
+        "100",
         "--out",
         str(tmp_path),
     ]
@@ -25,4 +27,7 @@ def test_bench_verification_runs(tmp_path: Path, capsys) -> None:
     report = json.loads((tmp_path / "verification-20.json").read_text())
     assert report["runs"][0]["games"] == 2 * report["verified_skills"]
     assert report["overhead"][0]["executor"] == "inprocess" and report["identical_results"]
-    assert "overhead per chunk" in capsys.readouterr().out
+    assert report["engine_games_per_s"] > 0 and report["runs"][0]["share_of_engine"] > 0
+    assert report["chunk_games"] > 2 * report["verified_skills"]  # the default: every game in one chunk here
+    out = capsys.readouterr().out
+    assert "overhead per chunk" in out and "limit: the engine alone" in out
