@@ -71,6 +71,17 @@ from skillstudio.verification.stats import Interval, wilson
 # one 10,000-game batch, 4,000 ~80%), few enough that progress comes about twice a second and a
 # cancel is honoured within one chunk (half a second at the reference engine's speed).
 DEFAULT_CHUNK_GAMES = 4_000
+# A window's live plot wants a point every few percent of a batch; smaller chunks cost speed.
+PROGRESS_POINTS = 25
+MIN_CHUNK_GAMES = 20
+
+
+def chunk_games_for(total_games: int) -> int:
+    """Games per chunk for a batch someone watches: about PROGRESS_POINTS progress events, never
+    fewer than MIN_CHUNK_GAMES games per chunk nor more than DEFAULT_CHUNK_GAMES."""
+    return max(MIN_CHUNK_GAMES, min(DEFAULT_CHUNK_GAMES, -(-total_games // PROGRESS_POINTS)))
+
+
 MAX_GAMES = 100_000
 MAX_SEED = 2**63 - 1
 # Fresh seeds stay below 2**31 so a person can type them back into the verify dialog.
@@ -841,6 +852,7 @@ __all__ = [
     "SkillResult",
     "Skipped",
     "VerificationError",
+    "chunk_games_for",
     "collect",
     "fresh_seed",
     "playable",

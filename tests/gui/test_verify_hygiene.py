@@ -142,3 +142,12 @@ def test_the_batchs_seed_is_shown_while_it_runs_after_it_ends_and_in_the_runs_li
     column = [runs.table.horizontalHeaderItem(c).text() for c in range(runs.table.columnCount())].index("Seed")
     assert runs.table.item(0, column).text() == str(seed)
     runs.close()
+
+
+def test_a_batch_started_from_the_window_records_a_chunk_for_its_live_plot() -> None:
+    """Not the CLI's 4,000-game chunk (one point for a small batch), nor one skill per chunk."""
+    from skillstudio.verification.runner import chunk_games_for
+
+    options = BatchOptions(games=40)
+    assert options.games_per_chunk(6) == chunk_games_for(240)
+    assert BatchOptions(games=40, chunk_games=7).games_per_chunk(6) == 7

@@ -214,3 +214,12 @@ def test_a_verify_batch_demotes_only_when_the_policy_says_so(library: Database, 
     collect(verify(library, [repository.get(skill.id)], opponent=HARD, games=6, seed=1, policy=policy))
     after = repository.get(skill.id).confidence
     assert (after is Confidence.PROVEN) is (not demote_on_verify)
+
+
+def test_a_watched_batch_gets_about_a_progress_point_per_few_percent_within_the_chunk_bounds() -> None:
+    from skillstudio.verification.runner import DEFAULT_CHUNK_GAMES, MIN_CHUNK_GAMES, PROGRESS_POINTS, chunk_games_for
+
+    assert chunk_games_for(1) == MIN_CHUNK_GAMES
+    assert chunk_games_for(PROGRESS_POINTS * 100) == 100
+    assert chunk_games_for(PROGRESS_POINTS * 100 + 1) == 101  # rounded up: never one point too many
+    assert chunk_games_for(10_000_000) == DEFAULT_CHUNK_GAMES

@@ -32,6 +32,7 @@ from skillstudio.verification.runner import (
     RunStarted,
     SkillResult,
     VerificationError,
+    chunk_games_for,
     select_playable,
     start_run,
 )
@@ -49,7 +50,7 @@ class BatchOptions:
     seed: int | None = None  # None: a fresh seed per batch (recorded with the run)
     executor: str = "inprocess"
     engine: tuple[str, ...] = ()
-    chunk_games: int = 20
+    chunk_games: int | None = None  # None: chosen for a live plot (runner.chunk_games_for)
     baseline: bool = False  # also play the default plan on the same seeds: each skill's lift
     until_decided: bool = False  # rounds, each skill stopped once the sequential test decides
 
@@ -67,10 +68,11 @@ class BatchOptions:
             recorded.update(sequential.options(policy=policy_for(database)))
         return recorded or None
 
-    @property
-    def games_per_chunk(self) -> int:
+    def games_per_chunk(self, skills: int) -> int:
         """Until decided, a chunk is a round of one skill (the CLI's default round)."""
-        return sequential.DEFAULT_ROUND_GAMES if self.until_decided else self.chunk_games
+        if self.until_decided:
+            return sequential.DEFAULT_ROUND_GAMES
+        return self.chunk_games or chunk_games_for(skills * self.games)
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ def batch_events(
             seed=o.seed,
             executor=o.executor,
             engine=o.engine,
-            chunk_games=o.games_per_chunk,
+            chunk_games=o.games_per_chunk(len(skills)),
             actor=actor,
             skipped=skipped,
             options=o.run_options(database),
