@@ -45,10 +45,9 @@ import yaml
 
 from benchmarks.synthetic import DEFAULT_SEED, generate_skills
 from skillstudio.model import ReviewState
-from skillstudio.packages.export import load_selection
-from skillstudio.packages.icpkg import PackageMeta, export_package, read_package
+from skillstudio.packages.export import export_selection, load_selection
+from skillstudio.packages.icpkg import PackageMeta, read_package
 from skillstudio.packages.importer import ImportPlan, apply_plan, incoming_from_package, plan_import
-from skillstudio.packages.privacy import redact_skill
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository
 from skillstudio.store.migrations import D057_SKILL_COLUMNS, d057_statements
 
@@ -147,6 +146,7 @@ def plain_import(path: Path, library: Path) -> int:
 def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]:
     skills = generate_skills(size, seed=seed)
     source_path = folder / f"source-{size}.db"
+    exported = folder / f"export-{size}.icpkg"
     with Database(source_path, create=True) as database:
         repository = SkillRepository(database, ACTOR)
         repository.create_many(skills)
@@ -154,11 +154,9 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         # Rejected skills are kept but never exported (issue 8): the package holds the rest.
         rejected = repository.query(SkillQuery(review_states=(ReviewState.REJECTED,))).total
 
-        def export() -> bytes:
-            preview = load_selection(repository, ids)
-            flagged = {finding.skill_id for finding in preview.findings}
-            selected = [redact_skill(s) if s.id in flagged else s for s in preview.skills]
-            return export_package(selected, META, extras=preview.extras)
+        def export() -> bytes:  # what ``export --redact`` does, unsigned (no key is made)
+            export_selection(load_selection(repository, ids), META, exported, redact=True, sign=False)
+            return exported.read_bytes()
 
         export_samples, data = _timed(export, repeats)
         identical = export() == data

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -16,10 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.synthetic import generate_skills
-from skillstudio.model import Skill, skill_to_document
+from skillstudio.model import ReviewState, Skill, skill_to_document
 from skillstudio.model import enums as model_enums
-from skillstudio.packages import privacy
+from skillstudio.packages import importer, privacy
+from skillstudio.packages.icpkg import export_package, read_package
+from skillstudio.packages.importer import ImportPlan, apply_plan, incoming_from_package, plan_import
 from skillstudio.packages.privacy import Finding, marker_rules, scan_document
+from skillstudio.store import Actor, Database, SkillRepository
+from tests.packages.helpers import META
 
 USER_NAMES = ("kessler", "Ann-Marie")
 
@@ -180,3 +185,65 @@ def test_enum_parse_reads_every_spelling_as_before() -> None:
                     cls.parse(raw)
             else:
                 assert cls.parse(raw) is expected
+
+
+# --- re-import: unchanged skills known by their stored columns ------------------------------
+
+
+def _plan_facts(plan: ImportPlan) -> tuple:
+    return (plan.steps, plan.added, plan.replaced, plan.trashed, plan.warnings, plan.key_action)
+
+
+def _plans_with_and_without_the_fast_path(
+    repository: SkillRepository, data: bytes, monkeypatch: pytest.MonkeyPatch, mode: str = "merge"
+) -> tuple[ImportPlan, ImportPlan]:
+    incoming, origin = incoming_from_package(read_package(data))
+    fast = plan_import(repository, incoming, origin=origin, source="p.icpkg", mode=mode)  # type: ignore[arg-type]
+    with monkeypatch.context() as patch:
+        patch.setattr(importer, "stored_content_keys", lambda database, ids: {})  # every skill compared in full
+        full = plan_import(repository, incoming, origin=origin, source="p.icpkg", mode=mode)  # type: ignore[arg-type]
+    return fast, full
+
+
+@pytest.fixture
+def imported(tmp_path) -> tuple[SkillRepository, list[Skill]]:
+    skills = [s for s in synthetic_skills()[:400] if s.review_state is not ReviewState.REJECTED]
+    database = Database(tmp_path / "target.db", create=True)
+    repository = SkillRepository(database, Actor("tester", "human"))
+    incoming, origin = incoming_from_package(read_package(export_package(skills, META)))
+    apply_plan(repository, plan_import(repository, incoming, origin=origin, source="p.icpkg"))
+    return repository, skills
+
+
+def test_reimport_of_the_same_package_plans_what_the_full_comparison_plans(imported, monkeypatch) -> None:
+    repository, skills = imported
+    fast, full = _plans_with_and_without_the_fast_path(repository, export_package(skills, META), monkeypatch)
+    assert _plan_facts(fast) == _plan_facts(full)
+    assert fast.count("skip") == len(skills)
+
+
+def test_a_changed_package_and_library_plan_what_the_full_comparison_plans(imported, monkeypatch) -> None:
+    repository, skills = imported
+    # The library edits some skills and links others to a skill of its own.
+    own = repository.create(replace(skills[0], id="own-skill-0001", composable_with=(), created_by="tester"))
+    edited = [repository.get(skill.id) for skill in skills[10:14]]
+    repository.update_many([replace(skill, description=skill.description + " (ours)") for skill in edited])
+    linked = repository.get(skills[20].id)
+    repository.update(replace(linked, composable_with=(*linked.composable_with, own.id)))
+    repository.trash.delete(skills[30].id)
+    # A newer version of the package changes some skills, their links, provenance and quality.
+    changed = list(skills)
+    changed[40] = replace(changed[40], name=changed[40].name + " II")
+    changed[41] = replace(changed[41], composable_with=(changed[42].id,))
+    changed[43] = replace(changed[43], tags=(*changed[43].tags, "new-tag"))
+    changed[44] = replace(changed[44], created_by="someone-else")
+    changed[45] = replace(changed[45], use_count=changed[45].use_count + 7)  # not content
+    changed.pop(50)  # no longer in the package: --replace trashes it
+    changed.append(replace(own, description="Another library's text for this id."))  # another origin
+    newer = replace(META, version="1.3.0")
+    for mode in ("merge", "replace"):
+        fast, full = _plans_with_and_without_the_fast_path(
+            repository, export_package(changed, newer), monkeypatch, mode
+        )
+        assert _plan_facts(fast) == _plan_facts(full)
+        assert {"skip", "update", "conflict" if mode == "merge" else "trash"} <= {step.action for step in fast.steps}
