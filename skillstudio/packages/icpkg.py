@@ -509,11 +509,13 @@ def load_json(data: bytes, where: str) -> object:
     text = decode_utf8(data, where)
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise refuse(where, f"key {key!r} appears twice in one object")
-            out[key] = value
+        out = dict(items)
+        if len(out) < len(items):  # a key appears twice: name the first repeated one
+            seen: set[str] = set()
+            for key, _value in items:
+                if key in seen:
+                    raise refuse(where, f"key {key!r} appears twice in one object")
+                seen.add(key)
         return out
 
     def constant(name: str) -> Any:

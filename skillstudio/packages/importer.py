@@ -51,7 +51,7 @@ from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.icpkg import Package
 from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
-from skillstudio.store.imports import content_key, stored_content_keys
+from skillstudio.store.imports import content_key, stored_content_keys, stored_ids
 
 Mode = Literal["merge", "replace"]
 Action = Literal["add", "update", "skip", "conflict", "trash"]
@@ -126,12 +126,14 @@ def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
     meta = package.meta
     origin = f"workshop:{meta.package_id}"
     out = []
+    source = Source.workshop(meta.package_id, meta.publisher)
     for packaged in package.skills:
         skill = packaged.skill
-        if skill.source_kind is not SourceKind.WORKSHOP:
-            provenance = replace(skill.provenance, source=Source.workshop(meta.package_id, meta.publisher))
-            skill = replace(skill, provenance=provenance)
-        skill = replace(skill, review_state=None, version=0)
+        if skill.source_kind is SourceKind.WORKSHOP:
+            skill = replace(skill, review_state=None, version=0)
+        else:
+            provenance = replace(skill.provenance, source=source)
+            skill = replace(skill, provenance=provenance, review_state=None, version=0)
         base = packaged.extras or SkillExtras()
         warnings = tuple(f"{note.path}: {note.message}" for note in packaged.notes)
         extras = replace(base, origin=origin, warnings=tuple(base.warnings) + warnings)
@@ -205,7 +207,7 @@ def plan_import(
         if signer is None:
             plan.warnings.append(f"{plan.identity}: the package is unsigned: who made it cannot be checked")
     ids = [item.skill.id for item in incoming]
-    present = {summary.id for summary in repository.summaries(ids)}
+    present = stored_ids(repository.database, ids)
     in_trash = {entry.skill_id for entry in repository.trash.entries()} if len(present) < len(ids) else set()
     family = origin_family(origin)
     stale: list[str] = []

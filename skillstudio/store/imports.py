@@ -116,6 +116,15 @@ def _key(columns: Sequence[object], meta: Sequence[object]) -> ContentKey:
     return tuple(values)
 
 
+def stored_ids(database: Database, skill_ids: Sequence[str]) -> set[str]:
+    """Which of these ids the library holds (not the trash), from the primary key alone."""
+    out: set[str] = set()
+    with database.read() as session:
+        for chunk in chunks(skill_ids):
+            out.update(session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))))
+    return out
+
+
 def stored_content_keys(database: Database, skill_ids: Sequence[str]) -> dict[str, tuple[ContentKey, set[str]]]:
     """For each of these stored skills that has a metadata row: its :func:`content_key` as
     stored, and its composition partners. Read from the rows, nothing parsed: when a stored key
@@ -151,4 +160,4 @@ def stored_content_keys(database: Database, skill_ids: Sequence[str]) -> dict[st
     return out
 
 
-__all__ = ["ContentKey", "PackageKey", "apply_import", "content_key", "stored_content_keys"]
+__all__ = ["ContentKey", "PackageKey", "apply_import", "content_key", "stored_content_keys", "stored_ids"]
