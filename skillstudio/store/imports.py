@@ -111,8 +111,9 @@ def content_key(skill: Skill) -> ContentKey:
 def _key(columns: Sequence[object], meta: Sequence[object]) -> ContentKey:
     values = [*columns, *meta]
     at = len(columns) + _COMPARED_META.index("source_id")
-    if isinstance(values[at], str) and values[at]:
-        values[at] = values[at].rsplit("@", 1)[0]  # type: ignore[union-attr]  # checked: text
+    source_id = values[at]
+    if isinstance(source_id, str) and source_id:
+        values[at] = source_id.rsplit("@", 1)[0]
     return tuple(values)
 
 
