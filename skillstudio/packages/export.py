@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from skillstudio.files import write_atomically
-from skillstudio.model import Issue, ReviewState, Skill, skill_to_document
+from skillstudio.model import Issue, ReviewState, Skill
 from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.icpkg import PackageMeta, check_meta, export_package, workshop_vdf
-from skillstudio.packages.privacy import Finding, redact_skill, scan_document, split_marked
+from skillstudio.packages.privacy import Finding, redact_skill, scan_skill, split_marked
 from skillstudio.packages.signing import SigningKey, load_or_create_key
 from skillstudio.store import SkillExtras, SkillRepository
 
@@ -50,9 +49,6 @@ class ExportPreview:
     # names this library knows them by: a library without those skills drops the links.
     links_out: dict[str, list[str]] = field(default_factory=dict)
     partner_names: dict[str, str] = field(default_factory=dict)
-    # Each skill's exported document (``skill_to_document(skill, local=False)``), made once for
-    # the privacy check and reused by the writer.
-    documents: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def link_warnings(self) -> list[str]:
         """One sentence per exported skill that links to skills left out, naming both."""
@@ -84,7 +80,6 @@ def load_selection(
     """
     report = on_skip
     skills: list[Skill] = []
-    documents: dict[str, dict[str, Any]] = {}
     findings: list[Finding] = []
     rejected: list[str] = []
     skipped: list[tuple[str, str]] = []
@@ -102,8 +97,7 @@ def load_selection(
                 rejected.append(skill.id)
                 continue
             skills.append(skill)
-            documents[skill.id] = document = skill_to_document(skill, local=False)
-            findings.extend(scan_document(document, skill.id))
+            findings.extend(scan_skill(skill))
     extras = repository.extras.many([skill.id for skill in skills])
     dismissed: list[Finding] = []
     if findings:
@@ -119,7 +113,7 @@ def load_selection(
     partner_names = {summary.id: summary.name for summary in repository.summaries(partners)}
     if progress is not None:
         progress(len(ids), len(ids))
-    return ExportPreview(skills, findings, extras, rejected, skipped, dismissed, links_out, partner_names, documents)
+    return ExportPreview(skills, findings, extras, rejected, skipped, dismissed, links_out, partner_names)
 
 
 def export_selection(
@@ -144,15 +138,7 @@ def export_selection(
         signing_key = load_or_create_key(meta.publisher)
     flagged = {finding.skill_id for finding in preview.findings}
     skills = [redact_skill(skill, keep=preview.dismissed) if skill.id in flagged else skill for skill in preview.skills]
-    unchanged = {skill_id: document for skill_id, document in preview.documents.items() if skill_id not in flagged}
-    data = export_package(
-        skills,
-        meta,
-        readme=readme,
-        extras=preview.extras,
-        signing_key=signing_key if sign else None,
-        documents=unchanged,
-    )
+    data = export_package(skills, meta, readme=readme, extras=preview.extras, signing_key=signing_key if sign else None)
     path = Path(out)
     write_atomically(path, data)
     if vdf:

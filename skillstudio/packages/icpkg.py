@@ -213,12 +213,9 @@ def export_package(
     preview_png: bytes | None = None,
     extras: Mapping[str, SkillExtras] | None = None,
     signing_key: SigningKey | None = None,
-    documents: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> bytes:
     """The ``.icpkg`` bytes for these skills. Run the privacy check first (``privacy``).
-    With ``signing_key`` the manifest is signed (``signing.sign_manifest``); without, unsigned.
-    ``documents`` may hold, by id, the ``skill_to_document(skill, local=False)`` already made of
-    some of these skills (the privacy check made them), so that no skill is converted twice."""
+    With ``signing_key`` the manifest is signed (``signing.sign_manifest``); without, unsigned."""
     check_meta(meta)
     ordered = sorted(skills, key=lambda skill: skill.id)
     files: dict[str, bytes] = {}
@@ -227,8 +224,7 @@ def export_package(
         entry = f"skills/{stem}.json"
         if entry in files:
             raise refuse(entry, f"two skills map to the same file (ids {skill.id!r})")
-        document = (documents or {}).get(skill.id)
-        files[entry] = _json_bytes(skill_to_document(skill, local=False) if document is None else document)
+        files[entry] = _json_bytes(skill_to_document(skill, local=False))
         extra = (extras or {}).get(skill.id)
         if extra is not None and (extra.files or extra.frontmatter):
             files[f"extras/{stem}.json"] = _json_bytes({"frontmatter": extra.frontmatter, "files": extra.files})

@@ -6,6 +6,7 @@ import json
 
 from benchmarks import bench_packages, run
 from benchmarks.synthetic import generate_skills
+from skillstudio.packages import icpkg
 from skillstudio.packages.icpkg import export_package
 
 
@@ -35,3 +36,12 @@ def test_the_import_limit_stores_every_skill_of_the_package(tmp_path) -> None:
 
 def test_runner_finds_the_package_benchmark() -> None:
     assert "bench_packages" in [name for name, _ in run.discover()]
+
+
+def test_a_package_too_large_to_read_is_reported_as_refused(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 20)  # 100k skills exceed the real 50,000 entries
+    assert bench_packages.main(["--sizes", "30", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "packages-30.json").read_text(encoding="utf-8"))
+    assert "at most 20 allowed" in report["refused"]
+    assert report["export"]["median_s"] > 0 and "import" not in report
+    assert "import    refused" in capsys.readouterr().out
