@@ -9,35 +9,57 @@ through ``python -m benchmarks.run``. Measures, per size:
 * ``import``: read + plan + apply into an empty library, one transaction;
 * ``reimport``: the same package again (everything skipped as unchanged).
 
+Beside each figure, its plain-Python limit measured in the same run (``sqlite3``, ``json``,
+``zipfile``, ``hashlib`` and nothing else), and the goal of issue 17 as a multiple of it:
+
+* export limit: every D057 row (``SELECT *``) as JSON into a deflated ZIP with a sha256
+  manifest (goal: export <= 2x);
+* checked-read limit: unzip every entry, check its sha256 against the manifest, parse the JSON
+  and the YAML manifest with libyaml (goal: ``read``, the validation ``import --dry-run`` does,
+  <= 2x);
+* import limit: the checked read, then one ``executemany`` into D057's ``skills`` and
+  ``skill_compositions`` of a bare D057 schema, then an FTS rebuild (goals: import into an
+  empty library <= 3x, re-import of the unchanged package <= 2x).
+
 It reports; it never asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchmarks.synthetic import DEFAULT_SEED, generate_skills
 from skillstudio.model import ReviewState
-from skillstudio.packages.export import load_selection
-from skillstudio.packages.icpkg import PackageMeta, export_package, read_package
+from skillstudio.packages.errors import PackageError
+from skillstudio.packages.export import export_selection, load_selection
+from skillstudio.packages.icpkg import PackageMeta, read_package
 from skillstudio.packages.importer import ImportPlan, apply_plan, incoming_from_package, plan_import
-from skillstudio.packages.privacy import redact_skill
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository
+from skillstudio.store.migrations import D057_SKILL_COLUMNS, d057_statements
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 DEFAULT_SIZES = (10_000,)
 QUICK_SIZES = (1_000,)
 META = PackageMeta("bench-library", "bench", "1.0.0", description="synthetic benchmark library")
 ACTOR = Actor("benchmark", "system")
+# Each figure's goal as a multiple of its limit (issue 17): (figure, limit, at most x limit).
+GOALS = (("export", "export", 2.0), ("read", "read", 2.0), ("import", "import", 3.0), ("reimport", "import", 2.0))
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _size(text: str) -> int:
@@ -63,9 +85,69 @@ def _import_file(repository: SkillRepository, path: Path) -> ImportPlan:
     return apply_plan(repository, plan_import(repository, incoming, origin=origin, source=path.name))
 
 
+def plain_export(library: Path) -> bytes:
+    """The export limit: every D057 row as JSON into a deflated ZIP with a sha256 manifest."""
+    files: dict[str, bytes] = {}
+    connection = sqlite3.connect(library)
+    connection.row_factory = sqlite3.Row
+    for row in connection.execute("SELECT * FROM skills ORDER BY id"):
+        files[f"skills/{row['id']}.json"] = json.dumps(dict(row), ensure_ascii=False).encode("utf-8")
+    connection.close()
+    manifest = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.json", json.dumps(manifest))
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def plain_checked_read(path: Path) -> list[dict[str, Any]]:
+    """The checked-read limit: unzip, sha256 of every entry against the manifest, parse the
+    manifest (libyaml) and every skill's JSON."""
+    with zipfile.ZipFile(path) as archive:
+        manifest = yaml.load(archive.read("manifest.yaml"), Loader=_YAML_LOADER)
+        listed = manifest["package"]["files"]
+        documents = []
+        for name in archive.namelist():
+            if name == "manifest.yaml":
+                continue
+            data = archive.read(name)
+            if hashlib.sha256(data).hexdigest() != listed[name]["sha256"]:
+                raise ValueError(f"{name}: checksum mismatch")
+            if name.startswith("skills/"):
+                documents.append(json.loads(data))
+    return documents
+
+
+def plain_import(path: Path, library: Path) -> int:
+    """The import limit: the checked read, one executemany into D057's tables of an empty bare
+    D057 schema, an FTS rebuild."""
+    documents = plain_checked_read(path)
+    rows = []
+    for document in documents:
+        row = {**document, **document["provenance"], **document["quality"]}
+        row["body_json"] = json.dumps(document["body"], ensure_ascii=False)
+        row["tags"] = json.dumps(document["tags"], ensure_ascii=False)
+        rows.append(tuple(row.get(column) for column in D057_SKILL_COLUMNS))
+    pairs = {tuple(sorted((d["id"], p))) for d in documents for p in d.get("composable_with", [])}
+    connection = sqlite3.connect(library)
+    with connection:
+        for statement in d057_statements().values():
+            connection.execute(statement)
+    with connection:
+        marks = ", ".join("?" * len(D057_SKILL_COLUMNS))
+        connection.executemany(f"INSERT INTO skills ({', '.join(D057_SKILL_COLUMNS)}) VALUES ({marks})", rows)
+        connection.executemany("INSERT INTO skill_compositions (skill_a, skill_b) VALUES (?, ?)", sorted(pairs))
+        connection.execute("INSERT INTO skills_fts(skills_fts) VALUES ('rebuild')")
+    connection.close()
+    return len(rows)
+
+
 def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]:
     skills = generate_skills(size, seed=seed)
     source_path = folder / f"source-{size}.db"
+    exported = folder / f"export-{size}.icpkg"
     with Database(source_path, create=True) as database:
         repository = SkillRepository(database, ACTOR)
         repository.create_many(skills)
@@ -73,19 +155,34 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         # Rejected skills are kept but never exported (issue 8): the package holds the rest.
         rejected = repository.query(SkillQuery(review_states=(ReviewState.REJECTED,))).total
 
-        def export() -> bytes:
-            preview = load_selection(repository, ids)
-            flagged = {finding.skill_id for finding in preview.findings}
-            selected = [redact_skill(s) if s.id in flagged else s for s in preview.skills]
-            return export_package(selected, META, extras=preview.extras)
+        def export() -> bytes:  # what ``export --redact`` does, unsigned (no key is made)
+            export_selection(load_selection(repository, ids), META, exported, redact=True, sign=False)
+            return exported.read_bytes()
 
         export_samples, data = _timed(export, repeats)
         identical = export() == data
         findings = len(load_selection(repository, ids[:1000]).findings)
+    export_limit, _ = _timed(partial(plain_export, source_path), repeats)
     package_path = folder / f"bench-{size}.icpkg"
     package_path.write_bytes(data)
 
-    read_samples, package = _timed(lambda: read_package(package_path), repeats)
+    report: dict[str, Any] = {
+        "size": size,
+        "package_bytes": len(data),
+        "deterministic": identical,
+        "privacy_findings_in_first_1000": findings,
+        "rejected_left_out": rejected,
+        "export": _summary(export_samples),
+        "limits": {"export": _summary(export_limit)},
+    }
+    try:
+        read_samples, package = _timed(lambda: read_package(package_path), repeats)
+    except PackageError as error:  # e.g. more entries than a package may hold (MAX_ENTRIES)
+        return {**report, "refused": str(error).splitlines()[0]}
+    read_limit, _ = _timed(partial(plain_checked_read, package_path), repeats)
+    import_limit: list[float] = []
+    for attempt in range(repeats):
+        import_limit += _timed(partial(plain_import, package_path, folder / f"plain-{size}-{attempt}.db"), 1)[0]
     import_samples: list[float] = []
     reimport_samples: list[float] = []
     added = skipped = 0
@@ -102,18 +199,18 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
             reimport_samples += samples
             skipped = plan.count("skip")
     return {
-        "size": size,
-        "package_bytes": len(data),
-        "deterministic": identical,
-        "privacy_findings_in_first_1000": findings,
+        **report,
         "skills_in_package": len(package.skills),
-        "rejected_left_out": rejected,
         "added": added,
         "skipped_on_reimport": skipped,
-        "export": _summary(export_samples),
         "read": _summary(read_samples),
         "import": _summary(import_samples),
         "reimport": _summary(reimport_samples),
+        "limits": {
+            "export": _summary(export_limit),
+            "read": _summary(read_limit),
+            "import": _summary(import_limit),
+        },
     }
 
 
@@ -127,16 +224,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, _unknown = parser.parse_known_args(argv)  # benchmarks.run passes options for others too
     sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(f"{'skills':>8} {'package':>10} {'export':>9} {'read':>9} {'import':>9} {'reimport':>9}  deterministic")
+    print(f"{'skills':>8} {'package':>9}  {'figure':<9} {'median':>8} {'limit':>8} {'x limit':>8} {'goal':>6}")
     for size in sizes:
         with tempfile.TemporaryDirectory() as folder:
             report = run_size(size, max(args.repeats, 1), args.seed, Path(folder))
         (args.out / f"packages-{size}.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-        print(
-            f"{size:>8} {report['package_bytes'] / 1e6:>8.1f}MB {report['export']['median_s']:>8.2f}s "
-            f"{report['read']['median_s']:>8.2f}s {report['import']['median_s']:>8.2f}s "
-            f"{report['reimport']['median_s']:>8.2f}s  {report['deterministic']}"
-        )
+        for figure, limit_name, goal in GOALS:
+            if figure not in report:
+                print(f"{size:>8} {report['package_bytes'] / 1e6:>7.1f}MB  {figure:<9} refused: {report['refused']}")
+                continue
+            seconds = report[figure]["median_s"]
+            limit = report["limits"][limit_name]["median_s"]
+            print(
+                f"{size:>8} {report['package_bytes'] / 1e6:>7.1f}MB  {figure:<9} {seconds:>7.2f}s {limit:>7.2f}s "
+                f"{seconds / limit:>7.1f}x {goal:>5.0f}x"
+            )
+        print(f"{'':>8} deterministic: {report['deterministic']}")
     sys.stdout.flush()
     return 0
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Self
+from typing import Any, Self
 
 _SEPARATORS = re.compile(r"[\s_\-]+")
 
 
 def _fold(text: str) -> str:
     return _SEPARATORS.sub("", text).lower()
+
+
+# A ClassVar on an Enum subclass would become a member, so the spelling tables live beside it.
+_SPELLINGS: dict[type, dict[str, Any]] = {}
 
 
 class SpelledEnum(StrEnum):
@@ -50,13 +54,26 @@ class SpelledEnum(StrEnum):
             # ValueError, not TypeError: Checker.enum turns it into an issue for any value a file holds
             raise ValueError(f"expected one of {cls.choices()}, got {type(raw).__name__}")  # noqa: TRY004
         folded = _fold(raw)
-        for member in cls:
-            if folded in (_fold(member.value), _fold(member.serde)):
-                return member
+        member = cls._spellings().get(folded)
+        if member is not None:
+            return member
         aliases = cls._aliases_map()
         if folded in aliases:
             return cls(aliases[folded])
         raise ValueError(f"{raw!r} is not one of {cls.choices()}")
+
+    @classmethod
+    def _spellings(cls) -> dict[str, Self]:
+        """Each member by its folded value and serde spellings (the first member wins a clash),
+        built once: files hold tens of thousands of enum fields, parsed on every read."""
+        table = _SPELLINGS.get(cls)
+        if table is None:
+            table = {}
+            for member in cls:
+                table.setdefault(_fold(member.value), member)
+                table.setdefault(_fold(member.serde), member)
+            _SPELLINGS[cls] = table
+        return table
 
     @classmethod
     def choices(cls) -> str:

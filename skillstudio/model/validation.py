@@ -200,7 +200,8 @@ class Checker:
         except ValueError as error:
             self.fail(path, str(error))
             return None
-        if isinstance(value, str) and value not in (member.value, member.serde):
+        # value first: the usual spelling then never builds the serde one (many per skill)
+        if isinstance(value, str) and value != member.value and value != member.serde:
             self.note(path, f"read {value!r} as {member.value!r}")
         return member
 

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from skillstudio.model import (
     Confidence,
     Domain,
@@ -44,7 +42,7 @@ from skillstudio.model import (
 )
 from skillstudio.model.validation import Checker, join_path
 from skillstudio.packages.errors import PackageError, in_file, refuse
-from skillstudio.packages.safe_yaml import decode_utf8, load_yaml
+from skillstudio.packages.safe_yaml import decode_utf8, dump_yaml, load_yaml
 from skillstudio.packages.signing import Signer, SigningKey, fingerprint, sign_manifest, verify_manifest
 from skillstudio.store import SkillExtras
 
@@ -237,7 +235,7 @@ def export_package(
     manifest = build_manifest(meta, ordered, files)
     if signing_key is not None:
         manifest = sign_manifest(manifest, signing_key)
-    manifest_bytes = yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100).encode("utf-8")
+    manifest_bytes = dump_yaml(manifest).encode("utf-8")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in [(MANIFEST, manifest_bytes), *sorted(files.items())]:
@@ -507,11 +505,13 @@ def load_json(data: bytes, where: str) -> object:
     text = decode_utf8(data, where)
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise refuse(where, f"key {key!r} appears twice in one object")
-            out[key] = value
+        out = dict(items)
+        if len(out) < len(items):  # a key appears twice: name the first repeated one
+            seen: set[str] = set()
+            for key, _value in items:
+                if key in seen:
+                    raise refuse(where, f"key {key!r} appears twice in one object")
+                seen.add(key)
         return out
 
     def constant(name: str) -> Any:

@@ -51,6 +51,7 @@ from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.icpkg import Package
 from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
+from skillstudio.store.imports import content_key, stored_content_keys, stored_ids
 
 Mode = Literal["merge", "replace"]
 Action = Literal["add", "update", "skip", "conflict", "trash"]
@@ -125,12 +126,14 @@ def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
     meta = package.meta
     origin = f"workshop:{meta.package_id}"
     out = []
+    source = Source.workshop(meta.package_id, meta.publisher)
     for packaged in package.skills:
         skill = packaged.skill
-        if skill.source_kind is not SourceKind.WORKSHOP:
-            provenance = replace(skill.provenance, source=Source.workshop(meta.package_id, meta.publisher))
-            skill = replace(skill, provenance=provenance)
-        skill = replace(skill, review_state=None, version=0)
+        if skill.source_kind is SourceKind.WORKSHOP:
+            skill = replace(skill, review_state=None, version=0)
+        else:
+            provenance = replace(skill.provenance, source=source)
+            skill = replace(skill, provenance=provenance, review_state=None, version=0)
         base = packaged.extras or SkillExtras()
         warnings = tuple(f"{note.path}: {note.message}" for note in packaged.notes)
         extras = replace(base, origin=origin, warnings=tuple(base.warnings) + warnings)
@@ -204,7 +207,7 @@ def plan_import(
         if signer is None:
             plan.warnings.append(f"{plan.identity}: the package is unsigned: who made it cannot be checked")
     ids = [item.skill.id for item in incoming]
-    present = {summary.id for summary in repository.summaries(ids)}
+    present = stored_ids(repository.database, ids)
     in_trash = {entry.skill_id for entry in repository.trash.entries()} if len(present) < len(ids) else set()
     family = origin_family(origin)
     stale: list[str] = []
@@ -212,7 +215,6 @@ def plan_import(
         wanted = set(ids)
         stale = [skill_id for skill_id in repository.extras.ids_with_origin(family + "@") if skill_id not in wanted]
     existing_extras = repository.extras.many(sorted(present))
-    stored = _stored_skills(repository, sorted(present))
     # partners: what will exist after the import
     after = (present | {i for i in ids if i not in in_trash}) - set(stale)
     missing_partners = sorted({p for item in incoming for p in item.skill.composable_with} - after)
@@ -227,6 +229,8 @@ def plan_import(
             for partner in item.skill.composable_with:
                 if partner in after:
                     linked_from.setdefault(partner, set()).add(item.skill.id)
+    unchanged = _unchanged_by_key(repository, incoming, present, after, linked_from)
+    stored = _stored_skills(repository, sorted(present - unchanged))
     dangling = {partner for item in incoming for partner in item.skill.composable_with if partner not in after}
     labels, where = _dangling_names(repository, incoming, dangling) if dangling else ({}, {})
     for item in incoming:
@@ -241,7 +245,7 @@ def plan_import(
             warning = _dropped_links(dropped, labels, where)
             extras = replace(extras, warnings=(*extras.warnings, warning))
             plan.warnings.append(f"{labels[skill.id]}: {warning}")
-        closure = (set(skill.composable_with) | linked_from.get(skill.id, set())) - {skill.id}
+        closure = _closure(skill.id, skill.composable_with, linked_from)
         plan.warnings.extend(w if w.startswith(f"{item.entry}:") else f"{item.entry}: {w}" for w in item.warnings)
         step = partial(_planned, skill, item.entry)
         if skill.id not in present:
@@ -251,6 +255,9 @@ def plan_import(
                 plan.steps.append(step("add"))
                 history = tuple(replace(old, created_by=skill.created_by) for old in item.history)
                 plan.added.append(ImportItem(skill, extras, history=history))
+            continue
+        if skill.id in unchanged:
+            plan.steps.append(step("skip", "unchanged"))
             continue
         current = stored.get(skill.id)
         if current is None:
@@ -291,6 +298,39 @@ def plan_import(
         )
         plan.trashed.append(skill_id)
     return plan
+
+
+def _closure(skill_id: str, partners: Sequence[str], linked_from: dict[str, set[str]]) -> set[str]:
+    """The skill's partners after the import: those it states and those that state it."""
+    return (set(partners) | linked_from.get(skill_id, set())) - {skill_id}
+
+
+def _unchanged_by_key(
+    repository: SkillRepository,
+    incoming: Sequence[Incoming],
+    present: set[str],
+    after: set[str],
+    linked_from: dict[str, set[str]],
+) -> set[str]:
+    """The stored skills an import would skip as unchanged, known without reading them: the
+    stored columns it compares equal the incoming skill's as the store would write them, and
+    the stored links equal the links after the import, but the library's own links to skills
+    outside the import. The rest are compared in full (``_content``); an unattributed input's
+    creator depends on the stored skill, so it is always compared in full."""
+    candidates = [item.skill for item in incoming if item.attributed and item.skill.id in present]
+    stored = stored_content_keys(repository.database, [skill.id for skill in candidates])
+    incoming_ids = {item.skill.id for item in incoming}
+    out: set[str] = set()
+    for skill in candidates:
+        known = stored.get(skill.id)
+        if known is None:
+            continue
+        key, stored_partners = known
+        closure = _closure(skill.id, [p for p in skill.composable_with if p in after], linked_from)
+        local = {p for p in stored_partners if p not in incoming_ids and p not in closure}
+        if stored_partners - local == closure and key == content_key(skill):
+            out.add(skill.id)
+    return out
 
 
 def _dangling_names(

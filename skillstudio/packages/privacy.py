@@ -17,9 +17,11 @@ from __future__ import annotations
 import getpass
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from itertools import accumulate
 from typing import Any
 
 from skillstudio.model import Skill, parse_skill, skill_to_document
@@ -139,37 +141,79 @@ def _patterns(user_names: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
 
 
 @lru_cache(maxsize=16)
-def _rules(user_names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
+def marker_rules(user_names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
+    """Every rule as (kind, pattern, markers): the rule can only match a text whose lowercased
+    form holds one of its markers."""
     return _RULES + tuple(
         (kind, pattern, (name.lower(),))
         for (kind, pattern), name in zip(_patterns(user_names)[len(_RULES) :], user_names, strict=True)
     )
 
 
-def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
+@dataclass(frozen=True)
+class _RuleSet:
+    """The rules with their markers compiled into one search: ``any_marker`` finds, at a
+    position, the longest marker starting there; ``implied`` gives every marker that finding one
+    proves present (itself and the markers inside it, such as ``match`` in ``match-``)."""
+
+    any_marker: re.Pattern[str]
+    implied: dict[str, frozenset[str]]
+    rules: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]
+
+
+@lru_cache(maxsize=16)
+def _rule_set(user_names: tuple[str, ...]) -> _RuleSet:
+    rules = marker_rules(user_names)
+    markers = sorted({marker for _, _, wanted in rules for marker in wanted}, key=lambda m: (-len(m), m))
+    return _RuleSet(
+        re.compile("|".join(re.escape(marker) for marker in markers)),  # longest first: it wins a position
+        {marker: frozenset(inner for inner in markers if inner in marker) for marker in markers},
+        tuple((kind, pattern, frozenset(wanted)) for kind, pattern, wanted in rules),
+    )
+
+
+def _texts(value: Any, path: str, out: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Append (field path, text) for every text in ``value`` except the skipped fields."""
     if path in _SKIPPED:
-        return
+        return out
     if isinstance(value, str):
-        yield path, value
+        out.append((path, value))
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _texts(item, f"{path}.{key}" if path else str(key))
+            _texts(item, f"{path}.{key}" if path else str(key), out)
     elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _texts(item, path)  # list items share their list's path for skipping
-            del index
+        for item in value:
+            _texts(item, path, out)  # list items share their list's path for skipping
+    return out
+
+
+def _markers_present(rule_set: _RuleSet, lowered: list[str]) -> dict[int, set[str]]:
+    """For each text (by index) that holds a marker, every marker it holds: one search over all
+    the texts joined by NUL, which no marker holds, so no marker spans two texts."""
+    joined = "\x00".join(lowered)
+    starts = list(accumulate((len(text) + 1 for text in lowered[:-1]), initial=0))
+    present: dict[int, set[str]] = {}
+    position = 0
+    while (match := rule_set.any_marker.search(joined, position)) is not None:
+        index = bisect_right(starts, match.start()) - 1
+        present.setdefault(index, set()).update(rule_set.implied[match.group()])
+        position = match.start() + 1  # markers may overlap: look again from the next character
+    return present
 
 
 def scan_document(document: dict[str, Any], skill_id: str, user_names: tuple[str, ...] | None = None) -> list[Finding]:
     names = local_user_names() if user_names is None else user_names
     findings: list[Finding] = []
-    rules = _rules(tuple(names))
-    for path, text in _texts(document, ""):
-        lowered = text.lower()
-        for kind, pattern, markers in rules:
-            if not any(marker in lowered for marker in markers):
-                continue
-            findings.extend(Finding(skill_id, path, kind, match.group(0).strip()) for match in pattern.finditer(text))
+    rule_set = _rule_set(tuple(names))
+    texts = _texts(document, "", [])
+    present = _markers_present(rule_set, [text.lower() for _, text in texts])
+    for index in sorted(present):
+        path, text = texts[index]
+        for kind, pattern, markers in rule_set.rules:
+            if not markers.isdisjoint(present[index]):
+                findings.extend(
+                    Finding(skill_id, path, kind, match.group(0).strip()) for match in pattern.finditer(text)
+                )
     return findings
 
 

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from skillstudio.model import ReviewState, Skill, skill_to_document
+from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError
 from skillstudio.store.extras import write_extras
 from skillstudio.store.migrations import D057_SKILL_COLUMNS
+from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow
+from skillstudio.store.query import chunks
 from skillstudio.store.reviews import back_to_pending
-from skillstudio.store.skill_rows import meta_columns
+from skillstudio.store.skill_rows import meta_columns, skill_columns
 from skillstudio.store.skill_writes import insert_new, rewrite
 from skillstudio.store.trash import move_to_trash
 from skillstudio.store.types import ImportItem
@@ -91,4 +94,71 @@ def _content(skill: Skill) -> dict[str, object]:
     return document
 
 
-__all__ = ["PackageKey", "apply_import"]
+# What an import compares of a skill (``importer._content``: not quality, use, creation time or
+# library-local fields), as the store writes it: D057's columns and our metadata row.
+_COMPARED_COLUMNS = ("domain", "name", "description", "body_json", "tags", "game_module", "source", "model_id")
+_COMPARED_META = ("created_by", "engine_version", "source_id", "source_author", "original_id")
+ContentKey = tuple[object, ...]
+
+
+def content_key(skill: Skill) -> ContentKey:
+    """The compared columns of ``skill`` as the store would write them; the package version is
+    left out of ``source_id`` (a new version re-stating a skill does not change it)."""
+    columns, meta = skill_columns(skill), meta_columns(skill)
+    return _key([columns[name] for name in _COMPARED_COLUMNS], [meta[name] for name in _COMPARED_META])
+
+
+def _key(columns: Sequence[object], meta: Sequence[object]) -> ContentKey:
+    values = [*columns, *meta]
+    at = len(columns) + _COMPARED_META.index("source_id")
+    source_id = values[at]
+    if isinstance(source_id, str) and source_id:
+        values[at] = source_id.rsplit("@", 1)[0]
+    return tuple(values)
+
+
+def stored_ids(database: Database, skill_ids: Sequence[str]) -> set[str]:
+    """Which of these ids the library holds (not the trash), from the primary key alone."""
+    out: set[str] = set()
+    with database.read() as session:
+        for chunk in chunks(skill_ids):
+            out.update(session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))))
+    return out
+
+
+def stored_content_keys(database: Database, skill_ids: Sequence[str]) -> dict[str, tuple[ContentKey, set[str]]]:
+    """For each of these stored skills that has a metadata row: its :func:`content_key` as
+    stored, and its composition partners. Read from the rows, nothing parsed: when a stored key
+    equals an incoming skill's, the stored skill is the one storing that skill wrote, so an
+    import need not read it to know it is unchanged."""
+    out: dict[str, tuple[ContentKey, set[str]]] = {}
+    with database.read() as session:
+        for chunk in chunks(skill_ids):
+            rows = session.execute(
+                select(SkillRow.id, *(getattr(SkillRow, name) for name in _COMPARED_COLUMNS)).where(
+                    SkillRow.id.in_(chunk)
+                )
+            )
+            columns = {row[0]: row[1:] for row in rows}
+            metas = session.execute(
+                select(SkillMetaRow.skill_id, *(getattr(SkillMetaRow, name) for name in _COMPARED_META)).where(
+                    SkillMetaRow.skill_id.in_(chunk)
+                )
+            )
+            for skill_id, *meta in metas:
+                if skill_id in columns:
+                    out[skill_id] = (_key(columns[skill_id], meta), set())
+            pairs = session.execute(
+                select(SkillCompositionRow.skill_a, SkillCompositionRow.skill_b).where(
+                    SkillCompositionRow.skill_a.in_(chunk) | SkillCompositionRow.skill_b.in_(chunk)
+                )
+            )
+            for skill_a, skill_b in pairs:
+                if skill_a in out:
+                    out[skill_a][1].add(skill_b)
+                if skill_b in out:
+                    out[skill_b][1].add(skill_a)
+    return out
+
+
+__all__ = ["ContentKey", "PackageKey", "apply_import", "content_key", "stored_content_keys", "stored_ids"]
