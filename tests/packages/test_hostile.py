@@ -196,9 +196,11 @@ def test_checksum_mismatch(populated: SkillRepository) -> None:
     entries = base()
     name = a_skill_entry(entries)
     tampered = with_manifest(entries, lambda m: None)
-    document = json.loads(tampered[name])
-    document["name"] = document["name"][::-1]  # same size, different content
-    tampered[name] = json.dumps(document, ensure_ascii=False, indent=1).encode() + b"\n"
+    skill_name = json.loads(tampered[name])["name"]
+    quoted = json.dumps(skill_name, ensure_ascii=False).encode()
+    assert quoted in tampered[name]
+    # same size, different content
+    tampered[name] = tampered[name].replace(quoted, json.dumps(skill_name[::-1], ensure_ascii=False).encode(), 1)
     assert len(tampered[name]) == len(entries[name])
     refused(populated, rezip(tampered), name, "checksum mismatch")
 
@@ -276,7 +278,8 @@ def test_wrong_types_in_a_skill(populated: SkillRepository) -> None:
 def test_duplicate_json_keys(populated: SkillRepository) -> None:
     entries = base()
     name = a_skill_entry(entries)
-    entries[name] = entries[name].replace(b'{\n "id"', b'{\n "name": "sneaky",\n "id"', 1)
+    assert entries[name].startswith(b"{")
+    entries[name] = b'{"name": "sneaky", ' + entries[name][1:]
     refused(populated, rezip(with_manifest(entries, lambda m: None)), name, "appears twice")
 
 
