@@ -97,7 +97,9 @@ def test_an_operation_writes_in_the_background_and_names_its_initiator(qtbot, qa
     assert changes[0].action is AuditAction.CREATE
     assert changes[0].touches(ChangeKind.MEMBERSHIP)
     assert changes[0].started_by(initiator)
-    assert busy == [True, False] and not state.busy
+    # The change is announced from the writer's thread; the busy state ends on the GUI thread.
+    qtbot.waitUntil(lambda: not state.busy, timeout=5_000)
+    assert busy == [True, False]
 
 
 def test_a_failed_operation_goes_to_its_failure_handler_and_ends_busy(qtbot, qapp, repository):
