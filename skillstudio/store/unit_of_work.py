@@ -1,7 +1,7 @@
 """One write to a library, and what every write records inside it.
 
 A :class:`UnitOfWork` is one ``BEGIN IMMEDIATE`` transaction together with the writers every
-mutation shares: the revision writer (a full snapshot per change), the audit writer, the
+mutation shares: the revision writer (a full snapshot per change, compressed), the audit writer, the
 snapshot of changes another program made before ours, and the :class:`LibraryChange` announced
 once the transaction has committed (never for one that failed). Each part of the repository
 opens one per public write; a write that spans parts (an import trashes, adds and replaces)
@@ -21,6 +21,7 @@ from skillstudio.model import Skill, skill_to_document, utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.errors import ReviewNotAllowed
 from skillstudio.store.events import AuditAction, LibraryChange, change
+from skillstudio.store.snapshots import encode_snapshot
 from skillstudio.store.orm import AuditRow, RevisionRow, SkillVersionRow
 from skillstudio.store.skill_rows import load_skill, load_valid_skill
 from skillstudio.store.types import Actor, JsonInput, JsonObject
@@ -94,7 +95,7 @@ class UnitOfWork:
                 author=self.actor.id,
                 created_at=self.now,
                 message=message,
-                snapshot=json.dumps(snapshot, ensure_ascii=False),
+                snapshot=encode_snapshot(snapshot),
             )
         )
         return number
@@ -103,15 +104,21 @@ class UnitOfWork:
         self, skill: Skill, number: int, action: str, message: str, *, actor: Actor | None = None
     ) -> dict[str, object]:
         """The columns of a revision, for writes that insert many at once."""
+        return self.document_revision_row(skill_to_document(skill), number, action, message, actor=actor)
+
+    def document_revision_row(
+        self, document: Mapping[str, JsonInput], number: int, action: str, message: str, *, actor: Actor | None = None
+    ) -> dict[str, object]:
+        """:meth:`revision_row` of a skill already serialised (its ``skill_to_document``)."""
         return {
-            "skill_id": skill.id,
+            "skill_id": document["id"],
             "number": number,
-            "version": skill.version,
+            "version": document["version"],
             "action": action,
             "author": (actor or self.actor).id,
             "created_at": self.now,
             "message": message,
-            "snapshot": json.dumps(skill_to_document(skill), ensure_ascii=False, sort_keys=True),
+            "snapshot": encode_snapshot(document),
         }
 
     def audit(
