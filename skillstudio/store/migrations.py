@@ -685,10 +685,14 @@ def _compress_revision_snapshots(connection: Connection) -> None:
     )
     after = -1
     while True:
-        rows = connection.execute(
-            text(f"SELECT {_REVISION_COLUMNS} FROM studio_revisions_text WHERE id > :after ORDER BY id LIMIT :n"),
-            {"after": after, "n": _REVISION_COPY_BATCH},
-        ).mappings().all()
+        rows = (
+            connection.execute(
+                text(f"SELECT {_REVISION_COLUMNS} FROM studio_revisions_text WHERE id > :after ORDER BY id LIMIT :n"),
+                {"after": after, "n": _REVISION_COPY_BATCH},
+            )
+            .mappings()
+            .all()
+        )
         if not rows:
             break
         connection.execute(insert, [{**row, "snapshot": compress_snapshot_text(row["snapshot"])} for row in rows])

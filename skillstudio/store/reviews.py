@@ -15,9 +15,9 @@ from skillstudio.model import ReviewState, Skill
 from skillstudio.store.errors import ConflictError, ReviewRefused
 from skillstudio.store.events import AuditAction
 from skillstudio.store.history import History
-from skillstudio.store.snapshots import decode_snapshot
 from skillstudio.store.orm import ReviewDecisionRow, RevisionRow, SkillMetaRow
 from skillstudio.store.skill_writes import update_one
+from skillstudio.store.snapshots import decode_snapshot
 from skillstudio.store.types import JsonInput, ReviewDecision, Revision
 from skillstudio.store.unit_of_work import StorePart, UnitOfWork
 

@@ -195,8 +195,8 @@ def _insert_rows(connection: Connection, table: type[Base], rows: list[dict[str,
     preparing 5,000 parameter sets as SQLite takes to insert them. Every row has the same keys."""
     if not rows:
         return
-    compiled = insert(table.__table__).values({key: bindparam(key) for key in rows[0]}).compile(
-        dialect=connection.dialect
+    compiled = (
+        insert(table.__table__).values({key: bindparam(key) for key in rows[0]}).compile(dialect=connection.dialect)
     )
     if compiled.positiontup is None:  # a named paramstyle: the driver takes the dicts
         connection.exec_driver_sql(str(compiled), rows)

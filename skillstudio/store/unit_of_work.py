@@ -21,9 +21,9 @@ from skillstudio.model import Skill, skill_to_document, utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.errors import ReviewNotAllowed
 from skillstudio.store.events import AuditAction, LibraryChange, change
-from skillstudio.store.snapshots import encode_snapshot
 from skillstudio.store.orm import AuditRow, RevisionRow, SkillVersionRow
 from skillstudio.store.skill_rows import load_skill, load_valid_skill
+from skillstudio.store.snapshots import encode_snapshot
 from skillstudio.store.types import Actor, JsonInput, JsonObject
 
 # The author of revisions that record what another program wrote before our change.
