@@ -42,14 +42,14 @@ from skillstudio.store.facets import Facets
 from skillstudio.store.findings import Findings
 from skillstudio.store.history import History
 from skillstudio.store.imports import PackageKey, apply_import
-from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow, TrashRow
+from skillstudio.store.orm import SkillMetaRow, SkillRow
 from skillstudio.store.privacy_marks import PrivacyMarks
 from skillstudio.store.query import SkillQuery, build_select, chunks
 from skillstudio.store.reviews import Reviews
 from skillstudio.store.runs import RunStore
 from skillstudio.store.settings import LibrarySettings
-from skillstudio.store.skill_rows import compositions_of, load_skill, parse_row, row_document, versions
-from skillstudio.store.skill_writes import insert_new, refuse_duplicate_ids, update_one
+from skillstudio.store.skill_rows import load_skill, read_many
+from skillstudio.store.skill_writes import insert_new, refuse_duplicate_ids, update_distinct, update_one
 from skillstudio.store.summaries import read_summaries
 from skillstudio.store.trash import Trash
 from skillstudio.store.types import Actor, ImportItem, QueryResult, SkillSummary
@@ -113,36 +113,8 @@ class SkillRepository(StorePart):
 
     def _read_many(self, skill_ids: Sequence[str]) -> list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]]:
         """Each id with its skill, or the error ``get`` would raise for it; one read transaction."""
-        out: list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]] = []
         with self.database.read() as session:
-            for chunk in chunks(skill_ids):
-                rows = {row.id: row for row in session.scalars(select(SkillRow).where(SkillRow.id.in_(chunk)))}
-                metas = {
-                    m.skill_id: m for m in session.scalars(select(SkillMetaRow).where(SkillMetaRow.skill_id.in_(chunk)))
-                }
-                stored_versions = versions(session, chunk)
-                pairs: dict[str, list[SkillCompositionRow]] = {}
-                for pair in session.scalars(
-                    select(SkillCompositionRow).where(
-                        SkillCompositionRow.skill_a.in_(chunk) | SkillCompositionRow.skill_b.in_(chunk)
-                    )
-                ):
-                    pairs.setdefault(pair.skill_a, []).append(pair)
-                    if pair.skill_b != pair.skill_a:
-                        pairs.setdefault(pair.skill_b, []).append(pair)
-                for skill_id in chunk:
-                    row = rows.get(skill_id)
-                    if row is None:
-                        in_trash = session.get(TrashRow, skill_id) is not None
-                        out.append((skill_id, SkillNotFound(skill_id, in_trash=in_trash)))
-                        continue
-                    partners = [c.partner_id for c in compositions_of(skill_id, pairs.get(skill_id, []))]
-                    document = row_document(row, metas.get(skill_id), stored_versions.get(skill_id, 0), partners)
-                    try:
-                        out.append((skill_id, parse_row(skill_id, document)))
-                    except InvalidStoredSkill as error:
-                        out.append((skill_id, error))
-        return out
+            return read_many(session, skill_ids)
 
     def exists(self, skill_id: str) -> bool:
         with self.database.read() as session:
@@ -270,8 +242,10 @@ class SkillRepository(StorePart):
         """Several updates (a bulk retag) in one transaction: all are stored, or none."""
         with self._work(AuditAction.UPDATE) as work:
             work.touch(skill.id for skill in skills)
-            stored = [update_one(work, skill, message) for skill in skills]
-        return stored
+            if len({skill.id for skill in skills}) == len(skills):
+                return update_distinct(work, skills, message)
+            # The same skill twice: the second update is checked against the first, one by one.
+            return [update_one(work, skill, message) for skill in skills]
 
     def import_skills(
         self,

@@ -174,7 +174,7 @@ def _state_before(work: UnitOfWork, skill_id: str, revision: int | None) -> Revi
         .limit(1)
     )
     value = None if snapshot is None else decode_snapshot(snapshot).get("review_state")
-    return None if value is None else ReviewState(value)
+    return None if value is None else ReviewState(str(value))
 
 
 def back_to_pending(work: UnitOfWork, skill_id: str, why: str) -> None:

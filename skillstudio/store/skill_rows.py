@@ -93,6 +93,40 @@ def load_valid_skill(session: Session, skill_id: str) -> Skill | None:
         return None
 
 
+def read_many(
+    session: Session, skill_ids: Sequence[str]
+) -> list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]]:
+    """Each id with its stored skill, or the error :func:`load_skill` would raise for it; a few
+    queries per 500 ids."""
+    out: list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]] = []
+    for chunk in chunks(skill_ids):
+        rows = {row.id: row for row in session.scalars(select(SkillRow).where(SkillRow.id.in_(chunk)))}
+        metas = {m.skill_id: m for m in session.scalars(select(SkillMetaRow).where(SkillMetaRow.skill_id.in_(chunk)))}
+        stored_versions = versions(session, chunk)
+        pairs: dict[str, list[SkillCompositionRow]] = {}
+        for pair in session.scalars(
+            select(SkillCompositionRow).where(
+                SkillCompositionRow.skill_a.in_(chunk) | SkillCompositionRow.skill_b.in_(chunk)
+            )
+        ):
+            pairs.setdefault(pair.skill_a, []).append(pair)
+            if pair.skill_b != pair.skill_a:
+                pairs.setdefault(pair.skill_b, []).append(pair)
+        for skill_id in chunk:
+            row = rows.get(skill_id)
+            if row is None:
+                in_trash = session.get(TrashRow, skill_id) is not None
+                out.append((skill_id, SkillNotFound(skill_id, in_trash=in_trash)))
+                continue
+            partners = [c.partner_id for c in compositions_of(skill_id, pairs.get(skill_id, []))]
+            document = row_document(row, metas.get(skill_id), stored_versions.get(skill_id, 0), partners)
+            try:
+                out.append((skill_id, parse_row(skill_id, document)))
+            except InvalidStoredSkill as error:
+                out.append((skill_id, error))
+    return out
+
+
 def _stored_document(session: Session, row: SkillRow) -> dict[str, object]:
     meta = session.get(SkillMetaRow, row.id)
     version = session.get(SkillVersionRow, row.id)
@@ -229,6 +263,7 @@ __all__ = [
     "meta_columns",
     "parse_row",
     "read_compositions",
+    "read_many",
     "row_document",
     "skill_columns",
     "too_deep",

@@ -147,17 +147,26 @@ class UnitOfWork:
         latest = self.session.scalar(
             select(RevisionRow).where(RevisionRow.skill_id == skill_id).order_by(RevisionRow.number.desc()).limit(1)
         )
-        if latest is None:
-            message = "state found in the library (written outside SkillStudio)"
-            self.revision(current, "baseline", message, actor=EXTERNAL)
-        elif latest.version != current.version:
-            self.revision(current, "external", "changed outside SkillStudio", actor=EXTERNAL)
+        untracked = untracked_revision(None if latest is None else latest.version, current.version)
+        if untracked is not None:
+            self.revision(current, *untracked, actor=EXTERNAL)
 
     def latest_revision(self, skill_id: str) -> int | None:
         return self.session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill_id))
 
     def _next_revision(self, skill_id: str) -> int:
         return (self.latest_revision(skill_id) or 0) + 1
+
+
+def untracked_revision(snapshot_version: int | None, stored_version: int) -> tuple[str, str] | None:
+    """(action, message) of the revision recording changes made outside SkillStudio, given the
+    version the skill's newest revision shows (None: it has none) and the stored one; None if
+    history is current."""
+    if snapshot_version is None:
+        return "baseline", "state found in the library (written outside SkillStudio)"
+    if snapshot_version != stored_version:
+        return "external", "changed outside SkillStudio"
+    return None
 
 
 @contextmanager
@@ -189,4 +198,4 @@ class StorePart:
             raise ReviewNotAllowed(f"{self.actor.kind} {self.actor.id!r} may not {what}; only a person may")
 
 
-__all__ = ["EXTERNAL", "StorePart", "UnitOfWork", "unit_of_work"]
+__all__ = ["EXTERNAL", "StorePart", "UnitOfWork", "unit_of_work", "untracked_revision"]
