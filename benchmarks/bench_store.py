@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -26,6 +27,7 @@ from typing import Any
 import sqlalchemy
 
 from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, DEFAULT_SEED, PREFIX_QUERY, generate_skills
+from skillstudio.curation.edits import retag
 from skillstudio.model import Confidence, Domain
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, SortKey
 from skillstudio.store.database import CONNECTION_PRAGMAS
@@ -39,6 +41,8 @@ DEFAULT_BATCH = 5_000
 DEFAULT_REPEATS = 15
 DEFAULT_WARMUPS = 2
 SUMMARY_ROWS = 200  # what a skill table shows at once
+RETAG_SKILLS = 10_000  # a large bulk retag (issue 17: ~50 s before update_many was batched)
+RETAG_TAG = "bench-retag"
 ACTOR = Actor("benchmark", "system")
 
 FILTERED = SkillQuery(
@@ -187,6 +191,8 @@ def run_size(size: int, config: Config, *, log: Callable[[str], None] = print) -
         finally:
             database.close()
         report["operations"] = [timing.to_json() for timing in operations]
+        log(f"[store {size:,}] retag of {min(size, RETAG_SKILLS):,} skills (update_many) and its limit ...")
+        report["retag"] = _retag(path, ids[:RETAG_SKILLS])
     finally:
         if config.keep:
             log(f"[store {size:,}] kept {path}")
@@ -314,6 +320,67 @@ def _insert_limits(path: Path, workdir: Path, batch: int) -> dict[str, Any]:
         "all_rows_seconds": full_s,
         "all_rows_per_s": count / full_s if full_s else None,
     }
+
+
+def _retag(path: Path, ids: list[str]) -> dict[str, Any]:
+    """``curation.retag`` (get_many + update_many, one transaction) adding one tag to ``ids``, run
+    last, as it adds revisions. Its limit: plain sqlite3 writing the same rows to a copy of the
+    library taken before (the tags by one UPDATE per skill, so the triggers fire, then the
+    revisions and audit entries retag wrote, read back), one transaction."""
+    copy = path.with_name("limit-retag.db")
+    shutil.copyfile(path, copy)
+    database = Database(path)
+    try:
+        with database.engine.connect() as connection:
+            last_revision, last_audit = connection.exec_driver_sql(
+                "SELECT (SELECT MAX(id) FROM studio_revisions), (SELECT MAX(id) FROM studio_audit_log)"
+            ).one()
+        start = time.perf_counter()
+        changed = retag(SkillRepository(database, ACTOR), ids, add=[RETAG_TAG])
+        seconds = time.perf_counter() - start
+    finally:
+        database.close()
+    source = sqlite3.connect(path)
+    try:
+        tags = source.execute(f"SELECT tags, id FROM skills WHERE id IN ({', '.join('?' * len(ids))})", ids).fetchall()
+        revisions = source.execute(
+            "SELECT skill_id, number, version, action, author, created_at, message, snapshot"
+            " FROM studio_revisions WHERE id > ? ORDER BY id",
+            (last_revision,),
+        ).fetchall()
+        audits = source.execute(
+            "SELECT at, actor, actor_kind, action, skill_id, revision, details FROM studio_audit_log"
+            " WHERE id > ? ORDER BY id",
+            (last_audit,),
+        ).fetchall()
+    finally:
+        source.close()
+    connection = _plain_connection(copy)
+    start = time.perf_counter()
+    connection.execute("BEGIN IMMEDIATE")
+    connection.executemany("UPDATE skills SET tags = ? WHERE id = ?", tags)
+    connection.executemany(
+        f"INSERT INTO studio_revisions({_REVISION_COLUMNS}) VALUES ({', '.join('?' * 8)})", revisions
+    )
+    connection.executemany(f"INSERT INTO studio_audit_log({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * 7)})", audits)
+    connection.execute("COMMIT")
+    limit_s = time.perf_counter() - start
+    connection.close()
+    for file in copy.parent.glob(copy.name + "*"):
+        file.unlink()
+    return {
+        "skills": len(changed),
+        "seconds": seconds,
+        "skills_per_s": len(changed) / seconds if seconds else None,
+        "limit_seconds": limit_s,
+        "limit_skills_per_s": len(changed) / limit_s if limit_s else None,
+        "revisions": len(revisions),
+        "audit_entries": len(audits),
+    }
+
+
+_REVISION_COLUMNS = "skill_id, number, version, action, author, created_at, message, snapshot"
+_AUDIT_COLUMNS = "at, actor, actor_kind, action, skill_id, revision, details"
 
 
 def _plain_connection(path: Path) -> sqlite3.Connection:
@@ -604,6 +671,24 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
             [
                 f"{r['insert']['rows']['skills']:,} skills, {r['insert']['rows']['studio_revisions']:,} rev, "
                 f"{r['insert']['rows']['studio_audit_log']:,} audit"
+                for r in reports
+            ],
+        )
+    )
+    rows.append(
+        (
+            "retag, update_many (1 tag)",
+            [
+                f"{r['retag']['skills']:,} in {r['retag']['seconds']:.1f} s = {r['retag']['skills_per_s']:,.0f} skills/s"
+                for r in reports
+            ],
+        )
+    )
+    rows.append(
+        (
+            "  limit: same rows, plain sqlite3",
+            [
+                f"{r['retag']['limit_seconds']:.2f} s = {r['retag']['limit_skills_per_s']:,.0f} skills/s"
                 for r in reports
             ],
         )

@@ -154,16 +154,25 @@ def twin_libraries(tmp_path: Path, skills: Sequence[Skill]) -> tuple[Path, Path]
     return first, second
 
 
-def edits(stored: list[Skill]) -> list[Skill]:
-    """A retag of every skill, plus edits whose compositions interact inside the batch."""
+def edits(stored: list[Skill]) -> tuple[list[Skill], tuple[str, str]]:
+    """A retag of every skill, plus edits whose compositions interact inside the batch; and the
+    played pair that is dropped and added again (as the pair the later skill adds)."""
     out = [replace(skill, tags=(*skill.tags, "bulk-retag")) for skill in stored]
-    paired = next(i for i, skill in enumerate(stored) if skill.composable_with)
-    out[paired] = replace(out[paired], composable_with=())  # drops a played pair
+    index = {skill.id: position for position, skill in enumerate(stored)}
+    # A played pair of two later skills: the earlier one's turn drops it, the later one's adds it again.
+    first, partner = next(
+        (i, index[p]) for i, skill in enumerate(stored) for p in skill.composable_with if 9 < index[p] < i
+    )
+    out[partner] = replace(
+        out[partner], composable_with=tuple(p for p in out[partner].composable_with if p != stored[first].id)
+    )
+    second = next(i for i, skill in enumerate(stored) if skill.composable_with and i > 9 and i not in (first, partner))
+    out[second] = replace(out[second], composable_with=())  # drops played pairs
     out[4] = replace(out[4], composable_with=(stored[5].id, stored[6].id), description="now with partners")
     out[5] = replace(out[5], composable_with=())  # drops the pair skill 4 just added
     out[6] = replace(out[6], composable_with=(stored[4].id,))  # the pair exists already (4, 6)
     out[7] = replace(out[7], composable_with=(stored[8].id, stored[9].id))
-    return out
+    return out, (stored[first].id, stored[partner].id)
 
 
 def test_update_many_writes_what_updating_one_by_one_writes(tmp_path: Path, synthetic: list[Skill]) -> None:
@@ -173,13 +182,15 @@ def test_update_many_writes_what_updating_one_by_one_writes(tmp_path: Path, synt
         batched_repository, simple_repository = SkillRepository(batched, ACTOR), SkillRepository(simple, ACTOR)
         stored = batched_repository.get_many([skill.id for skill in skills])
         assert stored == simple_repository.get_many([skill.id for skill in skills])
-        changed = edits(stored)
+        changed, readded = edits(stored)
         result = batched_repository.update_many(changed, message="tags +bulk-retag")
         assert result == update_one_by_one(simple_repository, changed, "tags +bulk-retag")
         rows = library_rows(batched_path)
         assert rows == library_rows(simple_path)
         actions = {(row[1], row[4]) for row in rows["revisions"]}
         assert {(skills[1].id, "external"), (skills[2].id, "baseline")} <= actions
+        assert {row[2] for row in rows["compositions"]} == {0, 4}  # played pairs kept, new ones at 0
+        assert (*readded, 0) in rows["compositions"]
         assert (
             result[5].composable_with == () and stored[5].id not in batched_repository.get(stored[4].id).composable_with
         )

@@ -180,13 +180,20 @@ def _sync_many_compositions(
     before and just after its own turn (what update_one read, before and after its write)."""
     ids = [skill.id for skill in skills]
     pairs: dict[tuple[str, str], int] = {}
+    touching: dict[str, set[tuple[str, str]]] = {}  # each skill's pairs, so a turn costs its own pairs
+
+    def add(pair: tuple[str, str], count: int) -> None:
+        pairs[pair] = count
+        for skill_id in pair:
+            touching.setdefault(skill_id, set()).add(pair)
+
     for chunk in chunks(ids):
         for row in session.scalars(
             select(SkillCompositionRow).where(
                 SkillCompositionRow.skill_a.in_(chunk) | SkillCompositionRow.skill_b.in_(chunk)
             )
         ):
-            pairs[(row.skill_a, row.skill_b)] = row.success_count or 0
+            add((row.skill_a, row.skill_b), row.success_count or 0)
     original = dict(pairs)
     deleted: set[tuple[str, str]] = set()
     before: dict[str, tuple[str, ...]] = {}
@@ -194,23 +201,24 @@ def _sync_many_compositions(
 
     def partners_of(skill_id: str) -> tuple[str, ...]:
         rows = [
-            SkillCompositionRow(skill_a=a, skill_b=b, success_count=n)
-            for (a, b), n in pairs.items()
-            if skill_id in (a, b)
+            SkillCompositionRow(skill_a=a, skill_b=b, success_count=pairs[(a, b)])
+            for a, b in touching.get(skill_id, ())
         ]
         return tuple(c.partner_id for c in compositions_of(skill_id, rows))
 
     for skill in skills:
         before[skill.id] = partners_of(skill.id)
         wanted = set(skill.composable_with)
-        for pair in [pair for pair in pairs if skill.id in pair]:
+        for pair in list(touching.get(skill.id, ())):
             if (pair[1] if pair[0] == skill.id else pair[0]) not in wanted:
                 del pairs[pair]
+                for skill_id in pair:
+                    touching[skill_id].discard(pair)
                 if pair in original:
                     deleted.add(pair)
         for partner in skill.composable_with:
             if (skill.id, partner) not in pairs and (partner, skill.id) not in pairs:
-                pairs[(skill.id, partner)] = 0
+                add((skill.id, partner), 0)
         after[skill.id] = partners_of(skill.id)
     connection = session.connection()
     _execute_many(
