@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -26,8 +27,11 @@ from typing import Any
 import sqlalchemy
 
 from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, DEFAULT_SEED, PREFIX_QUERY, generate_skills
+from skillstudio.curation.edits import retag
 from skillstudio.model import Confidence, Domain
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, SortKey
+from skillstudio.store.database import CONNECTION_PRAGMAS
+from skillstudio.store.migrations import d057_statements
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
@@ -37,6 +41,8 @@ DEFAULT_BATCH = 5_000
 DEFAULT_REPEATS = 15
 DEFAULT_WARMUPS = 2
 SUMMARY_ROWS = 200  # what a skill table shows at once
+RETAG_SKILLS = 10_000  # a large bulk retag (issue 17: ~50 s before update_many was batched)
+RETAG_TAG = "bench-retag"
 ACTOR = Actor("benchmark", "system")
 
 FILTERED = SkillQuery(
@@ -173,6 +179,8 @@ def run_size(size: int, config: Config, *, log: Callable[[str], None] = print) -
         report["insert"] = _insert(path, skills, config.batch)
         del skills
         report["file"] = _file_report(path)
+        log(f"[store {size:,}] plain-SQLite limits: the same rows, one executemany per table and batch ...")
+        report["insert_limits"] = _insert_limits(path, workdir, config.batch)
 
         log(f"[store {size:,}] open, list, FTS and get ({config.repeats} repeats after {config.warmups} warmups) ...")
         operations = _open_timings(path, config)
@@ -183,6 +191,8 @@ def run_size(size: int, config: Config, *, log: Callable[[str], None] = print) -
         finally:
             database.close()
         report["operations"] = [timing.to_json() for timing in operations]
+        log(f"[store {size:,}] retag of {min(size, RETAG_SKILLS):,} skills (update_many) and its limit ...")
+        report["retag"] = _retag(path, ids[:RETAG_SKILLS])
     finally:
         if config.keep:
             log(f"[store {size:,}] kept {path}")
@@ -231,6 +241,164 @@ def _insert(path: Path, skills: list, batch: int) -> dict[str, Any]:
         "last_batch_skills_per_s": sizes[-1] / batch_s[-1] if batch_s else None,
         "rows": rows,
     }
+
+
+# What create_many wrote besides D057's skills row; the full-rows limit replays them.
+_WRITTEN_TABLES = ("studio_skill_meta", "skill_compositions", "studio_revisions", "studio_audit_log")
+
+
+def _insert_limits(path: Path, workdir: Path, batch: int) -> dict[str, Any]:
+    """Plain sqlite3 inserting the rows create_many wrote (read back from ``path``, not timed),
+    in the same batches, one transaction each, one ``executemany`` per table:
+
+    * *skills + FTS*: D057's bare ``skills`` and ``skills_fts`` (no studio indexes or triggers),
+      the FTS rows given explicitly: the least any library must do for these skills;
+    * *all rows*: a new library of our schema (its indexes, and the triggers that keep FTS and
+      content versions), every row create_many wrote (skills, metadata, compositions, revisions
+      with their compressed snapshots, audit entries): what create_many does, minus Python.
+    """
+    source = sqlite3.connect(path)
+    try:
+        columns = [row[1] for row in source.execute("PRAGMA table_info(skills)")]
+        skills = source.execute(f"SELECT {', '.join(columns)} FROM skills ORDER BY rowid").fetchall()
+        written = {}
+        for table in _WRITTEN_TABLES:
+            names = [row[1] for row in source.execute(f"PRAGMA table_info({table})") if row[1] != "id"]
+            written[table] = (names, source.execute(f"SELECT {', '.join(names)} FROM {table}").fetchall())
+    finally:
+        source.close()
+    name_at, description_at, tags_at = (columns.index(c) for c in ("name", "description", "tags"))
+
+    bare = workdir / "limit-bare.db"
+    connection = _plain_connection(bare)
+    for statement in d057_statements().values():
+        connection.execute(statement)
+    bare_s = 0.0
+    for offset in range(0, len(skills), batch):
+        rows = skills[offset : offset + batch]
+        start = time.perf_counter()
+        connection.execute("BEGIN IMMEDIATE")
+        first = connection.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM skills").fetchone()[0]
+        connection.executemany(f"INSERT INTO skills VALUES ({', '.join('?' * len(columns))})", rows)
+        connection.executemany(
+            "INSERT INTO skills_fts(rowid, name, description, tags) VALUES (?, ?, ?, ?)",
+            [(first + i, row[name_at], row[description_at], row[tags_at]) for i, row in enumerate(rows)],
+        )
+        connection.execute("COMMIT")
+        bare_s += time.perf_counter() - start
+    connection.close()
+
+    full = workdir / "limit-full.db"
+    Database(full, create=True).close()
+    connection = _plain_connection(full)
+    full_s = 0.0
+    by_skill = {table: _rows_by_skill(names, rows) for table, (names, rows) in written.items()}
+    id_at = columns.index("id")
+    for offset in range(0, len(skills), batch):
+        rows = skills[offset : offset + batch]
+        ids = {row[id_at] for row in rows}
+        start = time.perf_counter()
+        connection.execute("BEGIN IMMEDIATE")
+        connection.executemany(
+            f"INSERT INTO skills({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", rows
+        )
+        for table, (names, _) in written.items():
+            connection.executemany(
+                f"INSERT INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                [row for skill_id in ids for row in by_skill[table].get(skill_id, ())],
+            )
+        connection.execute("COMMIT")
+        full_s += time.perf_counter() - start
+    connection.close()
+    for leftover in (bare, full):
+        for file in leftover.parent.glob(leftover.name + "*"):
+            file.unlink()
+    count = len(skills)
+    return {
+        "skills_fts_seconds": bare_s,
+        "skills_fts_per_s": count / bare_s if bare_s else None,
+        "all_rows_seconds": full_s,
+        "all_rows_per_s": count / full_s if full_s else None,
+    }
+
+
+def _retag(path: Path, ids: list[str]) -> dict[str, Any]:
+    """``curation.retag`` (get_many + update_many, one transaction) adding one tag to ``ids``, run
+    last, as it adds revisions. Its limit: plain sqlite3 writing the same rows to a copy of the
+    library taken before (the tags by one UPDATE per skill, so the triggers fire, then the
+    revisions and audit entries retag wrote, read back), one transaction."""
+    copy = path.with_name("limit-retag.db")
+    shutil.copyfile(path, copy)
+    database = Database(path)
+    try:
+        with database.engine.connect() as connection:
+            last_revision, last_audit = connection.exec_driver_sql(
+                "SELECT (SELECT MAX(id) FROM studio_revisions), (SELECT MAX(id) FROM studio_audit_log)"
+            ).one()
+        start = time.perf_counter()
+        changed = retag(SkillRepository(database, ACTOR), ids, add=[RETAG_TAG])
+        seconds = time.perf_counter() - start
+    finally:
+        database.close()
+    source = sqlite3.connect(path)
+    try:
+        tags = source.execute(f"SELECT tags, id FROM skills WHERE id IN ({', '.join('?' * len(ids))})", ids).fetchall()
+        revisions = source.execute(
+            "SELECT skill_id, number, version, action, author, created_at, message, snapshot"
+            " FROM studio_revisions WHERE id > ? ORDER BY id",
+            (last_revision,),
+        ).fetchall()
+        audits = source.execute(
+            "SELECT at, actor, actor_kind, action, skill_id, revision, details FROM studio_audit_log"
+            " WHERE id > ? ORDER BY id",
+            (last_audit,),
+        ).fetchall()
+    finally:
+        source.close()
+    connection = _plain_connection(copy)
+    start = time.perf_counter()
+    connection.execute("BEGIN IMMEDIATE")
+    connection.executemany("UPDATE skills SET tags = ? WHERE id = ?", tags)
+    connection.executemany(
+        f"INSERT INTO studio_revisions({_REVISION_COLUMNS}) VALUES ({', '.join('?' * 8)})", revisions
+    )
+    connection.executemany(f"INSERT INTO studio_audit_log({_AUDIT_COLUMNS}) VALUES ({', '.join('?' * 7)})", audits)
+    connection.execute("COMMIT")
+    limit_s = time.perf_counter() - start
+    connection.close()
+    for file in copy.parent.glob(copy.name + "*"):
+        file.unlink()
+    return {
+        "skills": len(changed),
+        "seconds": seconds,
+        "skills_per_s": len(changed) / seconds if seconds else None,
+        "limit_seconds": limit_s,
+        "limit_skills_per_s": len(changed) / limit_s if limit_s else None,
+        "revisions": len(revisions),
+        "audit_entries": len(audits),
+    }
+
+
+_REVISION_COLUMNS = "skill_id, number, version, action, author, created_at, message, snapshot"
+_AUDIT_COLUMNS = "at, actor, actor_kind, action, skill_id, revision, details"
+
+
+def _plain_connection(path: Path) -> sqlite3.Connection:
+    """sqlite3 in autocommit mode with the library's pragmas, in WAL mode."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.execute("PRAGMA journal_mode = WAL")
+    for pragma in CONNECTION_PRAGMAS:
+        connection.execute(pragma)
+    return connection
+
+
+def _rows_by_skill(names: list[str], rows: list[tuple[Any, ...]]) -> dict[str, list[tuple[Any, ...]]]:
+    """Rows keyed by the skill they belong to (a composition by its skill_a, written with it)."""
+    key = names.index("skill_id") if "skill_id" in names else names.index("skill_a")
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        out.setdefault(row[key], []).append(row)
+    return out
 
 
 def _file_report(path: Path) -> dict[str, Any]:
@@ -478,6 +646,18 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
     )
     rows.append(
         (
+            "  limit: skills + FTS, plain sqlite3",
+            [_limit_cell(r, "skills_fts") for r in reports],
+        )
+    )
+    rows.append(
+        (
+            "  limit: all its rows, our schema",
+            [_limit_cell(r, "all_rows") for r in reports],
+        )
+    )
+    rows.append(
+        (
             "  first / last batch",
             [
                 f"{r['insert']['first_batch_skills_per_s']:,.0f} / {r['insert']['last_batch_skills_per_s']:,.0f} skills/s"
@@ -497,10 +677,29 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
     )
     rows.append(
         (
+            "retag, update_many (1 tag)",
+            [
+                f"{r['retag']['skills']:,} in {r['retag']['seconds']:.1f} s = {r['retag']['skills_per_s']:,.0f} skills/s"
+                for r in reports
+            ],
+        )
+    )
+    rows.append(
+        (
+            "  limit: same rows, plain sqlite3",
+            [
+                f"{r['retag']['limit_seconds']:.2f} s = {r['retag']['limit_skills_per_s']:,.0f} skills/s"
+                for r in reports
+            ],
+        )
+    )
+    rows.append(
+        (
             "file size",
             [f"{_bytes(r['file']['bytes'])} ({r['file']['bytes'] / r['size'] / 1024:.1f} KB/skill)" for r in reports],
         )
     )
+    rows.append(("  revisions (studio_revisions)", [_table_per_skill(r, "studio_revisions") for r in reports]))
     for rank in range(3):
         rows.append((f"  largest #{rank + 1}", [_table_share(r, rank) for r in reports]))
     rows.append(("", ["" for _ in reports]))
@@ -525,6 +724,16 @@ def render(reports: Sequence[dict[str, Any]]) -> str:
         )
         lines.append(line.rstrip())
     return "\n".join(lines)
+
+
+def _limit_cell(report: dict[str, Any], name: str) -> str:
+    limits = report["insert_limits"]
+    return f"{limits[name + '_seconds']:.1f} s = {limits[name + '_per_s']:,.0f} skills/s"
+
+
+def _table_per_skill(report: dict[str, Any], table: str) -> str:
+    size = report["file"]["tables"].get(table)
+    return "-" if size is None else f"{_bytes(size)} ({size / report['size']:,.0f} B/skill)"
 
 
 def _table_share(report: dict[str, Any], rank: int) -> str:

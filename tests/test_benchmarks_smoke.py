@@ -67,6 +67,12 @@ def test_store_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
     assert report["size"] == 200
     rows = report["insert"]["rows"]
     assert rows["skills"] == rows["studio_revisions"] == rows["studio_audit_log"] == 200
+    limits = report["insert_limits"]
+    assert limits["skills_fts_per_s"] > 0 and limits["all_rows_per_s"] > 0
+    retagged = report["retag"]
+    assert retagged["skills"] == retagged["revisions"] == retagged["audit_entries"] == 200
+    assert retagged["limit_seconds"] > 0
+    assert report["file"]["tables"]["studio_revisions"] > 0
     operations = {op["name"]: op for op in report["operations"]}
     assert set(operations) >= {
         "open_cold",

@@ -11,6 +11,7 @@ from skillstudio.model.document import (
     parse_situation,
     parse_skill,
     parse_skill_with_notes,
+    serde_body_to_json,
     situation_to_serde,
     skill_to_document,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "parse_situation",
     "parse_skill",
     "parse_skill_with_notes",
+    "serde_body_to_json",
     "situation_to_serde",
     "skill_to_document",
     "utc_now",

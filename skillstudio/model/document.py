@@ -121,7 +121,12 @@ def body_to_serde(body: SkillBody) -> dict[str, Any]:
 
 def body_to_json(body: SkillBody) -> str:
     """Compact, key-ordered JSON: equal bodies give equal text (and equal hashes)."""
-    return json.dumps(body_to_serde(body), ensure_ascii=False, separators=(",", ":"))
+    return serde_body_to_json(body_to_serde(body))
+
+
+def serde_body_to_json(serde: Mapping[str, Any]) -> str:
+    """:func:`body_to_json` of a body already in serde form (a skill document's ``body``)."""
+    return json.dumps(serde, ensure_ascii=False, separators=(",", ":"))
 
 
 def _situation_to_serde(situation: SituationSignature) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """What happened to skills: their revisions (full snapshots) and the audit log, read back.
 
 Both are written by every mutation inside its :class:`~skillstudio.store.unit_of_work.UnitOfWork`;
-this module only reads them.
+this module only reads them (snapshots through :func:`~skillstudio.store.snapshots.decode_snapshot`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from skillstudio.store.database import Database
 from skillstudio.store.errors import SkillNotFound
 from skillstudio.store.orm import AuditRow, RevisionRow
+from skillstudio.store.snapshots import decode_snapshot
 from skillstudio.store.types import AuditEntry, JsonObject, Revision
 
 
@@ -79,7 +80,7 @@ def _revision(row: RevisionRow) -> Revision:
         row.author,
         row.created_at,
         row.message,
-        _json_object(row.snapshot),
+        decode_snapshot(row.snapshot),
     )
 
 

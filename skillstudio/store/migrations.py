@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from sqlalchemy import Connection, text
 
 from skillstudio.model.validation import utc_now
 from skillstudio.store.errors import LibraryTooNew, NotALibrary
+from skillstudio.store.snapshots import compress_snapshot_text
 
 if TYPE_CHECKING:
     from skillstudio.store.database import Database
@@ -83,6 +85,8 @@ class Migration:
     version: int
     description: str
     sql: str
+    # What SQL cannot do (compressing with zlib), run after ``sql`` in the same transaction.
+    python: Callable[[Connection], None] | None = None
 
 
 _CONTENT = ", ".join(CONTENT_COLUMNS)
@@ -666,6 +670,64 @@ MIGRATIONS += (
     ),
 )
 
+
+# Rows copied per statement by migration 13 (bounded memory on libraries with many revisions).
+_REVISION_COPY_BATCH = 2000
+_REVISION_COLUMNS = "id, skill_id, number, version, action, author, created_at, message, snapshot"
+
+
+def _compress_revision_snapshots(connection: Connection) -> None:
+    """Copy every revision of the text table into the new one, its snapshot compressed
+    (the same JSON text, so it decodes to the same document), then drop the text table."""
+    insert = text(
+        f"INSERT INTO studio_revisions ({_REVISION_COLUMNS}) VALUES "
+        "(:id, :skill_id, :number, :version, :action, :author, :created_at, :message, :snapshot)"
+    )
+    after = -1
+    while True:
+        rows = (
+            connection.execute(
+                text(f"SELECT {_REVISION_COLUMNS} FROM studio_revisions_text WHERE id > :after ORDER BY id LIMIT :n"),
+                {"after": after, "n": _REVISION_COPY_BATCH},
+            )
+            .mappings()
+            .all()
+        )
+        if not rows:
+            break
+        connection.execute(insert, [{**row, "snapshot": compress_snapshot_text(row["snapshot"])} for row in rows])
+        after = rows[-1]["id"]
+    connection.exec_driver_sql("DROP TABLE studio_revisions_text")
+
+
+MIGRATIONS += (
+    Migration(
+        13,
+        "Revision snapshots stored zlib-compressed",
+        """
+        -- Full JSON snapshots were about half of a library's file (issue 17). The snapshot is
+        -- now the same JSON, zlib-compressed (skillstudio/store/snapshots.py), in a BLOB: about
+        -- half the size, and portable (zlib is in every Python; PostgreSQL stores bytea).
+        -- SQLite cannot change a column's type, and compressing needs Python: the table is
+        -- rebuilt, its rows copied with their ids by _compress_revision_snapshots.
+        ALTER TABLE studio_revisions RENAME TO studio_revisions_text;
+        CREATE TABLE studio_revisions (
+            id              INTEGER PRIMARY KEY,
+            skill_id        TEXT NOT NULL,
+            number          INTEGER NOT NULL,   -- 1, 2, ... per skill
+            version         INTEGER NOT NULL,   -- the content version this snapshot shows
+            action          TEXT NOT NULL,      -- create, update, delete, restore, quality, ...
+            author          TEXT NOT NULL,
+            created_at      TEXT NOT NULL,
+            message         TEXT NOT NULL DEFAULT '',
+            snapshot        BLOB NOT NULL,      -- the canonical skill document, JSON, zlib-compressed
+            UNIQUE (skill_id, number)
+        );
+        """,
+        _compress_revision_snapshots,
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
@@ -763,6 +825,8 @@ def upgrade(database: Database, *, create: bool) -> None:
         for migration in MIGRATIONS:
             if migration.version > current:
                 _execute_script(connection, migration.sql)
+                if migration.python is not None:
+                    migration.python(connection)
                 connection.execute(
                     text("INSERT INTO studio_schema_migrations VALUES (:v, :at, :d)"),
                     {"v": migration.version, "at": utc_now(), "d": migration.description},

@@ -49,7 +49,7 @@ from skillstudio.store.reviews import Reviews
 from skillstudio.store.runs import RunStore
 from skillstudio.store.settings import LibrarySettings
 from skillstudio.store.skill_rows import load_many, load_skill
-from skillstudio.store.skill_writes import insert_new, refuse_duplicate_ids, update_one
+from skillstudio.store.skill_writes import insert_new, refuse_duplicate_ids, update_distinct, update_one
 from skillstudio.store.summaries import read_summaries
 from skillstudio.store.trash import Trash
 from skillstudio.store.types import Actor, ImportItem, QueryResult, SkillSummary
@@ -242,8 +242,10 @@ class SkillRepository(StorePart):
         """Several updates (a bulk retag) in one transaction: all are stored, or none."""
         with self._work(AuditAction.UPDATE) as work:
             work.touch(skill.id for skill in skills)
-            stored = [update_one(work, skill, message) for skill in skills]
-        return stored
+            if len({skill.id for skill in skills}) == len(skills):
+                return update_distinct(work, skills, message)
+            # The same skill twice: the second update is checked against the first, one by one.
+            return [update_one(work, skill, message) for skill in skills]
 
     def import_skills(
         self,

@@ -9,16 +9,15 @@ update (:meth:`Reviews.update_pending`) and an import that replaces changed cont
 
 from __future__ import annotations
 
-import json
-
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from skillstudio.model import ReviewState, Skill
 from skillstudio.store.errors import ConflictError, ReviewRefused
 from skillstudio.store.events import AuditAction
-from skillstudio.store.history import revision_of
+from skillstudio.store.history import History
 from skillstudio.store.orm import ReviewDecisionRow, RevisionRow, SkillMetaRow
 from skillstudio.store.skill_writes import update_one
+from skillstudio.store.snapshots import decode_snapshot
 from skillstudio.store.types import JsonInput, ReviewDecision, Revision
 from skillstudio.store.unit_of_work import StorePart, UnitOfWork
 
@@ -121,14 +120,9 @@ class Reviews(StorePart):
 
     def last_approved_revision(self, skill_id: str) -> Revision | None:
         """The newest revision whose snapshot was approved (what a reviewer last accepted)."""
-        with self.database.read() as session:
-            number = session.scalar(
-                select(func.max(RevisionRow.number)).where(
-                    RevisionRow.skill_id == skill_id,
-                    func.json_extract(RevisionRow.snapshot, "$.review_state") == "approved",
-                )
-            )
-            return None if number is None else revision_of(session, skill_id, number)
+        # Snapshots are compressed (history.encode_snapshot): decoded here, not searched in SQL.
+        revisions = History(self.database).revisions(skill_id)
+        return next((r for r in reversed(revisions) if r.snapshot.get("review_state") == "approved"), None)
 
 
 def set_review_state(work: UnitOfWork, skill_id: str, state: ReviewState | None) -> None:
@@ -179,8 +173,8 @@ def _state_before(work: UnitOfWork, skill_id: str, revision: int | None) -> Revi
         .order_by(RevisionRow.number.desc())
         .limit(1)
     )
-    value = None if snapshot is None else json.loads(snapshot).get("review_state")
-    return None if value is None else ReviewState(value)
+    value = None if snapshot is None else decode_snapshot(snapshot).get("review_state")
+    return None if value is None else ReviewState(str(value))
 
 
 def back_to_pending(work: UnitOfWork, skill_id: str, why: str) -> None:

@@ -34,14 +34,15 @@ def body_hash(skill: Skill) -> str:
 # --- model -> row ---------------------------------------------------------------------------------
 
 
-def skill_columns(skill: Skill) -> dict[str, object]:
+def skill_columns(skill: Skill, *, body_json: str | None = None) -> dict[str, object]:
+    """D057's row; ``body_json``: the body's :func:`body_to_json` when the caller has it already."""
     quality = skill.quality
     return {
         "id": skill.id,
         "domain": skill.domain.value,
         "name": skill.name,
         "description": skill.description,
-        "body_json": body_to_json(skill.body),
+        "body_json": body_to_json(skill.body) if body_json is None else body_json,
         "tags": json.dumps(list(skill.tags), ensure_ascii=False),
         "game_module": skill.provenance.game_module,
         "source": skill.provenance.source.kind.value,

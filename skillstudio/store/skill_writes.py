@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from sqlalchemy import insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy.orm import Session, aliased
+from sqlalchemy.sql.dml import UpdateBase
 
-from skillstudio.model import Issue, Skill, skill_to_document
+from skillstudio.model import Issue, Skill, serde_body_to_json, skill_to_document
 from skillstudio.model.evidence import VerificationRecord
 from skillstudio.store.errors import ConflictError, InvalidSkillData, SkillExists
 from skillstudio.store.events import AuditAction
@@ -20,6 +21,7 @@ from skillstudio.store.evidence import verification_columns
 from skillstudio.store.migrations import CONTENT_COLUMNS
 from skillstudio.store.orm import (
     AuditRow,
+    Base,
     RevisionRow,
     SkillCompositionRow,
     SkillMetaRow,
@@ -28,8 +30,8 @@ from skillstudio.store.orm import (
     VerificationRow,
 )
 from skillstudio.store.query import chunks
-from skillstudio.store.skill_rows import meta_columns, skill_columns, versions
-from skillstudio.store.unit_of_work import UnitOfWork
+from skillstudio.store.skill_rows import compositions_of, load_many, meta_columns, skill_columns, versions
+from skillstudio.store.unit_of_work import EXTERNAL, UnitOfWork, untracked_revision
 
 
 def refuse_duplicate_ids(skills: Sequence[Skill]) -> None:
@@ -60,29 +62,33 @@ def insert_new(
         trashed = session.scalars(select(TrashRow.skill_id).where(TrashRow.skill_id.in_(chunk))).first()
         if trashed is not None:
             raise SkillExists(trashed, in_trash=True)
-    _bulk_insert(session, SkillRow, [skill_columns(skill) for skill in skills])
-    _bulk_insert(session, SkillMetaRow, [meta_columns(skill) for skill in skills])
+    connection = session.connection()
+    # Each skill is serialised once: its document gives the row's body_json and the revision.
+    documents = [skill_to_document(skill) for skill in skills]
+    _insert_rows(
+        connection,
+        SkillRow,
+        [skill_columns(s, body_json=serde_body_to_json(d["body"])) for s, d in zip(skills, documents, strict=True)],
+    )
+    _insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
     check_partners(session, skills)
     # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
-    composition_rows = _new_compositions(session, skills, check_existing=False)
-    if composition_rows:
-        _bulk_insert(session, SkillCompositionRow, composition_rows)
+    _insert_rows(connection, SkillCompositionRow, _new_compositions(session, skills, check_existing=False))
     records = [verification_columns(skill, record) for skill, records in pairs for record in records]
-    if records:
-        _bulk_insert(session, VerificationRow, records)
-    stored_versions = versions(session, ids)
+    _insert_rows(connection, VerificationRow, records)
+    stored_versions = versions(session, ids)  # set by the insert trigger: 1 unless an id was used before
     revisions, audits = [], []
-    for skill in skills:
+    for skill, document in zip(skills, documents, strict=True):
         earlier = (histories or {}).get(skill.id, ())
         for number, old in enumerate(earlier, start=1):  # content versions before this store
             note = f"earlier version {number} of {len(earlier) + 1}, from the import"
             revisions.append(work.revision_row(replace(old, version=0), number, revision_action, note))
-        stored = replace(skill, version=stored_versions[skill.id])
+        document["version"] = stored_versions[skill.id]  # the skill as stored
         number = len(earlier) + 1
-        revisions.append(work.revision_row(stored, number, revision_action, message))
+        revisions.append(work.document_revision_row(document, number, revision_action, message))
         audits.append(work.audit_row(work.action, skill.id, number, {"name": skill.name}))
-    _bulk_insert(session, RevisionRow, revisions)
-    _bulk_insert(session, AuditRow, audits)
+    _insert_rows(connection, RevisionRow, revisions)
+    _insert_rows(connection, AuditRow, audits)
 
 
 def update_one(work: UnitOfWork, skill: Skill, message: str) -> Skill:
@@ -91,6 +97,155 @@ def update_one(work: UnitOfWork, skill: Skill, message: str) -> Skill:
     meta = meta_columns(skill)
     meta.pop("review_state")
     return rewrite(work, skill, CONTENT_COLUMNS, meta, message, "update", AuditAction.UPDATE)
+
+
+def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> list[Skill]:
+    """:func:`update_one` for each of these skills (distinct ids), in order, with a few
+    statements per 500 skills instead of a dozen per skill (a bulk retag of 10,000): the same
+    rows, revisions, audit entries and errors as updating them one by one."""
+    session = work.session
+    ids = [skill.id for skill in skills]
+    found = dict(load_many(session, ids))
+    present = _stored_partners(session, skills)
+    currents: dict[str, Skill] = {}
+    for skill in skills:  # update_one's checks, in its order
+        current = found[skill.id]
+        if not isinstance(current, Skill) or skill.version != current.version:
+            raise ConflictError(yours=skill, theirs=current if isinstance(current, Skill) else work.load(skill.id))
+        _check_partners_of(skill, present)
+        currents[skill.id] = current
+    connection = session.connection()
+    rows = [skill_columns(skill) for skill in skills]
+    _execute_many(
+        connection,
+        update(SkillRow)
+        .where(SkillRow.id == bindparam("row_id"))
+        .values({column: bindparam(column) for column in CONTENT_COLUMNS}),
+        [{"row_id": row["id"], **{column: row[column] for column in CONTENT_COLUMNS}} for row in rows],
+    )
+    _write_meta(session, skills)
+    partners_before, partners_after = _sync_many_compositions(session, skills)
+    reread = dict(load_many(session, ids))  # what update_one's work.load read back
+    latest = _latest_revisions(session, ids)
+    revisions, audits, stored = [], [], []
+    for skill in skills:
+        # As update_one loaded it at its turn: earlier skills of the batch may have changed its pairs.
+        current = replace(currents[skill.id], composable_with=partners_before[skill.id])
+        number, snapshot_version = latest.get(skill.id, (0, None))
+        untracked = untracked_revision(snapshot_version, current.version)
+        if untracked is not None:  # what work.record_untracked writes
+            number += 1
+            revisions.append(work.revision_row(current, number, *untracked, actor=EXTERNAL))
+        after = reread[skill.id]
+        if not isinstance(after, Skill):
+            raise after
+        after = replace(after, composable_with=partners_after[skill.id])
+        number += 1
+        revisions.append(work.revision_row(after, number, "update", message))
+        audits.append(
+            work.audit_row(AuditAction.UPDATE, skill.id, number, {"changed": _changed_fields(current, after)})
+        )
+        stored.append(after)
+    _insert_rows(connection, RevisionRow, revisions)
+    _insert_rows(connection, AuditRow, audits)
+    return stored
+
+
+def _write_meta(session: Session, skills: Sequence[Skill]) -> None:
+    """update_one's metadata: every column but review_state; a row for a skill that had none."""
+    have: set[str] = set()
+    for chunk in chunks([skill.id for skill in skills]):
+        have.update(session.scalars(select(SkillMetaRow.skill_id).where(SkillMetaRow.skill_id.in_(chunk))))
+    metas = [meta_columns(skill) for skill in skills]
+    for meta in metas:
+        meta.pop("review_state")
+    connection = session.connection()
+    _insert_rows(connection, SkillMetaRow, [meta for meta in metas if meta["skill_id"] not in have])
+    existing = [{**meta, "row_id": meta.pop("skill_id")} for meta in metas if meta["skill_id"] in have]
+    if existing:
+        columns = [column for column in existing[0] if column != "row_id"]
+        statement = (
+            update(SkillMetaRow)
+            .where(SkillMetaRow.skill_id == bindparam("row_id"))
+            .values({column: bindparam(column) for column in columns})
+        )
+        _execute_many(connection, statement, existing)
+
+
+def _sync_many_compositions(
+    session: Session, skills: Sequence[Skill]
+) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """:func:`_sync_compositions` of each skill in turn, played out in memory over the pairs
+    they touch, then written as one delete and one insert. Returns each skill's partners just
+    before and just after its own turn (what update_one read, before and after its write)."""
+    ids = [skill.id for skill in skills]
+    pairs: dict[tuple[str, str], int] = {}
+    touching: dict[str, set[tuple[str, str]]] = {}  # each skill's pairs, so a turn costs its own pairs
+
+    def add(pair: tuple[str, str], count: int) -> None:
+        pairs[pair] = count
+        for skill_id in pair:
+            touching.setdefault(skill_id, set()).add(pair)
+
+    for chunk in chunks(ids):
+        for row in session.scalars(
+            select(SkillCompositionRow).where(
+                SkillCompositionRow.skill_a.in_(chunk) | SkillCompositionRow.skill_b.in_(chunk)
+            )
+        ):
+            add((row.skill_a, row.skill_b), row.success_count or 0)
+    original = dict(pairs)
+    deleted: set[tuple[str, str]] = set()
+    before: dict[str, tuple[str, ...]] = {}
+    after: dict[str, tuple[str, ...]] = {}
+
+    def partners_of(skill_id: str) -> tuple[str, ...]:
+        rows = [
+            SkillCompositionRow(skill_a=a, skill_b=b, success_count=pairs[(a, b)])
+            for a, b in touching.get(skill_id, ())
+        ]
+        return tuple(c.partner_id for c in compositions_of(skill_id, rows))
+
+    for skill in skills:
+        before[skill.id] = partners_of(skill.id)
+        wanted = set(skill.composable_with)
+        for pair in list(touching.get(skill.id, ())):
+            if (pair[1] if pair[0] == skill.id else pair[0]) not in wanted:
+                del pairs[pair]
+                for skill_id in pair:
+                    touching[skill_id].discard(pair)
+                if pair in original:
+                    deleted.add(pair)
+        for partner in skill.composable_with:
+            if (skill.id, partner) not in pairs and (partner, skill.id) not in pairs:
+                add((skill.id, partner), 0)
+        after[skill.id] = partners_of(skill.id)
+    connection = session.connection()
+    _execute_many(
+        connection,
+        delete(SkillCompositionRow).where(
+            (SkillCompositionRow.skill_a == bindparam("a")) & (SkillCompositionRow.skill_b == bindparam("b"))
+        ),
+        [{"a": a, "b": b} for a, b in deleted],
+    )
+    added = [pair for pair in pairs if pair not in original or pair in deleted]
+    _insert_rows(connection, SkillCompositionRow, [{"skill_a": a, "skill_b": b, "success_count": 0} for a, b in added])
+    return before, after
+
+
+def _latest_revisions(session: Session, ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Each skill's newest revision: (number, the content version it shows)."""
+    other = aliased(RevisionRow)
+    newest = select(func.max(other.number)).where(other.skill_id == RevisionRow.skill_id).scalar_subquery()
+    out: dict[str, tuple[int, int]] = {}
+    for chunk in chunks(ids):
+        rows = session.execute(
+            select(RevisionRow.skill_id, RevisionRow.number, RevisionRow.version).where(
+                RevisionRow.skill_id.in_(chunk), RevisionRow.number == newest
+            )
+        )
+        out.update((skill_id, (number, version)) for skill_id, number, version in rows)
+    return out
 
 
 def rewrite(
@@ -128,18 +283,27 @@ def rewrite(
 
 def check_partners(session: Session, skills: Sequence[Skill]) -> None:
     """Every composable_with id must name a stored skill (D057's foreign key would refuse it)."""
+    present = _stored_partners(session, skills)
+    for skill in skills:
+        _check_partners_of(skill, present)
+
+
+def _stored_partners(session: Session, skills: Sequence[Skill]) -> set[str]:
     wanted = sorted({partner for skill in skills for partner in skill.composable_with})
     present: set[str] = set()
     for chunk in chunks(wanted):
         present.update(session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))))
-    for skill in skills:
-        issues = [
-            Issue(f"composable_with[{index}]", f"no skill with id {partner!r} in this library")
-            for index, partner in enumerate(skill.composable_with)
-            if partner not in present
-        ]
-        if issues:
-            raise InvalidSkillData(issues, context=f"skill {skill.id!r}")
+    return present
+
+
+def _check_partners_of(skill: Skill, present: set[str]) -> None:
+    issues = [
+        Issue(f"composable_with[{index}]", f"no skill with id {partner!r} in this library")
+        for index, partner in enumerate(skill.composable_with)
+        if partner not in present
+    ]
+    if issues:
+        raise InvalidSkillData(issues, context=f"skill {skill.id!r}")
 
 
 def _new_compositions(
@@ -185,10 +349,23 @@ def _changed_fields(before: Skill, after: Skill) -> list[str]:
     return sorted(key for key in new if old.get(key) != new[key])
 
 
-def _bulk_insert(session: Session, table: type, rows: list[dict[str, object]]) -> None:
-    """One executemany per table: without render_nulls, rows whose None values differ would be
-    split into many statements (the ORM leaves None columns out of each INSERT)."""
-    session.execute(insert(table).execution_options(render_nulls=True), rows)
+def _insert_rows(connection: Connection, table: type[Base], rows: list[dict[str, object]]) -> None:
+    """One executemany of an INSERT per table (every row has the same keys)."""
+    if rows:
+        _execute_many(connection, insert(table).values({key: bindparam(key) for key in rows[0]}), rows)
 
 
-__all__ = ["check_partners", "insert_new", "refuse_duplicate_ids", "rewrite", "update_one"]
+def _execute_many(connection: Connection, statement: UpdateBase, rows: list[dict[str, object]]) -> None:
+    """One driver executemany, of plain tuples where the driver takes them: SQLAlchemy's own
+    executemany spends as long preparing 5,000 parameter sets as SQLite takes to insert them."""
+    if not rows:
+        return
+    compiled = statement.compile(dialect=connection.dialect)
+    if compiled.positiontup is None:  # a named paramstyle: the driver takes the dicts
+        connection.exec_driver_sql(str(compiled), rows)
+    else:
+        order = compiled.positiontup
+        connection.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])
+
+
+__all__ = ["check_partners", "insert_new", "refuse_duplicate_ids", "rewrite", "update_distinct", "update_one"]

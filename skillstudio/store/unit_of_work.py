@@ -1,7 +1,7 @@
 """One write to a library, and what every write records inside it.
 
 A :class:`UnitOfWork` is one ``BEGIN IMMEDIATE`` transaction together with the writers every
-mutation shares: the revision writer (a full snapshot per change), the audit writer, the
+mutation shares: the revision writer (a full snapshot per change, compressed), the audit writer, the
 snapshot of changes another program made before ours, and the :class:`LibraryChange` announced
 once the transaction has committed (never for one that failed). Each part of the repository
 opens one per public write; a write that spans parts (an import trashes, adds and replaces)
@@ -23,6 +23,7 @@ from skillstudio.store.errors import ReviewNotAllowed
 from skillstudio.store.events import AuditAction, LibraryChange, change
 from skillstudio.store.orm import AuditRow, RevisionRow, SkillVersionRow
 from skillstudio.store.skill_rows import load_skill, load_valid_skill
+from skillstudio.store.snapshots import encode_snapshot
 from skillstudio.store.types import Actor, JsonInput, JsonObject
 
 # The author of revisions that record what another program wrote before our change.
@@ -94,7 +95,7 @@ class UnitOfWork:
                 author=self.actor.id,
                 created_at=self.now,
                 message=message,
-                snapshot=json.dumps(snapshot, ensure_ascii=False),
+                snapshot=encode_snapshot(snapshot),
             )
         )
         return number
@@ -103,15 +104,21 @@ class UnitOfWork:
         self, skill: Skill, number: int, action: str, message: str, *, actor: Actor | None = None
     ) -> dict[str, object]:
         """The columns of a revision, for writes that insert many at once."""
+        return self.document_revision_row(skill_to_document(skill), number, action, message, actor=actor)
+
+    def document_revision_row(
+        self, document: Mapping[str, JsonInput], number: int, action: str, message: str, *, actor: Actor | None = None
+    ) -> dict[str, object]:
+        """:meth:`revision_row` of a skill already serialised (its ``skill_to_document``)."""
         return {
-            "skill_id": skill.id,
+            "skill_id": document["id"],
             "number": number,
-            "version": skill.version,
+            "version": document["version"],
             "action": action,
             "author": (actor or self.actor).id,
             "created_at": self.now,
             "message": message,
-            "snapshot": json.dumps(skill_to_document(skill), ensure_ascii=False, sort_keys=True),
+            "snapshot": encode_snapshot(document),
         }
 
     def audit(
@@ -140,17 +147,26 @@ class UnitOfWork:
         latest = self.session.scalar(
             select(RevisionRow).where(RevisionRow.skill_id == skill_id).order_by(RevisionRow.number.desc()).limit(1)
         )
-        if latest is None:
-            message = "state found in the library (written outside SkillStudio)"
-            self.revision(current, "baseline", message, actor=EXTERNAL)
-        elif latest.version != current.version:
-            self.revision(current, "external", "changed outside SkillStudio", actor=EXTERNAL)
+        untracked = untracked_revision(None if latest is None else latest.version, current.version)
+        if untracked is not None:
+            self.revision(current, *untracked, actor=EXTERNAL)
 
     def latest_revision(self, skill_id: str) -> int | None:
         return self.session.scalar(select(func.max(RevisionRow.number)).where(RevisionRow.skill_id == skill_id))
 
     def _next_revision(self, skill_id: str) -> int:
         return (self.latest_revision(skill_id) or 0) + 1
+
+
+def untracked_revision(snapshot_version: int | None, stored_version: int) -> tuple[str, str] | None:
+    """(action, message) of the revision recording changes made outside SkillStudio, given the
+    version the skill's newest revision shows (None: it has none) and the stored one; None if
+    history is current."""
+    if snapshot_version is None:
+        return "baseline", "state found in the library (written outside SkillStudio)"
+    if snapshot_version != stored_version:
+        return "external", "changed outside SkillStudio"
+    return None
 
 
 @contextmanager
@@ -182,4 +198,4 @@ class StorePart:
             raise ReviewNotAllowed(f"{self.actor.kind} {self.actor.id!r} may not {what}; only a person may")
 
 
-__all__ = ["EXTERNAL", "StorePart", "UnitOfWork", "unit_of_work"]
+__all__ = ["EXTERNAL", "StorePart", "UnitOfWork", "unit_of_work", "untracked_revision"]

@@ -1,0 +1,308 @@
+"""The bulk write paths (issue 17) write exactly what the simple paths write.
+
+``create_many`` inserts with one executemany per table and serialises each skill once;
+``update_many`` updates distinct skills with a few statements per 500. Each is compared, row by
+row, with the simple path on the same synthetic skills: per-row ORM inserts with a revision
+number looked up per skill, and ``update_one`` called skill by skill. Revision snapshots are
+compared decoded; times (``at``, ``created_at`` of revisions) are left out, as two runs differ.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Sequence
+from contextlib import closing
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, PREFIX_QUERY, generate_skills
+from skillstudio.curation.edits import revert_to_revision
+from skillstudio.model import ReviewState, Skill
+from skillstudio.model.diff import unified_diff
+from skillstudio.model.evidence import EvidenceKind, VerificationRecord
+from skillstudio.store import Actor, ConflictError, Database, InvalidSkillData, SkillQuery, SkillRepository
+from skillstudio.store.events import AuditAction
+from skillstudio.store.evidence import verification_columns
+from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow, SkillVersionRow, VerificationRow
+from skillstudio.store.skill_rows import meta_columns, skill_columns
+from skillstudio.store.skill_writes import update_one
+from skillstudio.store.snapshots import decode_snapshot
+from skillstudio.store.unit_of_work import unit_of_work
+from tests.factories import ai_skill
+
+ACTOR = Actor("ana", "human")
+SKILLS = 240
+
+
+@pytest.fixture(scope="module")
+def synthetic() -> list[Skill]:
+    return generate_skills(SKILLS, seed=57)
+
+
+def with_evidence(skills: Sequence[Skill]) -> list[tuple[Skill, Sequence[VerificationRecord]]]:
+    """Every seventh skill brings a verification record, as an import's would."""
+    record = VerificationRecord("2026-01-02T03:04:05.000Z", EvidenceKind.HEADLESS, 3, 1, opponent="IC Default Hard")
+    return [(skill, (record,) if index % 7 == 0 else ()) for index, skill in enumerate(skills)]
+
+
+def create_one_by_one(repository: SkillRepository, pairs: Sequence[tuple[Skill, Sequence[VerificationRecord]]]) -> None:
+    """The simple path: ORM objects row by row, each revision numbered by asking the library."""
+    with unit_of_work(repository.database, repository.actor, AuditAction.CREATE) as work:
+        session = work.session
+        work.touch(skill.id for skill, _ in pairs)
+        for skill, _ in pairs:
+            session.add(SkillRow(**skill_columns(skill)))
+            session.flush()
+        for skill, _ in pairs:
+            session.add(SkillMetaRow(**meta_columns(skill)))
+        seen: set[frozenset[str]] = set()
+        for skill, _ in pairs:
+            for partner in skill.composable_with:
+                if frozenset((skill.id, partner)) not in seen:
+                    seen.add(frozenset((skill.id, partner)))
+                    session.add(SkillCompositionRow(skill_a=skill.id, skill_b=partner, success_count=0))
+        for skill, records in pairs:
+            session.add_all(VerificationRow(**verification_columns(skill, record)) for record in records)
+        session.flush()
+        for skill, _ in pairs:
+            stored = replace(skill, version=session.get(SkillVersionRow, skill.id).version)
+            number = work.revision(stored, "create", "bulk")
+            work.audit(work.action, skill.id, number, {"name": skill.name})
+
+
+def update_one_by_one(repository: SkillRepository, skills: Sequence[Skill], message: str) -> list[Skill]:
+    with unit_of_work(repository.database, repository.actor, AuditAction.UPDATE) as work:
+        work.touch(skill.id for skill in skills)
+        return [update_one(work, skill, message) for skill in skills]
+
+
+def library_rows(path: Path) -> dict[str, Any]:
+    """Everything a write leaves in the library, times left out, snapshots decoded."""
+    with sqlite3.connect(path) as connection:
+        rows = {
+            "skills": connection.execute("SELECT rowid, * FROM skills ORDER BY rowid").fetchall(),
+            "meta": connection.execute("SELECT * FROM studio_skill_meta ORDER BY skill_id").fetchall(),
+            "versions": connection.execute("SELECT * FROM studio_skill_versions ORDER BY skill_id").fetchall(),
+            "compositions": connection.execute("SELECT * FROM skill_compositions ORDER BY 1, 2").fetchall(),
+            "verifications": connection.execute(
+                "SELECT skill_id, recorded_at, kind, opponent, wins, losses, body_hash FROM studio_verifications"
+                " ORDER BY id"
+            ).fetchall(),
+            "revisions": [
+                (*row[:-1], decode_snapshot(row[-1]))
+                for row in connection.execute(
+                    "SELECT id, skill_id, number, version, action, author, message, snapshot"
+                    " FROM studio_revisions ORDER BY id"
+                )
+            ],
+            "audit": [
+                (*row[:-1], json.loads(row[-1]))
+                for row in connection.execute(
+                    "SELECT id, actor, actor_kind, action, skill_id, revision, details FROM studio_audit_log ORDER BY id"
+                )
+            ],
+            "retrieval_changes": sorted(connection.execute("SELECT skill_id FROM studio_retrieval_changes")),
+            "embedding_meta": connection.execute("SELECT * FROM studio_embedding_meta ORDER BY 1").fetchall(),
+        }
+        connection.execute("INSERT INTO skills_fts(skills_fts) VALUES ('integrity-check')")  # index = rows
+    return rows
+
+
+def searches(repository: SkillRepository, words: Sequence[str]) -> dict[str, list[str]]:
+    return {text: repository.query(SkillQuery(text=text)).ids for text in words}
+
+
+def test_create_many_writes_what_the_row_by_row_path_writes(tmp_path: Path, synthetic: list[Skill]) -> None:
+    pairs = with_evidence(synthetic)
+    assert sum(bool(skill.composable_with) for skill in synthetic) > 5  # compositions are exercised
+    words = [COMMON_TERM, PREFIX_QUERY, COMMON_TAG, synthetic[5].name.split()[0], "zzzz"]
+    with Database(tmp_path / "bulk.db", create=True) as bulk, Database(tmp_path / "simple.db", create=True) as simple:
+        SkillRepository(bulk, ACTOR).create_many(pairs[:100], message="bulk")
+        SkillRepository(bulk, ACTOR).create_many(pairs[100:], message="bulk")
+        create_one_by_one(SkillRepository(simple, ACTOR), pairs[:100])
+        create_one_by_one(SkillRepository(simple, ACTOR), pairs[100:])
+        assert library_rows(bulk.path) == library_rows(simple.path)
+        found = searches(SkillRepository(bulk, ACTOR), words)
+        assert found == searches(SkillRepository(simple, ACTOR), words)
+        assert all(found[word] for word in words[:4])
+        read_back = SkillRepository(bulk, ACTOR).get_many([s.id for s in synthetic])
+        # (partners read back both ways: a later skill's pair shows on the earlier one too)
+        assert [replace(skill, composable_with=()) for skill in read_back] == [
+            replace(skill, version=1, composable_with=()) for skill in synthetic
+        ]
+
+
+def twin_libraries(tmp_path: Path, skills: Sequence[Skill]) -> tuple[Path, Path]:
+    """Two identical libraries, with what update_many must handle besides plain rows: a change
+    an engine made outside SkillStudio, a skill without revisions, one without metadata, and a
+    composition that was played (success_count 4)."""
+    first = tmp_path / "batched.db"
+    with Database(first, create=True) as database:
+        SkillRepository(database, ACTOR).create_many(skills, message="setup")
+    with closing(sqlite3.connect(first)) as connection, connection:  # closed: the WAL is checkpointed
+        connection.execute("UPDATE skills SET name = name || ' (engine)' WHERE id = ?", (skills[1].id,))
+        connection.execute("DELETE FROM studio_revisions WHERE skill_id = ?", (skills[2].id,))
+        connection.execute("DELETE FROM studio_skill_meta WHERE skill_id = ?", (skills[3].id,))
+        connection.execute("UPDATE skill_compositions SET success_count = 4")
+    second = tmp_path / "one-by-one.db"
+    shutil.copy(first, second)
+    return first, second
+
+
+def edits(stored: list[Skill]) -> tuple[list[Skill], tuple[str, str]]:
+    """A retag of every skill, plus edits whose compositions interact inside the batch; and the
+    played pair that is dropped and added again (as the pair the later skill adds)."""
+    out = [replace(skill, tags=(*skill.tags, "bulk-retag")) for skill in stored]
+    index = {skill.id: position for position, skill in enumerate(stored)}
+    # A played pair of two later skills: the earlier one's turn drops it, the later one's adds it again.
+    first, partner = next(
+        (i, index[p]) for i, skill in enumerate(stored) for p in skill.composable_with if 9 < index[p] < i
+    )
+    out[partner] = replace(
+        out[partner], composable_with=tuple(p for p in out[partner].composable_with if p != stored[first].id)
+    )
+    second = next(i for i, skill in enumerate(stored) if skill.composable_with and i > 9 and i not in (first, partner))
+    out[second] = replace(out[second], composable_with=())  # drops played pairs
+    out[4] = replace(out[4], composable_with=(stored[5].id, stored[6].id), description="now with partners")
+    out[5] = replace(out[5], composable_with=())  # drops the pair skill 4 just added
+    out[6] = replace(out[6], composable_with=(stored[4].id,))  # the pair exists already (4, 6)
+    out[7] = replace(out[7], composable_with=(stored[8].id, stored[9].id))
+    return out, (stored[first].id, stored[partner].id)
+
+
+def test_update_many_writes_what_updating_one_by_one_writes(tmp_path: Path, synthetic: list[Skill]) -> None:
+    skills = synthetic[:120]
+    batched_path, simple_path = twin_libraries(tmp_path, skills)
+    with Database(batched_path) as batched, Database(simple_path) as simple:
+        batched_repository, simple_repository = SkillRepository(batched, ACTOR), SkillRepository(simple, ACTOR)
+        stored = batched_repository.get_many([skill.id for skill in skills])
+        assert stored == simple_repository.get_many([skill.id for skill in skills])
+        changed, readded = edits(stored)
+        result = batched_repository.update_many(changed, message="tags +bulk-retag")
+        assert result == update_one_by_one(simple_repository, changed, "tags +bulk-retag")
+        rows = library_rows(batched_path)
+        assert rows == library_rows(simple_path)
+        actions = {(row[1], row[4]) for row in rows["revisions"]}
+        assert {(skills[1].id, "external"), (skills[2].id, "baseline")} <= actions
+        assert {row[2] for row in rows["compositions"]} == {0, 4}  # played pairs kept, new ones at 0
+        assert (*readded, 0) in rows["compositions"]
+        assert (
+            result[5].composable_with == () and stored[5].id not in batched_repository.get(stored[4].id).composable_with
+        )
+        words = ["bulk", "now with partners", COMMON_TERM]
+        assert searches(batched_repository, words) == searches(simple_repository, words)
+
+
+@pytest.mark.parametrize("first_problem", ["conflict", "unknown partner"])
+def test_update_many_refuses_as_one_by_one_does_and_writes_nothing(
+    tmp_path: Path, synthetic: list[Skill], first_problem: str
+) -> None:
+    batched_path, simple_path = twin_libraries(tmp_path, synthetic[:20])
+    with Database(batched_path) as batched, Database(simple_path) as simple:
+        stored = SkillRepository(batched, ACTOR).get_many([skill.id for skill in synthetic[:20]])
+        stale = replace(stored[3], version=stored[3].version - 1, name="stale")
+        unknown = replace(stored[9], composable_with=("no-such-skill",))
+        changed = [stale, unknown] if first_problem == "conflict" else [unknown, stale]
+        before = library_rows(batched_path)
+        errors = []
+        for repository, update in (
+            (SkillRepository(batched, ACTOR), lambda r, s: r.update_many(s)),
+            (SkillRepository(simple, ACTOR), lambda r, s: update_one_by_one(r, s, "")),
+        ):
+            with pytest.raises((ConflictError, InvalidSkillData)) as raised:
+                update(repository, [*stored[:3], *changed])
+            errors.append((type(raised.value), str(raised.value)))
+        assert errors[0] == errors[1]
+        assert errors[0][0] is (ConflictError if first_problem == "conflict" else InvalidSkillData)
+        assert library_rows(batched_path) == before
+
+
+def test_update_many_with_one_skill_twice_checks_the_second_against_the_first(repository: SkillRepository) -> None:
+    stored = repository.create(ai_skill())
+    with pytest.raises(ConflictError):
+        repository.update_many([replace(stored, name="one"), replace(stored, name="two")])
+    assert repository.get(stored.id).name == stored.name
+
+
+# --- migration 13: revisions written as JSON text before it -------------------------------------
+
+
+def to_text_snapshots(path: Path) -> None:
+    """Put the library back in the format before migration 13, as that SkillStudio wrote it:
+    the JSON text of each snapshot (key-sorted, as its revision writer did) in a TEXT column."""
+    with closing(sqlite3.connect(path)) as connection, connection:
+        rows = connection.execute(
+            "SELECT id, skill_id, number, version, action, author, created_at, message, snapshot FROM studio_revisions"
+        ).fetchall()
+        connection.execute("DROP TABLE studio_revisions")
+        connection.execute(
+            "CREATE TABLE studio_revisions (id INTEGER PRIMARY KEY, skill_id TEXT NOT NULL, number INTEGER NOT NULL,"
+            " version INTEGER NOT NULL, action TEXT NOT NULL, author TEXT NOT NULL, created_at TEXT NOT NULL,"
+            " message TEXT NOT NULL DEFAULT '', snapshot TEXT NOT NULL, UNIQUE (skill_id, number))"
+        )
+        connection.executemany(
+            "INSERT INTO studio_revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*row[:-1], json.dumps(decode_snapshot(row[-1]), ensure_ascii=False, sort_keys=True)) for row in rows],
+        )
+        connection.execute("DELETE FROM studio_schema_migrations WHERE version = 13")
+
+
+def history_answers(repository: SkillRepository, ids: Sequence[str]) -> dict[str, Any]:
+    answers: dict[str, Any] = {}
+    for skill_id in ids:
+        revisions = repository.history.revisions(skill_id)
+        approved = repository.reviews.last_approved_revision(skill_id)
+        answers[skill_id] = {
+            "revisions": revisions,
+            "approved": None if approved is None else approved.number,
+            "diff": unified_diff(revisions[0].skill(), revisions[-1].skill()),
+        }
+    return answers
+
+
+def test_migration_13_keeps_history_diff_and_revert_of_a_library_with_text_snapshots(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Database(path, create=True) as database:
+        repository = SkillRepository(database, ACTOR)
+        first, second = ai_skill(name="Rockets early"), ai_skill(name="Mines late")
+        repository.create_many([first, second])
+        edited = repository.update(replace(repository.get(first.id), description="Rockets, then mines — ünïcode"))
+        repository.reviews.review(first.id, ReviewState.APPROVED, version=edited.version)
+        repository.update(replace(repository.get(first.id), name="Rockets early, revised"))
+        repository.trash.delete(second.id)
+        repository.trash.restore(second.id)
+    copy = tmp_path / "reference.db"
+    shutil.copy(path, copy)
+    ids = [first.id, second.id]
+    with Database(copy) as database:
+        reference = SkillRepository(database, ACTOR)
+        expected = history_answers(reference, ids)
+        reverted = revert_to_revision(reference, first.id, 2)
+        expected_revert = reference.history.revisions(first.id)[-1]
+    assert expected[first.id]["approved"] == 4 and len(expected[first.id]["revisions"]) == 4
+
+    to_text_snapshots(path)
+    with sqlite3.connect(path) as connection:
+        assert {row[0] for row in connection.execute("SELECT typeof(snapshot) FROM studio_revisions")} == {"text"}
+        ids_before = connection.execute("SELECT id, skill_id, number FROM studio_revisions ORDER BY id").fetchall()
+    with Database(path) as database:  # opening migrates
+        repository = SkillRepository(database, ACTOR)
+        assert history_answers(repository, ids) == expected
+        assert revert_to_revision(repository, first.id, 2) == reverted
+        revision = repository.history.revisions(first.id)[-1]
+        assert replace(revision, created_at="") == replace(expected_revert, created_at="")
+    with sqlite3.connect(path) as connection:
+        assert {row[0] for row in connection.execute("SELECT typeof(snapshot) FROM studio_revisions")} == {"blob"}
+        assert (
+            connection.execute("SELECT id, skill_id, number FROM studio_revisions ORDER BY id").fetchall()[
+                : len(ids_before)
+            ]
+            == ids_before
+        )
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "studio_revisions_text" not in tables
