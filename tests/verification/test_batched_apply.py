@@ -16,6 +16,7 @@ from pathlib import Path
 from benchmarks.synthetic import generate_skills
 from skillstudio.model import BodyKind, Domain
 from skillstudio.store import Actor, Database, LibraryChange, SkillRepository
+from skillstudio.store.snapshots import decode_snapshot
 from skillstudio.verification.runner import Progress, RunFinished, SkillResult, collect, run_verification, start_run
 
 HARD = "IC Default Hard"
@@ -119,8 +120,18 @@ def _stored(path: Path) -> dict[str, list[tuple[object, ...]]]:
             "audit": "SELECT actor, actor_kind, action, skill_id, revision, details FROM studio_audit_log",
         }
         return {
-            table: sorted(_spelled(row, names) for row in connection.execute(query)) for table, query in queries.items()
+            table: sorted(_spelled(_readable(table, row), names) for row in connection.execute(query))
+            for table, query in queries.items()
         }
+
+
+def _readable(table: str, row: tuple[object, ...]) -> tuple[object, ...]:
+    """A revision's snapshot as the document it holds (compressed bytes hide its timestamps)."""
+    if table != "revisions":
+        return row
+    *columns, snapshot = row
+    assert isinstance(snapshot, bytes)
+    return (*columns, decode_snapshot(snapshot))
 
 
 def test_many_skills_per_transaction_store_what_one_per_transaction_stores(tmp_path: Path) -> None:
