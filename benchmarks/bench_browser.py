@@ -25,7 +25,9 @@ DEFAULT_SIZES = (10_000, 100_000)
 
 def library_for(size: int, *, fresh: bool = False) -> Path:
     """A generated library of ``size`` skills, built once and kept for later runs."""
-    from benchmarks.synthetic import generate_skills
+    from itertools import islice
+
+    from benchmarks.synthetic import iter_skills
     from skillstudio.store import Actor, Database, SkillRepository
 
     path = OUT / f"browser-library-{size}.db"
@@ -35,11 +37,11 @@ def library_for(size: int, *, fresh: bool = False) -> Path:
     for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         leftover.unlink(missing_ok=True)
     print(f"  generating a {size:,}-skill library (kept as {path.name})…", flush=True)
-    skills = generate_skills(size)
     with Database(path, create=True) as database:
         repository = SkillRepository(database, Actor("bench", "system"))
-        for start in range(0, size, 5000):
-            repository.create_many(skills[start : start + 5000])
+        skills = iter_skills(size)  # 1M skills as objects would not fit in memory: 5,000 at a time
+        while batch := list(islice(skills, 5000)):
+            repository.create_many(batch)
     return path
 
 

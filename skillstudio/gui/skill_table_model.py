@@ -110,32 +110,56 @@ def display(summary: SkillSummary, column: int, marks: RowMarks = _NO_MARKS) -> 
 
 
 @dataclass(frozen=True)
+class _FirstScreen:
+    """The beginning of one query's answer: its first ids, their rows and marks."""
+
+    query: SkillQuery
+    ids: list[str]
+    rows: list[SkillSummary]
+    marks: dict[str, RowMarks]
+    library_size: int | None  # read only when these ids are all there is
+
+    @property
+    def complete(self) -> bool:
+        return self.library_size is not None
+
+
+@dataclass(frozen=True)
 class _Answer:
-    """What one query found: its ids, the first screen of rows and their marks, and the library's size."""
+    """All of one query's ids (in order, with each one's row number) and the library's size."""
 
     query: SkillQuery
     result: QueryResult
-    first_page: list[SkillSummary]
-    first_marks: dict[str, RowMarks]
+    rows: dict[str, int]
     library_size: int
 
 
-def _run_query(repository: SkillRepository, query: SkillQuery) -> _Answer:
-    """Off the GUI thread: at 100k skills a common search word takes SQLite half a second."""
+def _first_screen(repository: SkillRepository, query: SkillQuery) -> _FirstScreen:
+    """Off the GUI thread: the first page alone, so that it shows before the rest is read (at
+    100k skills every match of a common word ranked takes half a second, a page a tenth)."""
+    ids = repository.first_page(query, PAGE)
+    rows = repository.summaries(ids)
+    library_size = repository.count() if len(ids) < PAGE else None
+    return _FirstScreen(query, ids, rows, page_marks(repository, rows), library_size)
+
+
+def _all_ids(repository: SkillRepository, query: SkillQuery) -> _Answer:
+    """Off the GUI thread, after the first screen: every id, and where each one is."""
     result = repository.query(query)
-    first_page = repository.summaries(result.ids[:PAGE])  # the first screen, ready to paint
-    library_size = repository.count()  # for "N of M match"; a scan at 100k
-    return _Answer(query, result, first_page, page_marks(repository, first_page), library_size)
+    rows = {skill_id: row for row, skill_id in enumerate(result.ids)}  # a million: not on the GUI thread
+    return _Answer(query, result, rows, repository.count())
 
 
 class SkillTableModel(QAbstractTableModel):
     """The rows of ``state.query``, following the state: its query, its library, its changes.
 
     ``query_started`` / ``query_finished`` / ``query_failed`` frame each query; ``loading`` says
-    whether one (or a refresh after a change) is under way.
+    whether one (or a refresh after a change) is under way. A query's first screen of rows is
+    shown first (``first_rows_shown``); the rest of its ids arrive after it, as more rows.
     """
 
     query_started = Signal()
+    first_rows_shown = Signal()  # the query's first screen is in the table; the rest may follow
     query_finished = Signal()
     query_failed = Signal(str)
 
@@ -147,9 +171,9 @@ class SkillTableModel(QAbstractTableModel):
         self._rows: dict[str, int] = {}
         self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
         self._marks: dict[str, RowMarks] = {}  # of the cached rows that have any
-        self.total = 0  # matching skills (== len(ids): the browser never pages)
+        self.total = 0  # matching skills (== len(ids) once the whole answer is in)
         self.library_size = 0  # skills in the library, whatever the query
-        self._loader = LatestOnly(self, self._apply, self._fail)
+        self._loader = LatestOnly(self, self._apply, self._fail)  # a _FirstScreen, then an _Answer
         # A burst of changes (a verification batch, an undo restoring skills one by one) is
         # followed once: one re-query, or one repaint of the rows that changed.
         self._changed_ids: set[str] = set()
@@ -175,7 +199,7 @@ class SkillTableModel(QAbstractTableModel):
         if repository is None:
             return
         self.query = self.state.query
-        self._loader.request(_run_query, repository, self.query)
+        self._loader.request(_first_screen, repository, self.query)
         self.query_started.emit()
 
     def shutdown(self) -> None:
@@ -218,16 +242,43 @@ class SkillTableModel(QAbstractTableModel):
         else:
             self.refresh(changed)
 
-    def _apply(self, answer: _Answer) -> None:
-        self.library_size = answer.library_size
+    def _apply(self, answer: _FirstScreen | _Answer) -> None:
+        if isinstance(answer, _FirstScreen):
+            self._show_first_screen(answer)
+        else:
+            self._show_all(answer)
+
+    def _show_first_screen(self, screen: _FirstScreen) -> None:
         self.beginResetModel()
-        self._ids = answer.result.ids
+        self._ids = screen.ids
         self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}
         self._cache.clear()
-        self._cache.update((summary.id, summary) for summary in answer.first_page)
-        self._marks = dict(answer.first_marks)
-        self.total = answer.result.total
+        self._cache.update((summary.id, summary) for summary in screen.rows)
+        self._marks = dict(screen.marks)
+        self.total = len(self._ids)
         self.endResetModel()
+        self.first_rows_shown.emit()
+        repository = self.state.repository
+        if screen.library_size is not None:
+            self.library_size = screen.library_size
+            self.query_finished.emit()
+        elif repository is not None:
+            self._loader.request(_all_ids, repository, screen.query)  # a newer query supersedes it
+
+    def _show_all(self, answer: _Answer) -> None:
+        self.library_size = answer.library_size
+        ids = answer.result.ids
+        shown = len(self._ids)
+        if ids[:shown] == self._ids:  # as it should be: the rest goes below the first screen
+            if len(ids) > shown:
+                self.beginInsertRows(QModelIndex(), shown, len(ids) - 1)
+                self._ids, self._rows = ids, answer.rows
+                self.endInsertRows()
+        else:  # the library changed in between: show the whole answer afresh
+            self.beginResetModel()
+            self._ids, self._rows = ids, answer.rows
+            self.endResetModel()
+        self.total = answer.result.total
         self.query_finished.emit()
 
     def _fail(self, error: BaseException) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Connection,
     Select,
     SQLColumnExpression,
     and_,
@@ -25,6 +26,7 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    true,
 )
 
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
@@ -81,11 +83,13 @@ def fts_expression(user_text: str) -> str | None:
     return " ".join(f'"{word}"*' for word in words)
 
 
+# Literal values, not bound parameters: migration 13's index on this very expression serves the
+# order only if the query spells it the same way.
 _CONFIDENCE_ORDER = case(
-    (SkillRow.confidence == Confidence.TENTATIVE.value, 0),
-    (SkillRow.confidence == Confidence.ESTABLISHED.value, 1),
-    (SkillRow.confidence == Confidence.PROVEN.value, 2),
-    else_=-1,
+    (SkillRow.confidence == literal_column(f"'{Confidence.TENTATIVE.value}'"), literal_column("0")),
+    (SkillRow.confidence == literal_column(f"'{Confidence.ESTABLISHED.value}'"), literal_column("1")),
+    (SkillRow.confidence == literal_column(f"'{Confidence.PROVEN.value}'"), literal_column("2")),
+    else_=literal_column("-1"),
 )
 
 _SORT_COLUMNS = {
@@ -105,9 +109,14 @@ _SORT_COLUMNS = {
 }
 
 
-def build_select(query: SkillQuery) -> Select[str]:
-    """SELECT skills.id ... for the query's filters and order, without offset/limit."""
-    statement = select(SkillRow.id)
+def _filtered(
+    statement: Select[Any], query: SkillQuery, *, tags_by_fts: bool = True
+) -> tuple[Select[Any], list[ColumnElement[bool]]]:
+    """``statement`` joined to what the query's filters read, and the filters' conditions.
+
+    ``tags_by_fts``: narrow a tag filter through the FTS index first (SQLite then reads only the
+    tagged rows, and sorts them); without it, SQLite walks the order's index and checks each row,
+    which finds a first page of a common tag sooner."""
     # Our metadata is joined only when the query needs it: at 100k rows the join costs more
     # than every other part of a plain filtered listing.
     if query.created_by or query.review_states or query.sort is SortKey.CREATED_BY:
@@ -132,7 +141,7 @@ def build_select(query: SkillQuery) -> Select[str]:
         # The FTS index over the tags column narrows the candidates cheaply (a 100k library
         # would otherwise run json_each on every row); json_each then checks the exact tag.
         words = _WORD.findall(tag)
-        if words:
+        if words and tags_by_fts:
             phrase = '{tags}: "' + " ".join(words) + '"'
             conditions.append(
                 literal_column("skills.rowid").in_(
@@ -158,6 +167,12 @@ def build_select(query: SkillQuery) -> Select[str]:
         if None in query.review_states:
             options.append(SkillMetaRow.review_state.is_(None))
         conditions.append(or_(*options))
+    return statement, conditions
+
+
+def build_select(query: SkillQuery) -> Select[str]:
+    """SELECT skills.id ... for the query's filters and order, without offset/limit."""
+    statement, conditions = _filtered(select(SkillRow.id), query)
     match = fts_expression(query.text)
     rank = None
     if match is not None:
@@ -176,6 +191,65 @@ def build_select(query: SkillQuery) -> Select[str]:
     return statement.order_by(*_ordering(query, rank))
 
 
+def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: int | None = None) -> list[str]:
+    """The first ``count`` ids of ``build_select(query)``, exactly, without ranking every match.
+
+    Ordered by relevance, the full query bm25-ranks every match of a common word and joins each
+    to its row; here FTS5 keeps only the ``pool`` best-ranked matches (a top-N sort), and only
+    those are joined and filtered. That is the full order's beginning when the pool's worst rank
+    is strictly worse than the last row kept (every match outside the pool ranks at least as
+    badly, and a tie there would need the name to decide), or when the pool holds every match;
+    else a larger pool is tried. Any other order reads ``LIMIT count`` along an index."""
+    match = fts_expression(query.text)
+    if match is None or query.sort is not SortKey.RELEVANCE:
+        if match is None and query.tags and _common_tags(connection, query.tags, count):
+            statement, conditions = _filtered(select(SkillRow.id), query, tags_by_fts=False)
+            statement = statement.where(and_(*conditions)).order_by(*_ordering(query, None))
+        else:
+            statement = build_select(query)
+        return list(connection.execute(statement.limit(count)).scalars())
+    pool = pool or 2 * count
+    while True:
+        best = "DESC" if query.descending else "ASC"
+        # +rank: SQLite's own top-N sorter; FTS5's "ORDER BY rank" would sort every match.
+        ranked = (
+            text(f"SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match ORDER BY +rank {best} LIMIT :pool")
+            .bindparams(match=match, pool=pool)
+            .columns(literal_column("rowid"), literal_column("rank"))
+            .subquery("fts")
+        )
+        # Every pooled match is read (an outer join), so the pool's size and worst rank are known;
+        # the filters say which of them are kept.
+        pooled = select(ranked.c.rank, SkillRow.id).select_from(ranked)
+        pooled = pooled.outerjoin(SkillRow, literal_column("skills.rowid") == ranked.c.rowid)
+        statement, conditions = _filtered(pooled, query)
+        statement = statement.add_columns(case((and_(true(), *conditions), 1), else_=0).label("kept"))
+        rows = connection.execute(statement.order_by(*_ordering(query, ranked.c.rank))).all()
+        kept = [(rank, skill_id) for rank, skill_id, keep in rows if keep == 1 and skill_id is not None]
+        if len(rows) < pool or (len(kept) >= count and kept[count - 1][0] != rows[-1][0]):
+            return [skill_id for _rank, skill_id in kept[:count]]
+        # A pool big enough at the share the filters kept, or, when they keep few, the full
+        # ranking: it costs about as much as a pool that large.
+        pool = max(4 * pool, 2 * count * len(rows) // max(len(kept), 1))
+        if pool > _MAX_POOL:
+            return list(connection.execute(build_select(query).limit(count)).scalars())
+
+
+_MAX_POOL = 20_000  # matches read for a first page before the full ranking is cheaper
+
+
+def _common_tags(connection: Connection, tags: Sequence[str], count: int) -> bool:
+    """Whether walking the library in order meets ``count`` skills with all these tags within
+    _MAX_POOL rows, going by the rarest one's count (a guess that only picks the plan)."""
+    rarest = connection.execute(
+        select(func.min(literal_column("skills"))).select_from(text("studio_tag_counts")).where(
+            literal_column("tag").in_(list(tags))
+        )
+    ).scalar()
+    library = connection.execute(text("SELECT MAX(rowid) FROM skills")).scalar() or 0  # about the count, at once
+    return bool(rarest) and count * library <= _MAX_POOL * rarest
+
+
 _NAME = _SORT_COLUMNS[SortKey.NAME]
 _NOT_NULL = {SortKey.NAME, SortKey.DOMAIN, SortKey.GAME_MODULE, SortKey.SOURCE, SortKey.CREATED_AT, SortKey.CONFIDENCE}
 
@@ -189,11 +263,12 @@ def _ordering(query: SkillQuery, rank: ColumnElement[float] | None) -> list[SQLC
         sort = SortKey.NAME
     key = _SORT_COLUMNS[sort]
     primary = key.desc() if query.descending else key.asc()
-    # Ties broken by name then id, so the order is stable; NULLs (missing figures) last.
+    # Ties broken by name then id, so the order is stable.
     tail = [SkillRow.id] if sort is SortKey.NAME else [_NAME, SkillRow.id]
-    if sort in _NOT_NULL:
+    if sort in _NOT_NULL or query.descending:  # SQLite puts NULLs last in a descending order
         return [primary, *tail]
-    return [key.is_(None), primary, *tail]
+    # NULLs (missing figures) last, written so that an index on the column serves the order.
+    return [primary.nulls_last(), *tail]
 
 
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
@@ -214,4 +289,4 @@ def id_lists(ids: Sequence[str], size: int = _CHUNK) -> Iterator[tuple[str, dict
         yield ", ".join(f":i{n}" for n in range(len(chunk))), {f"i{n}": value for n, value in enumerate(chunk)}
 
 
-__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "fts_expression", "id_lists"]
+__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "first_ids", "fts_expression", "id_lists"]

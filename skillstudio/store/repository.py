@@ -44,7 +44,7 @@ from skillstudio.store.history import History
 from skillstudio.store.imports import PackageKey, apply_import
 from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow, TrashRow
 from skillstudio.store.privacy_marks import PrivacyMarks
-from skillstudio.store.query import SkillQuery, build_select, chunks
+from skillstudio.store.query import SkillQuery, build_select, chunks, first_ids
 from skillstudio.store.reviews import Reviews
 from skillstudio.store.runs import RunStore
 from skillstudio.store.settings import LibrarySettings
@@ -180,6 +180,12 @@ class SkillRepository(StorePart):
                 ids = list(connection.execute(statement).scalars())
                 total = len(ids)
         return QueryResult(ids, total, query)
+
+    def first_page(self, query: SkillQuery, count: int) -> list[str]:
+        """The first ``count`` ids ``query(query)`` would list (offset and limit aside), read
+        without ranking or sorting every match: what a table shows first, at once."""
+        with self.database.read() as session:
+            return first_ids(session.connection(), query, count)
 
     def summaries(self, ids: Sequence[str]) -> list[SkillSummary]:
         """Rows for these ids, in the given order; ids no longer present are skipped.
