@@ -1,0 +1,57 @@
+"""The table model shows a query's first screen first, then the rest of its ids below it."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from skillstudio.gui.browser_state import BrowserState  # noqa: E402
+from skillstudio.gui.skill_table_model import PAGE, SkillTableModel  # noqa: E402
+from skillstudio.store import SkillQuery, SkillRepository, SortKey  # noqa: E402
+from tests.factories import ai_skill  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        SkillQuery(sort=SortKey.NAME, descending=True),
+        SkillQuery(text="skill"),  # every skill matches: the first screen is ranked with a pool
+        SkillQuery(text="rush", sort=SortKey.USE_COUNT, descending=True),
+    ],
+    ids=repr,
+)
+def test_the_first_screen_shows_first_and_the_rest_follows_below_it(
+    qtbot, repository: SkillRepository, owner, query: SkillQuery
+) -> None:
+    repository.create_many(
+        [ai_skill(name=f"skill {n:04d}", description="rush " * (n % 4 + 1)) for n in range(3 * PAGE + 7)]
+    )
+    state = BrowserState(repository, owner)
+    model = SkillTableModel(state, owner)
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+    first_screens: list[list[str]] = []
+    inserted: list[tuple[int, int]] = []
+    model.first_rows_shown.connect(lambda: first_screens.append(list(model.ids())))
+    model.rowsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
+    state.set_query(query)
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+    expected = repository.query(query).ids
+    assert len(expected) > PAGE
+    assert first_screens == [expected[:PAGE]]
+    assert inserted == [(PAGE, len(expected) - 1)]  # appended: the rows on screen stay where they are
+    assert list(model.ids()) == expected and model.total == len(expected) == model.rowCount()
+    assert model.library_size == 3 * PAGE + 7
+    assert [model.row_of(skill_id) for skill_id in expected] == list(range(len(expected)))
+
+
+def test_a_short_answer_is_complete_with_its_first_screen(qtbot, repository: SkillRepository, owner) -> None:
+    repository.create_many([ai_skill(name=f"alpha {n}") for n in range(5)] + [ai_skill(name="beta")])
+    state = BrowserState(repository, owner)
+    model = SkillTableModel(state, owner)
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+    finished: list[int] = []
+    model.query_finished.connect(lambda: finished.append(model.rowCount()))
+    state.set_query(SkillQuery(text="alpha"))
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+    assert finished == [5] and model.total == 5 and model.library_size == 6
