@@ -166,3 +166,44 @@ def test_tag_counts_of_a_file_an_engine_made_are_counted_when_it_is_first_opened
             )
     with Database(path) as database:
         assert SkillRepository(database).facets.tag_counts() == {"a": 2, "b": 3} == plain_tag_counts(path)
+
+
+PLAIN_CREATORS = (
+    "SELECT DISTINCT COALESCE(m.created_by, 'unknown') FROM skills"
+    " LEFT JOIN studio_skill_meta AS m ON m.skill_id = skills.id"
+)
+
+
+def plain_creators(path: Path) -> list[str]:
+    with sqlite3.connect(path) as connection:
+        return sorted(row[0] for row in connection.execute(PLAIN_CREATORS))
+
+
+def test_creators_follow_every_write_as_joining_every_skill_would(tmp_path: Path) -> None:
+    path = tmp_path / "creators.db"
+    skills = generate_skills(120, seed=9)
+    with Database(path, create=True) as database:
+        repository = SkillRepository(database, Actor("test", "human"))
+        repository.create_many(skills)
+        assert repository.facets.creators() == plain_creators(path)
+        by_creator = {skill.created_by: skill.id for skill in skills}
+        repository.trash.delete_many(list(by_creator.values())[:3])  # some creators' only skill, maybe
+        assert repository.facets.creators() == plain_creators(path)
+        repository.trash.restore(list(by_creator.values())[0])
+        assert repository.facets.creators() == plain_creators(path)
+    with sqlite3.connect(path) as connection:  # an engine's writes know nothing of our metadata
+        connection.execute(
+            "INSERT INTO skills (id, domain, name, description, body_json, tags, game_module, source, created_at)"
+            " VALUES ('engine-1', 'ai_strategy', 'engine skill', '', '{}', '[]', 'ra1', 'hand_authored', '2025')"
+        )
+        connection.execute("DELETE FROM skills WHERE rowid % 9 = 0")  # leaves their metadata behind
+        connection.execute("UPDATE studio_skill_meta SET created_by = 'renamed' WHERE rowid % 4 = 0")
+        connection.execute("UPDATE studio_skill_meta SET skill_id = 'engine-1' WHERE rowid = 2")
+        connection.execute("DELETE FROM studio_skill_meta WHERE rowid % 5 = 0")
+    with Database(path) as database:
+        assert SkillRepository(database).facets.creators() == plain_creators(path)
+        assert "unknown" in plain_creators(path)
+    with sqlite3.connect(path) as connection:
+        counted = dict(connection.execute("SELECT created_by, skills FROM studio_creator_counts"))
+        plain = "SELECT COALESCE(m.created_by, 'unknown'), COUNT(*) FROM skills LEFT JOIN studio_skill_meta AS m"
+        assert counted == dict(connection.execute(plain + " ON m.skill_id = skills.id GROUP BY 1"))

@@ -7,7 +7,7 @@ from sqlalchemy import SQLColumnExpression, func, select, text
 from sqlalchemy.orm import Session
 
 from skillstudio.store.database import Database
-from skillstudio.store.orm import SkillMetaRow, SkillRow, TrashRow
+from skillstudio.store.orm import SkillRow, TrashRow
 from skillstudio.store.types import LibraryStats
 
 
@@ -38,13 +38,10 @@ class Facets:
             return {str(tag): int(number) for tag, number in rows}
 
     def creators(self) -> list[str]:
+        """Who made the library's skills ("unknown" for a skill without our metadata), kept by
+        triggers (migration 13): joining every skill to its metadata takes 0.1 s at 100k."""
         with self.database.read() as session:
-            rows = session.scalars(
-                select(func.coalesce(SkillMetaRow.created_by, "unknown"))
-                .select_from(SkillRow)
-                .outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
-                .distinct()
-            )
+            rows = session.scalars(text("SELECT created_by FROM studio_creator_counts WHERE skills > 0"))
             return sorted(rows)
 
     def game_modules(self) -> list[str]:

@@ -710,10 +710,26 @@ _REMOVE_TAGS = (
     " DELETE FROM studio_tag_counts WHERE skills <= 0;"
 )
 
+# Each creator with how many skills it made (the filter panel's "Created by"): a skill's creator
+# is its studio_skill_meta row's, or 'unknown' without one (a skill an engine wrote). A skill
+# counts while it is in ``skills``, whichever of its two rows is written or deleted first.
+_CREATOR_OF = "COALESCE((SELECT created_by FROM studio_skill_meta WHERE skill_id = {row}.id), 'unknown')"
+_LIVE = "EXISTS (SELECT 1 FROM skills WHERE id = {row}.skill_id)"
+
+
+def _count_creator(creator: str, delta: int, when: str = "true") -> str:
+    return (
+        f"INSERT INTO studio_creator_counts(created_by, skills) SELECT {creator}, {delta} WHERE {when}"
+        " ON CONFLICT(created_by) DO UPDATE SET skills = skills + excluded.skills;"
+    )
+
+
+_FORGET_NO_ONES = "DELETE FROM studio_creator_counts WHERE skills = 0;"
+
 MIGRATIONS += (
     Migration(
         13,
-        "Instant browsing at 1M skills: an index per sort order, tag counts kept by triggers",
+        "Instant browsing at 1M skills: an index per sort order, tag and creator counts kept by triggers",
         _ORDER_INDEXES
         + """
         -- studio_skills_domain and studio_skills_module are the first column of the new ones.
@@ -746,6 +762,54 @@ MIGRATIONS += (
         + _REMOVE_TAGS.format(row="old")
         + "\n            "
         + _ADD_TAGS.format(row="new")
+        + """
+        END;
+        CREATE TABLE studio_creator_counts (
+            created_by  TEXT PRIMARY KEY,
+            skills      INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO studio_creator_counts(created_by, skills)
+            SELECT COALESCE(m.created_by, 'unknown'), COUNT(*) FROM skills
+            LEFT JOIN studio_skill_meta AS m ON m.skill_id = skills.id GROUP BY 1;
+        CREATE TRIGGER studio_creator_counts_skill_insert AFTER INSERT ON skills BEGIN
+            """
+        + _count_creator(_CREATOR_OF.format(row="new"), 1)
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_skill_delete AFTER DELETE ON skills BEGIN
+            """
+        + _count_creator(_CREATOR_OF.format(row="old"), -1)
+        + _FORGET_NO_ONES
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_meta_insert AFTER INSERT ON studio_skill_meta
+        WHEN """
+        + _LIVE.format(row="new")
+        + """ BEGIN
+            """
+        + _count_creator("'unknown'", -1)
+        + _count_creator("COALESCE(new.created_by, 'unknown')", 1)
+        + _FORGET_NO_ONES
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_meta_delete AFTER DELETE ON studio_skill_meta
+        WHEN """
+        + _LIVE.format(row="old")
+        + """ BEGIN
+            """
+        + _count_creator("COALESCE(old.created_by, 'unknown')", -1)
+        + _count_creator("'unknown'", 1)
+        + _FORGET_NO_ONES
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_meta_update AFTER UPDATE OF skill_id, created_by ON studio_skill_meta
+        BEGIN
+            """
+        + _count_creator("COALESCE(old.created_by, 'unknown')", -1, _LIVE.format(row="old"))
+        + _count_creator("'unknown'", 1, _LIVE.format(row="old"))
+        + _count_creator("'unknown'", -1, _LIVE.format(row="new"))
+        + _count_creator("COALESCE(new.created_by, 'unknown')", 1, _LIVE.format(row="new"))
+        + _FORGET_NO_ONES
         + """
         END;
         """,
