@@ -207,3 +207,9 @@ def test_creators_follow_every_write_as_joining_every_skill_would(tmp_path: Path
         counted = dict(connection.execute("SELECT created_by, skills FROM studio_creator_counts"))
         plain = "SELECT COALESCE(m.created_by, 'unknown'), COUNT(*) FROM skills LEFT JOIN studio_skill_meta AS m"
         assert counted == dict(connection.execute(plain + " ON m.skill_id = skills.id GROUP BY 1"))
+
+
+def test_game_modules_are_the_distinct_modules(library: SkillRepository) -> None:
+    with library.database.read() as session:
+        plain = session.connection().exec_driver_sql("SELECT DISTINCT game_module FROM skills").scalars()
+        assert library.facets.game_modules() == sorted(plain) == ["ra1", "ra2", "td"]

@@ -45,8 +45,18 @@ class Facets:
             return sorted(rows)
 
     def game_modules(self) -> list[str]:
+        # One index seek per module (SQLite's DISTINCT would read the whole index: 1M entries).
         with self.database.read() as session:
-            return sorted(session.scalars(select(SkillRow.game_module).distinct()))
+            return sorted(
+                session.scalars(
+                    text(
+                        "WITH RECURSIVE module(name) AS (SELECT MIN(game_module) FROM skills UNION ALL"
+                        " SELECT (SELECT MIN(game_module) FROM skills WHERE game_module > module.name)"
+                        " FROM module WHERE module.name IS NOT NULL)"
+                        " SELECT name FROM module WHERE name IS NOT NULL"
+                    )
+                )
+            )
 
 
 def _grouped(session: Session, column: SQLColumnExpression[str | None]) -> dict[str, int]:
