@@ -46,7 +46,7 @@ def full_ids(repository: SkillRepository, query: SkillQuery) -> list[str]:
 
 QUERIES = [
     SkillQuery(),
-    *(SkillQuery(text=text) for text in ("t", "ta", "tank", "tank rush", "the", "anti ar", "a", "zzzz", "-:\"")),
+    *(SkillQuery(text=text) for text in ("t", "ta", "tank", "tank rush", "the", "anti ar", "a", "zzzz", '-:"')),
     SkillQuery(text="tank", descending=True),
     SkillQuery(text="t", domains=(Domain.AI_STRATEGY,), confidences=(Confidence.PROVEN,)),
     SkillQuery(text="tank", tags=(COMMON_TAG,)),
@@ -55,6 +55,7 @@ QUERIES = [
     SkillQuery(text="tank", sort=SortKey.SUCCESS_RATE),
     SkillQuery(tags=(COMMON_TAG,)),
     SkillQuery(tags=("twin",)),
+    SkillQuery(tags=("twin", "no-such-tag")),
     SkillQuery(tags=(COMMON_TAG,), sort=SortKey.USE_COUNT, descending=True),
     SkillQuery(untagged=True),
     SkillQuery(sources=(SourceKind.WORKSHOP,), game_modules=("ra1", "td")),
@@ -126,7 +127,7 @@ PLAIN_TAG_COUNTS = (
 
 def plain_tag_counts(path: Path) -> dict[str, int]:
     with sqlite3.connect(path) as connection:
-        return {tag: count for tag, count in connection.execute(PLAIN_TAG_COUNTS)}
+        return dict(connection.execute(PLAIN_TAG_COUNTS).fetchall())
 
 
 def test_tag_counts_follow_every_write_as_counting_every_row_would(tmp_path: Path) -> None:
@@ -186,10 +187,10 @@ def test_creators_follow_every_write_as_joining_every_skill_would(tmp_path: Path
         repository = SkillRepository(database, Actor("test", "human"))
         repository.create_many(skills)
         assert repository.facets.creators() == plain_creators(path)
-        by_creator = {skill.created_by: skill.id for skill in skills}
-        repository.trash.delete_many(list(by_creator.values())[:3])  # some creators' only skill, maybe
+        one_each = list({skill.created_by: skill.id for skill in skills}.values())
+        repository.trash.delete_many(one_each[:3])  # some creators' only skill, maybe
         assert repository.facets.creators() == plain_creators(path)
-        repository.trash.restore(list(by_creator.values())[0])
+        repository.trash.restore(one_each[0])
         assert repository.facets.creators() == plain_creators(path)
     with sqlite3.connect(path) as connection:  # an engine's writes know nothing of our metadata
         connection.execute(

@@ -241,13 +241,16 @@ _MAX_POOL = 20_000  # matches read for a first page before the full ranking is c
 def _common_tags(connection: Connection, tags: Sequence[str], count: int) -> bool:
     """Whether walking the library in order meets ``count`` skills with all these tags within
     _MAX_POOL rows, going by the rarest one's count (a guess that only picks the plan)."""
-    rarest = connection.execute(
-        select(func.min(literal_column("skills"))).select_from(text("studio_tag_counts")).where(
-            literal_column("tag").in_(list(tags))
-        )
-    ).scalar()
+    wanted = set(tags)
+    known: int
+    rarest: int | None
+    known, rarest = connection.execute(
+        select(func.count(), func.min(literal_column("skills")))
+        .select_from(text("studio_tag_counts"))
+        .where(literal_column("tag").in_(sorted(wanted)))
+    ).one()
     library = connection.execute(text("SELECT MAX(rowid) FROM skills")).scalar() or 0  # about the count, at once
-    return bool(rarest) and count * library <= _MAX_POOL * rarest
+    return rarest is not None and known == len(wanted) and count * int(library) <= _MAX_POOL * rarest
 
 
 _NAME = _SORT_COLUMNS[SortKey.NAME]

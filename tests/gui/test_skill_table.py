@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from skillstudio.gui.browser_state import BrowserState  # noqa: E402
-from skillstudio.gui.skill_table_model import PAGE, SkillTableModel  # noqa: E402
-from skillstudio.store import SkillQuery, SkillRepository, SortKey  # noqa: E402
-from tests.factories import ai_skill  # noqa: E402
+from skillstudio.gui.browser_state import BrowserState
+from skillstudio.gui.skill_table_model import PAGE, SkillTableModel
+from skillstudio.store import SkillQuery, SkillRepository, SortKey
+from tests.factories import ai_skill
 
 
 @pytest.mark.parametrize(
