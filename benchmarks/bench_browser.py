@@ -28,18 +28,18 @@ OUT = Path(__file__).resolve().parent / "out"
 DEFAULT_SIZES = (10_000, 100_000)
 
 
-def library_for(size: int, *, fresh: bool = False) -> Path:
+def library_for(size: int, *, fresh: bool = False, out: Path = OUT) -> Path:
     """A generated library of ``size`` skills, built once and kept for later runs."""
     from itertools import islice
 
     from benchmarks.synthetic import iter_skills
     from skillstudio.store import Actor, Database, SkillRepository
 
-    path = OUT / f"browser-library-{size}.db"
+    path = out / f"browser-library-{size}.db"
     if path.exists() and not fresh:
         Database(path).close()  # a file kept from an older schema migrates here, not while timed
         return path
-    OUT.mkdir(exist_ok=True)
+    out.mkdir(exist_ok=True)
     for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         leftover.unlink(missing_ok=True)
     print(f"  generating a {size:,}-skill library (kept as {path.name})…", flush=True)
@@ -112,7 +112,7 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
     from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, fts_expression
 
     app = QApplication.instance() or QApplication([])
-    settings = QSettings(str(OUT / "bench-settings.ini"), QSettings.Format.IniFormat)
+    settings = QSettings(str(path.parent / "bench-settings.ini"), QSettings.Format.IniFormat)
     plain = _Plain(path)
 
     blocked: list[float] = []
@@ -390,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1,000 skills only")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--fresh", action="store_true", help="regenerate the libraries")
+    parser.add_argument("--out", type=Path, default=OUT, help="where libraries and browser.json are kept")
     args, _unknown = parser.parse_known_args(argv)
     sizes = [1_000] if args.quick else args.sizes
     print(
@@ -398,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     report: dict[str, object] = {}
     for size in sizes:
-        path = library_for(size, fresh=args.fresh)
+        path = library_for(size, fresh=args.fresh, out=args.out)
         root = Path(__file__).resolve().parents[1]
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}
         done = subprocess.run(
@@ -435,8 +436,8 @@ def main(argv: list[str] | None = None) -> int:
             if "before" in value:
                 line += f" (counting every row: {_percentiles(value['before'])[0] * 1000:.0f} ms)"
             print(f"{line}  {value['rows']:,}")
-    OUT.mkdir(exist_ok=True)
-    (OUT / "browser.json").write_text(json.dumps(report, indent=2))
+    args.out.mkdir(exist_ok=True)
+    (args.out / "browser.json").write_text(json.dumps(report, indent=2))
     return 0
 
 
