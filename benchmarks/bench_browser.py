@@ -132,7 +132,8 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
         GUI-thread time is recorded."""
         busy = 0.0
         while True:
-            window.model._loader._pool.waitForDone()  # waiting, not working: the GUI thread would be idle
+            for loader in (window.model._loader, window.model._rest_loader):
+                loader._pool.waitForDone()  # waiting, not working: the GUI thread would be idle
             started = time.perf_counter()
             app.sendPostedEvents()  # the result arrives, the model resets, the table repaints
             app.processEvents()

@@ -173,7 +173,10 @@ class SkillTableModel(QAbstractTableModel):
         self._marks: dict[str, RowMarks] = {}  # of the cached rows that have any
         self.total = 0  # matching skills (== len(ids) once the whole answer is in)
         self.library_size = 0  # skills in the library, whatever the query
-        self._loader = LatestOnly(self, self._apply, self._fail)  # a _FirstScreen, then an _Answer
+        self._loader = LatestOnly(self, self._show_first_screen, self._fail)
+        # The rest of the ids read on a thread of their own: a new query's first screen never
+        # waits behind the previous query's full ranking (seconds at 1M skills).
+        self._rest_loader = LatestOnly(self, self._show_all, self._fail)
         # A burst of changes (a verification batch, an undo restoring skills one by one) is
         # followed once: one re-query, or one repaint of the rows that changed.
         self._changed_ids: set[str] = set()
@@ -190,7 +193,7 @@ class SkillTableModel(QAbstractTableModel):
     @property
     def loading(self) -> bool:
         """A query runs, or changes wait to be followed: the rows may not be the latest yet."""
-        return self._loader.loading or self._follow_timer.isActive()
+        return self._loader.loading or self._rest_loader.loading or self._follow_timer.isActive()
 
     def reload(self) -> None:
         """Re-run the query (rows may have appeared, gone or moved) on a worker thread; the
@@ -199,14 +202,17 @@ class SkillTableModel(QAbstractTableModel):
         if repository is None:
             return
         self.query = self.state.query
+        self._rest_loader.discard()  # the rest of an older query is nobody's question now
         self._loader.request(_first_screen, repository, self.query)
         self.query_started.emit()
 
     def shutdown(self) -> None:
         """Before the library closes: drop what is pending, let a running query finish unseen."""
         self._follow_timer.stop()
-        self._loader.discard()
-        self._loader.wait()
+        for loader in (self._loader, self._rest_loader):
+            loader.discard()
+        for loader in (self._loader, self._rest_loader):
+            loader.wait()
 
     def _on_query_changed(self, _query: SkillQuery) -> None:
         self.reload()
@@ -242,12 +248,6 @@ class SkillTableModel(QAbstractTableModel):
         else:
             self.refresh(changed)
 
-    def _apply(self, answer: _FirstScreen | _Answer) -> None:
-        if isinstance(answer, _FirstScreen):
-            self._show_first_screen(answer)
-        else:
-            self._show_all(answer)
-
     def _show_first_screen(self, screen: _FirstScreen) -> None:
         self.beginResetModel()
         self._ids = screen.ids
@@ -263,7 +263,7 @@ class SkillTableModel(QAbstractTableModel):
             self.library_size = screen.library_size
             self.query_finished.emit()
         elif repository is not None:
-            self._loader.request(_all_ids, repository, screen.query)  # a newer query supersedes it
+            self._rest_loader.request(_all_ids, repository, screen.query)
 
     def _show_all(self, answer: _Answer) -> None:
         self.library_size = answer.library_size

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 pytest.importorskip("PySide6")
 
+from skillstudio.gui import skill_table_model
 from skillstudio.gui.browser_state import BrowserState
 from skillstudio.gui.skill_table_model import PAGE, SkillTableModel
+from skillstudio.gui.skill_table_model import _all_ids as all_ids
 from skillstudio.store import SkillQuery, SkillRepository, SortKey
 from tests.factories import ai_skill
 
@@ -55,3 +59,34 @@ def test_a_short_answer_is_complete_with_its_first_screen(qtbot, repository: Ski
     state.set_query(SkillQuery(text="alpha"))
     qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
     assert finished == [5] and model.total == 5 and model.library_size == 6
+
+
+def test_a_new_query_shows_without_waiting_for_the_rest_of_the_last_one(
+    qtbot, repository: SkillRepository, owner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 1M skills the rest of a common word takes seconds: the next keystroke must not queue
+    behind it. Here the rest is held until the next query's first screen has shown."""
+    repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(PAGE + 5)])
+    state = BrowserState(repository, owner)
+    model = SkillTableModel(state, owner)
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+    release = threading.Event()
+    reading_the_rest = threading.Event()
+
+    def held_rest(repository: SkillRepository, query: SkillQuery):
+        reading_the_rest.set()
+        release.wait(timeout=30)
+        return all_ids(repository, query)
+
+    monkeypatch.setattr(skill_table_model, "_all_ids", held_rest)
+    state.set_query(SkillQuery(text="skill"))
+    qtbot.waitUntil(reading_the_rest.is_set, timeout=10_000)
+    state.set_query(SkillQuery(text="skill 00"))
+    try:
+        with qtbot.waitSignal(model.first_rows_shown, timeout=10_000):
+            pass
+        assert all(model.summary_at(row).name.startswith("skill 00") for row in range(model.rowCount()))
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+    assert list(model.ids()) == repository.query(state.query).ids
