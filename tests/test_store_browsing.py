@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from dataclasses import replace
 from itertools import product
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event, func
 
 from benchmarks.synthetic import COMMON_TAG, generate_skills
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
-from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, SortKey
+from skillstudio.store import Actor, Cancellation, Database, LibraryError, SkillQuery, SkillRepository, SortKey
+from skillstudio.store import repository as repository_module
 from skillstudio.store.migrations import d057_statements
 from skillstudio.store.query import build_select, first_ids
 from tests.factories import ai_skill
@@ -214,3 +217,46 @@ def test_game_modules_are_the_distinct_modules(library: SkillRepository) -> None
     with library.database.read() as session:
         plain = session.connection().exec_driver_sql("SELECT DISTINCT game_module FROM skills").scalars()
         assert library.facets.game_modules() == sorted(plain) == ["ra1", "ra2", "td"]
+
+
+def test_a_cancelled_query_stops_and_leaves_the_library_usable(tmp_path: Path, monkeypatch) -> None:
+    """The table cancels the rest of a query nobody waits for: SQLite stops where it is, and the
+    pooled connection it ran on reads normally afterwards."""
+    path = tmp_path / "cancel.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database, Actor("test", "system")).create_many(generate_skills(50, seed=2))
+    database = Database(path)
+    cancellation = Cancellation()
+    inside_sqlite, cancelled = threading.Event(), threading.Event()
+
+    def gate(value: object) -> object:  # called by SQLite for each row: the first one waits
+        inside_sqlite.set()
+        cancelled.wait(timeout=10)
+        return value
+
+    event.listen(database.engine, "connect", lambda raw, _record: raw.create_function("gate", 1, gate))
+    database.engine.dispose()  # every connection from now on knows gate()
+    plain_select = repository_module.build_select
+    monkeypatch.setattr(repository_module, "build_select", lambda q: plain_select(q).where(func.gate(1) == 1))
+    repository = SkillRepository(database)
+    failures: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            repository.query(SkillQuery(text="t"), cancellation=cancellation)
+        except LibraryError as error:
+            failures.append(error)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert inside_sqlite.wait(timeout=10)
+    cancellation.cancel()
+    cancelled.set()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and "interrupted" in str(failures[0])
+    with pytest.raises(LibraryError, match="interrupted"):
+        repository.query(SkillQuery(), cancellation=cancellation)  # cancelled before it starts: never runs
+    monkeypatch.setattr(repository_module, "build_select", plain_select)
+    for _ in range(3):  # every pooled connection reads normally again
+        assert repository.query(SkillQuery(text="t")).ids == full_ids(repository, SkillQuery(text="t"))
+    database.close()

@@ -25,7 +25,16 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 
 from skillstudio.gui.qt_confidence_delegate import CONTRADICTION_ROLE
 from skillstudio.gui.workers import LatestOnly, readable
-from skillstudio.store import ChangeKind, LibraryChange, QueryResult, SkillQuery, SkillRepository, SkillSummary, SortKey
+from skillstudio.store import (
+    Cancellation,
+    ChangeKind,
+    LibraryChange,
+    QueryResult,
+    SkillQuery,
+    SkillRepository,
+    SkillSummary,
+    SortKey,
+)
 from skillstudio.verification.marks import RowMarks, page_marks
 
 if TYPE_CHECKING:
@@ -143,9 +152,10 @@ def _first_screen(repository: SkillRepository, query: SkillQuery) -> _FirstScree
     return _FirstScreen(query, ids, rows, page_marks(repository, rows), library_size)
 
 
-def _all_ids(repository: SkillRepository, query: SkillQuery) -> _Answer:
-    """Off the GUI thread, after the first screen: every id, and where each one is."""
-    result = repository.query(query)
+def _all_ids(repository: SkillRepository, query: SkillQuery, cancellation: Cancellation) -> _Answer:
+    """Off the GUI thread, after the first screen: every id, and where each one is (unless
+    another query is asked for first: ``cancellation`` stops SQLite then)."""
+    result = repository.query(query, cancellation=cancellation)
     rows = {skill_id: row for row, skill_id in enumerate(result.ids)}  # a million: not on the GUI thread
     return _Answer(query, result, rows, repository.count())
 
@@ -177,6 +187,7 @@ class SkillTableModel(QAbstractTableModel):
         # The rest of the ids read on a thread of their own: a new query's first screen never
         # waits behind the previous query's full ranking (seconds at 1M skills).
         self._rest_loader = LatestOnly(self, self._show_all, self._fail)
+        self._rest_cancellation = Cancellation()  # of the rest being read
         # A burst of changes (a verification batch, an undo restoring skills one by one) is
         # followed once: one re-query, or one repaint of the rows that changed.
         self._changed_ids: set[str] = set()
@@ -202,17 +213,23 @@ class SkillTableModel(QAbstractTableModel):
         if repository is None:
             return
         self.query = self.state.query
-        self._rest_loader.discard()  # the rest of an older query is nobody's question now
+        self._stop_reading_the_rest()
         self._loader.request(_first_screen, repository, self.query)
         self.query_started.emit()
 
     def shutdown(self) -> None:
         """Before the library closes: drop what is pending, let a running query finish unseen."""
         self._follow_timer.stop()
-        for loader in (self._loader, self._rest_loader):
-            loader.discard()
+        self._loader.discard()
+        self._stop_reading_the_rest()
         for loader in (self._loader, self._rest_loader):
             loader.wait()
+
+    def _stop_reading_the_rest(self) -> None:
+        """The rest of an older query is nobody's question now: drop it, and stop SQLite."""
+        self._rest_loader.discard()
+        self._rest_cancellation.cancel()
+        self._rest_cancellation = Cancellation()
 
     def _on_query_changed(self, _query: SkillQuery) -> None:
         self.reload()
@@ -263,7 +280,7 @@ class SkillTableModel(QAbstractTableModel):
             self.library_size = screen.library_size
             self.query_finished.emit()
         elif repository is not None:
-            self._rest_loader.request(_all_ids, repository, screen.query)
+            self._rest_loader.request(_all_ids, repository, screen.query, self._rest_cancellation)
 
     def _show_all(self, answer: _Answer) -> None:
         self.library_size = answer.library_size

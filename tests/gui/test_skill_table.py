@@ -73,10 +73,10 @@ def test_a_new_query_shows_without_waiting_for_the_rest_of_the_last_one(
     release = threading.Event()
     reading_the_rest = threading.Event()
 
-    def held_rest(repository: SkillRepository, query: SkillQuery):
+    def held_rest(repository: SkillRepository, query: SkillQuery, cancelled: threading.Event):
         reading_the_rest.set()
         release.wait(timeout=30)
-        return all_ids(repository, query)
+        return all_ids(repository, query, cancelled)
 
     monkeypatch.setattr(skill_table_model, "_all_ids", held_rest)
     state.set_query(SkillQuery(text="skill"))
