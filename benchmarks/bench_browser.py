@@ -56,7 +56,8 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-PAGE_SQL = "ORDER BY name COLLATE NOCASE, id LIMIT 200"
+SCREEN = 64  # skill_table_model.FIRST_SCREEN: the rows a query shows first
+PAGE_SQL = f"ORDER BY name COLLATE NOCASE, id LIMIT {SCREEN}"
 CONFIDENCE_ORDER = (
     "CASE WHEN confidence = 'tentative' THEN 0 WHEN confidence = 'established' THEN 1"
     " WHEN confidence = 'proven' THEN 2 ELSE -1 END"
@@ -84,11 +85,12 @@ class _Plain:
         self.connection.execute(sql, params).fetchall()
         return time.perf_counter() - started
 
-    def ranked_page(self, match: str) -> float:
+    def ranked_page(self, match: str, rows: int = SCREEN) -> float:
         return self.time(
             "SELECT s.id FROM (SELECT rowid AS r, rank AS k FROM skills_fts WHERE skills_fts MATCH ?"
-            " ORDER BY +rank LIMIT 200) JOIN skills AS s ON s.rowid = r ORDER BY k",
+            " ORDER BY +rank LIMIT ?) JOIN skills AS s ON s.rowid = r ORDER BY k",
             match,
+            rows,
         )
 
     def rows(self, ids: list[str]) -> float:
@@ -129,7 +131,8 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
 
     def settle(window: QtMainWindow) -> None:
         """Wait for everything the action started (the rest of the ids too), then repaint;
-        GUI-thread time is recorded."""
+        GUI-thread time is recorded. Then let the dashboard, which follows the query a moment
+        later, finish too: its reload must not run into the next action's figures."""
         busy = 0.0
         while True:
             for loader in (window.model._loader, window.model._rest_loader):
@@ -141,6 +144,8 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
             if not window.model.loading:
                 break
         blocked.append(busy)
+        while window.dashboard is not None and window.dashboard.loading:
+            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
         first_rows.clear()
 
     started = time.perf_counter()
@@ -298,7 +303,7 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
         window.table.scrollTo(window.model.index(target, 0))
         settle(window)
         samples.append(time.perf_counter() - started)
-        limits.append(plain.rows(list(window.model.ids()[target : target + 200])))
+        limits.append(plain.rows(list(window.model.ids()[target : target + 200])))  # a PAGE
     results["scroll to an unread page"] = {"samples": samples, "limit": limits, "rows": rows}
 
     for column, key in SORTED_COLUMNS.items():
@@ -314,7 +319,7 @@ def _measure_in_process(path: Path, repeats: int) -> dict[str, object]:
             complete.append(time.perf_counter() - started)
             blocking.append(action_s + blocked[-1])
             tail = "id" if column == 0 else "name COLLATE NOCASE, id"
-            limits.append(plain.time(f"SELECT id FROM skills ORDER BY {key} DESC, {tail} LIMIT 200"))
+            limits.append(plain.time(f"SELECT id FROM skills ORDER BY {key} DESC, {tail} LIMIT {SCREEN}"))
         results[f"sort by {window.model.headerData(column, Qt.Orientation.Horizontal)} (desc)"] = {
             "samples": samples,
             "complete": complete,
@@ -372,7 +377,7 @@ def _store_queries(repository, plain: _Plain, repeats: int, skill_query) -> dict
         timed(
             f"store: FTS {text!r}, first page",
             lambda text=text: repository.first_page(skill_query(text=text), 200),
-            lambda match=match: plain.ranked_page(match),
+            lambda match=match: plain.ranked_page(match, 200),
             len,
         )
     return out

@@ -123,6 +123,9 @@ def test_startup_benchmark_runs(tmp_path, capsys):
 
 def test_browser_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
     pytest.importorskip("PySide6")
+    from skillstudio.gui.skill_table_model import FIRST_SCREEN
+
+    assert bench_browser.SCREEN == FIRST_SCREEN  # its plain limits read as many rows as the table
     assert bench_browser.main(["--sizes", "150", "--repeats", "1", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "browser.json").read_text(encoding="utf-8"))["150"]
     assert report["open"]["rows"] == 150 and report["peak_rss_mb"] > 0

@@ -51,6 +51,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 PAGE = 200  # rows read per cache miss: about two screens
+FIRST_SCREEN = 64  # rows read before a query's answer shows: a tall window's worth
 CACHE_LIMIT = 20_000  # rows kept; older pages are dropped first
 FOLLOW_CHANGES_MS = 50  # changes arriving within this follow together
 
@@ -146,9 +147,9 @@ class _Answer:
 def _first_screen(repository: SkillRepository, query: SkillQuery) -> _FirstScreen:
     """Off the GUI thread: the first page alone, so that it shows before the rest is read (at
     100k skills every match of a common word ranked takes half a second, a page a tenth)."""
-    ids = repository.first_page(query, PAGE)
+    ids = repository.first_page(query, FIRST_SCREEN)
     rows = repository.summaries(ids)
-    library_size = repository.count() if len(ids) < PAGE else None
+    library_size = repository.count() if len(ids) < FIRST_SCREEN else None
     return _FirstScreen(query, ids, rows, page_marks(repository, rows), library_size)
 
 

@@ -668,10 +668,12 @@ MIGRATIONS += (
 
 # The browser's orders, one index each, so that its first screen reads LIMIT rows along an index
 # instead of sorting the whole library (docs/storage.md). Each holds the order's whole key (the
-# column, then name and id, which break ties). A descending order of a column with few values
-# (domain, module, source, tier) needs its own index: reading an ascending one backwards would
-# sort a whole value's rows by name first.
+# column, then name and id, which break ties) and the columns the filter panel filters on, so a
+# filtered first page is read from the index alone. A descending order of a column with few
+# values (domain, module, source, tier) needs its own index: reading an ascending one backwards
+# would sort a whole value's rows by name first.
 _BROWSE_ORDERS = {
+    "name": None,
     "success_rate": "success_rate",
     "verification_count": "verification_count",
     "average_rating": "average_rating",
@@ -688,15 +690,18 @@ _BROWSE_ORDERS = {
     " WHEN confidence = 'proven' THEN 2 ELSE -1 END",
 }
 _DESCENDING_TWINS = ("domain", "module", "source", "confidence")
+_FILTERED = ("domain", "game_module", "confidence", "source")
+
+
+def _order_index(name: str, key: str | None) -> str:
+    leading = f"{key}, " if key else ""
+    covered = ", ".join(column for column in _FILTERED if not (key or "").startswith(column))
+    return f"CREATE INDEX studio_order_{name} ON skills({leading}name COLLATE NOCASE, id, {covered});"
+
+
 _ORDER_INDEXES = "\n".join(
-    [
-        f"CREATE INDEX studio_order_{name} ON skills({key}, name COLLATE NOCASE, id);"
-        for name, key in _BROWSE_ORDERS.items()
-    ]
-    + [
-        f"CREATE INDEX studio_order_{name}_desc ON skills({_BROWSE_ORDERS[name]} DESC, name COLLATE NOCASE, id);"
-        for name in _DESCENDING_TWINS
-    ]
+    [_order_index(name, key) for name, key in _BROWSE_ORDERS.items()]
+    + [_order_index(f"{name}_desc", f"{_BROWSE_ORDERS[name]} DESC") for name in _DESCENDING_TWINS]
 )
 _TAGS = "json_each(CASE WHEN json_valid({row}.tags) THEN {row}.tags ELSE '[]' END)"
 _ADD_TAGS = (
@@ -732,9 +737,13 @@ MIGRATIONS += (
         "Instant browsing at 1M skills: an index per sort order, tag and creator counts kept by triggers",
         _ORDER_INDEXES
         + """
-        -- studio_skills_domain and studio_skills_module are the first column of the new ones.
+        -- The new indexes do their work: studio_skills_domain and _module are the first column
+        -- of two of them, and each covers what studio_skills_browse (migration 2) covered for a
+        -- listing, in its own order; studio_order_name is studio_skills_by_name, covering.
         DROP INDEX studio_skills_domain;
         DROP INDEX studio_skills_module;
+        DROP INDEX studio_skills_browse;
+        DROP INDEX studio_skills_by_name;
         -- Every tag with how many skills carry it (the filter panel's list), kept by any writer
         -- through these triggers: counting at 100k skills reads every row's tags (0.2 s; 2 s at
         -- 1M). Counted per occurrence, as facets.tag_counts always has.

@@ -28,6 +28,9 @@ from sqlalchemy import (
     text,
     true,
 )
+from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.sql.elements import UnaryExpression
+from sqlalchemy.sql.operators import custom_op
 
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
 from skillstudio.store.orm import SkillMetaRow, SkillRow
@@ -110,30 +113,36 @@ _SORT_COLUMNS = {
 
 
 def _filtered(
-    statement: Select[Any], query: SkillQuery, *, tags_by_fts: bool = True
+    statement: Select[Any], query: SkillQuery, *, walk: bool = False, tags_by_fts: bool = True
 ) -> tuple[Select[Any], list[ColumnElement[bool]]]:
     """``statement`` joined to what the query's filters read, and the filters' conditions.
 
-    ``tags_by_fts``: narrow a tag filter through the FTS index first (SQLite then reads only the
-    tagged rows, and sorts them); without it, SQLite walks the order's index and checks each row,
-    which finds a first page of a common tag sooner."""
+    ``walk``: no filter may lead SQLite to another index than the order's: a first page is then
+    read by walking that index (which covers the filtered columns) until it is full, instead of
+    finding every match first and sorting them. ``tags_by_fts``: narrow a tag filter through the
+    FTS index first (SQLite then reads only the tagged rows, and sorts them); without it, each
+    row the walk meets is checked, which finds a first page of a common tag sooner."""
+    domain, confidence, module, source = (
+        _walked(column) if walk else column
+        for column in (SkillRow.domain, SkillRow.confidence, SkillRow.game_module, SkillRow.source)
+    )
     # Our metadata is joined only when the query needs it: at 100k rows the join costs more
     # than every other part of a plain filtered listing.
     if query.created_by or query.review_states or query.sort is SortKey.CREATED_BY:
         statement = statement.outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
     conditions: list[ColumnElement[bool]] = []
     if query.domains:
-        conditions.append(SkillRow.domain.in_([d.value for d in query.domains]))
+        conditions.append(domain.in_([d.value for d in query.domains]))
     if query.confidences:
         values = [c.value for c in query.confidences]
         if Confidence.TENTATIVE in query.confidences:  # D057's column default
-            conditions.append(or_(SkillRow.confidence.in_(values), SkillRow.confidence.is_(None)))
+            conditions.append(or_(confidence.in_(values), confidence.is_(None)))
         else:
-            conditions.append(SkillRow.confidence.in_(values))
+            conditions.append(confidence.in_(values))
     if query.game_modules:
-        conditions.append(SkillRow.game_module.in_(query.game_modules))
+        conditions.append(module.in_(query.game_modules))
     if query.sources:
-        conditions.append(SkillRow.source.in_([s.value for s in query.sources]))
+        conditions.append(source.in_([s.value for s in query.sources]))
     # An engine may have written tags that are not JSON; json_each() would abort the whole
     # query on such a row, so invalid tag text reads as "no tags".
     valid_tags = case((func.json_valid(SkillRow.tags), SkillRow.tags), else_="[]")
@@ -201,13 +210,13 @@ def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: in
     badly, and a tie there would need the name to decide), or when the pool holds every match;
     else a larger pool is tried. Any other order reads ``LIMIT count`` along an index."""
     match = fts_expression(query.text)
-    if match is None or query.sort is not SortKey.RELEVANCE:
-        if match is None and query.tags and _common_tags(connection, query.tags, count):
-            statement, conditions = _filtered(select(SkillRow.id), query, tags_by_fts=False)
-            statement = statement.where(and_(*conditions)).order_by(*_ordering(query, None))
-        else:
-            statement = build_select(query)
+    if match is None:
+        tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count)
+        statement, conditions = _filtered(select(SkillRow.id), query, walk=True, tags_by_fts=tags_by_fts)
+        statement = statement.where(and_(true(), *conditions)).order_by(*_ordering(query, None))
         return list(connection.execute(statement.limit(count)).scalars())
+    if query.sort is not SortKey.RELEVANCE:
+        return list(connection.execute(build_select(query).limit(count)).scalars())
     pool = pool or 2 * count
     while True:
         best = "DESC" if query.descending else "ASC"
@@ -236,6 +245,11 @@ def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: in
 
 
 _MAX_POOL = 20_000  # matches read for a first page before the full ranking is cheaper
+
+
+def _walked(column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
+    """``+column``: the same value, but SQLite will not pick an index on it."""
+    return UnaryExpression(column.expression, operator=custom_op("+"), type_=column.type)
 
 
 def _common_tags(connection: Connection, tags: Sequence[str], count: int) -> bool:

@@ -10,7 +10,7 @@ pytest.importorskip("PySide6")
 
 from skillstudio.gui import skill_table_model
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.skill_table_model import PAGE, SkillTableModel
+from skillstudio.gui.skill_table_model import FIRST_SCREEN, PAGE, SkillTableModel
 from skillstudio.gui.skill_table_model import _all_ids as all_ids
 from skillstudio.store import SkillQuery, SkillRepository, SortKey
 from tests.factories import ai_skill
@@ -42,8 +42,8 @@ def test_the_first_screen_shows_first_and_the_rest_follows_below_it(
     qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
     expected = repository.query(query).ids
     assert len(expected) > PAGE
-    assert first_screens == [expected[:PAGE]]
-    assert inserted == [(PAGE, len(expected) - 1)]  # appended: the rows on screen stay where they are
+    assert first_screens == [expected[:FIRST_SCREEN]]
+    assert inserted == [(FIRST_SCREEN, len(expected) - 1)]  # appended: the rows on screen stay where they are
     assert list(model.ids()) == expected and model.total == len(expected) == model.rowCount()
     assert model.library_size == 3 * PAGE + 7
     assert [model.row_of(skill_id) for skill_id in expected] == list(range(len(expected)))
@@ -66,7 +66,7 @@ def test_a_new_query_shows_without_waiting_for_the_rest_of_the_last_one(
 ) -> None:
     """At 1M skills the rest of a common word takes seconds: the next keystroke must not queue
     behind it. Here the rest is held until the next query's first screen has shown."""
-    repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(PAGE + 5)])
+    repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(FIRST_SCREEN + 5)])
     state = BrowserState(repository, owner)
     model = SkillTableModel(state, owner)
     qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
