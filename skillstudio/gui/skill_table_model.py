@@ -129,10 +129,6 @@ class _FirstScreen:
     marks: dict[str, RowMarks]
     library_size: int | None  # read only when these ids are all there is
 
-    @property
-    def complete(self) -> bool:
-        return self.library_size is not None
-
 
 @dataclass(frozen=True)
 class _Answer:
@@ -277,7 +273,7 @@ class SkillTableModel(QAbstractTableModel):
         self.endResetModel()
         self.first_rows_shown.emit()
         repository = self.state.repository
-        if screen.library_size is not None:
+        if screen.library_size is not None:  # the whole answer
             self.library_size = screen.library_size
             self.query_finished.emit()
         elif repository is not None:

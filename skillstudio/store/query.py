@@ -208,7 +208,8 @@ def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: in
     those are joined and filtered. That is the full order's beginning when the pool's worst rank
     is strictly worse than the last row kept (every match outside the pool ranks at least as
     badly, and a tie there would need the name to decide), or when the pool holds every match;
-    else a larger pool is tried. Any other order reads ``LIMIT count`` along an index."""
+    else a larger pool is tried. Without a search, SQLite walks the order's index (migration 13)
+    until ``count`` rows pass the filters; a search in another order reads ``LIMIT count``."""
     match = fts_expression(query.text)
     if match is None:
         tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count)
@@ -218,11 +219,13 @@ def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: in
     if query.sort is not SortKey.RELEVANCE:
         return list(connection.execute(build_select(query).limit(count)).scalars())
     pool = pool or 2 * count
+    direction = "DESC" if query.descending else "ASC"
     while True:
-        best = "DESC" if query.descending else "ASC"
         # +rank: SQLite's own top-N sorter; FTS5's "ORDER BY rank" would sort every match.
         ranked = (
-            text(f"SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match ORDER BY +rank {best} LIMIT :pool")
+            text(
+                f"SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match ORDER BY +rank {direction} LIMIT :pool"
+            )
             .bindparams(match=match, pool=pool)
             .columns(literal_column("rowid"), literal_column("rank"))
             .subquery("fts")
