@@ -63,6 +63,10 @@ QUERIES = [
     SkillQuery(untagged=True),
     SkillQuery(sources=(SourceKind.WORKSHOP,), game_modules=("ra1", "td")),
     *(SkillQuery(sort=sort, descending=descending) for sort, descending in product(SortKey, (False, True))),
+    *(  # filters on the columns the order indexes cover, in every order
+        SkillQuery(confidences=(Confidence.TENTATIVE,), game_modules=("td", "ra2"), sort=sort, descending=descending)
+        for sort, descending in product(SortKey, (False, True))
+    ),
 ]
 
 
