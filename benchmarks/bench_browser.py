@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
             text=True,
             env=env,
             cwd=root,
-            timeout=1800,
+            timeout=1800 + size // 100,  # 1M skills: every "all rows" is seconds long
             check=False,  # a failed child is reported with its stderr below
         )
         if done.returncode != 0:
