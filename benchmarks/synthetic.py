@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import uuid
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate
 from typing import Any
@@ -1292,10 +1292,16 @@ class _Generator:
 
 def generate_skills(count: int, seed: int = DEFAULT_SEED) -> list[Skill]:
     """``count`` plausible, varied skills; the same arguments always give the same skills."""
+    return list(iter_skills(count, seed))
+
+
+def iter_skills(count: int, seed: int = DEFAULT_SEED) -> Iterator[Skill]:
+    """The skills of ``generate_skills(count, seed)`` one at a time: a 1M-skill library need not
+    fit in memory as objects while it is written."""
     if count < 0:
         raise ValueError("count must not be negative")
     generator = _Generator(count, seed)
-    return [generator.skill(index) for index in range(count)]
+    return (generator.skill(index) for index in range(count))
 
 
 __all__ = [
@@ -1307,4 +1313,5 @@ __all__ = [
     "PREFIX_QUERY",
     "TAG_VOCABULARY",
     "generate_skills",
+    "iter_skills",
 ]

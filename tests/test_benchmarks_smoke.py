@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks import bench_retrieval, bench_startup, bench_store, run
+from benchmarks import bench_browser, bench_retrieval, bench_startup, bench_store, run
 from benchmarks.synthetic import TAG_VOCABULARY, generate_skills
 from skillstudio.model import (
     BodyKind,
@@ -125,6 +125,20 @@ def test_startup_benchmark_runs(tmp_path, capsys):
     assert 0 < shown <= usable <= complete and rows["SkillStudio usable"]["library"] == "sample"
     assert "skillstudio.gui.app" in report["imports_s"]
     assert "goal: usable < 2 s" in capsys.readouterr().out
+
+
+def test_browser_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
+    pytest.importorskip("PySide6")
+    from skillstudio.gui.skill_table_model import FIRST_SCREEN
+
+    assert bench_browser.SCREEN == FIRST_SCREEN  # its plain limits read as many rows as the table
+    assert bench_browser.main(["--sizes", "150", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "browser.json").read_text(encoding="utf-8"))["150"]
+    assert report["open"]["rows"] == 150 and report["peak_rss_mb"] > 0
+    figures = [value for value in report.values() if isinstance(value, dict)]
+    assert all(len(value["limit"]) == len(value["samples"]) or value is report["open"] for value in figures)
+    assert report["store: filtered list, all ids"]["rows"] == report["store: filtered list, first page"]["rows"]
+    assert "plain SQLite limit" in capsys.readouterr().out
 
 
 def test_runner_finds_the_store_benchmark():

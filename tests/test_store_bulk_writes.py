@@ -229,11 +229,11 @@ def test_update_many_with_one_skill_twice_checks_the_second_against_the_first(re
     assert repository.get(stored.id).name == stored.name
 
 
-# --- migration 13: revisions written as JSON text before it -------------------------------------
+# --- migration 14: revisions written as JSON text before it -------------------------------------
 
 
 def to_text_snapshots(path: Path) -> None:
-    """Put the library back in the format before migration 13, as that SkillStudio wrote it:
+    """Put the library back in the format before migration 14, as that SkillStudio wrote it:
     the JSON text of each snapshot (key-sorted, as its revision writer did) in a TEXT column."""
     with closing(sqlite3.connect(path)) as connection, connection:
         rows = connection.execute(
@@ -249,7 +249,7 @@ def to_text_snapshots(path: Path) -> None:
             "INSERT INTO studio_revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(*row[:-1], json.dumps(decode_snapshot(row[-1]), ensure_ascii=False, sort_keys=True)) for row in rows],
         )
-        connection.execute("DELETE FROM studio_schema_migrations WHERE version = 13")
+        connection.execute("DELETE FROM studio_schema_migrations WHERE version = 14")
 
 
 def history_answers(repository: SkillRepository, ids: Sequence[str]) -> dict[str, Any]:
@@ -265,7 +265,7 @@ def history_answers(repository: SkillRepository, ids: Sequence[str]) -> dict[str
     return answers
 
 
-def test_migration_13_keeps_history_diff_and_revert_of_a_library_with_text_snapshots(tmp_path: Path) -> None:
+def test_migration_14_keeps_history_diff_and_revert_of_a_library_with_text_snapshots(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with Database(path, create=True) as database:
         repository = SkillRepository(database, ACTOR)

@@ -25,7 +25,16 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 
 from skillstudio.gui.qt_confidence_delegate import CONTRADICTION_ROLE
 from skillstudio.gui.workers import LatestOnly, readable
-from skillstudio.store import ChangeKind, LibraryChange, QueryResult, SkillQuery, SkillRepository, SkillSummary, SortKey
+from skillstudio.store import (
+    Cancellation,
+    ChangeKind,
+    LibraryChange,
+    QueryResult,
+    SkillQuery,
+    SkillRepository,
+    SkillSummary,
+    SortKey,
+)
 from skillstudio.verification.marks import RowMarks, page_marks
 
 if TYPE_CHECKING:
@@ -42,6 +51,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 PAGE = 200  # rows read per cache miss: about two screens
+FIRST_SCREEN = 64  # rows read before a query's answer shows: a tall window's worth
 CACHE_LIMIT = 20_000  # rows kept; older pages are dropped first
 FOLLOW_CHANGES_MS = 50  # changes arriving within this follow together
 
@@ -110,32 +120,53 @@ def display(summary: SkillSummary, column: int, marks: RowMarks = _NO_MARKS) -> 
 
 
 @dataclass(frozen=True)
+class _FirstScreen:
+    """The beginning of one query's answer: its first ids, their rows and marks."""
+
+    query: SkillQuery
+    ids: list[str]
+    rows: list[SkillSummary]
+    marks: dict[str, RowMarks]
+    library_size: int | None  # read only when these ids are all there is
+
+
+@dataclass(frozen=True)
 class _Answer:
-    """What one query found: its ids, the first screen of rows and their marks, and the library's size."""
+    """All of one query's ids (in order, with each one's row number) and the library's size."""
 
     query: SkillQuery
     result: QueryResult
-    first_page: list[SkillSummary]
-    first_marks: dict[str, RowMarks]
+    rows: dict[str, int]
     library_size: int
 
 
-def _run_query(repository: SkillRepository, query: SkillQuery) -> _Answer:
-    """Off the GUI thread: at 100k skills a common search word takes SQLite half a second."""
-    result = repository.query(query)
-    first_page = repository.summaries(result.ids[:PAGE])  # the first screen, ready to paint
-    library_size = repository.count()  # for "N of M match"; a scan at 100k
-    return _Answer(query, result, first_page, page_marks(repository, first_page), library_size)
+def _first_screen(repository: SkillRepository, query: SkillQuery) -> _FirstScreen:
+    """Off the GUI thread: the first page alone, so that it shows before the rest is read (at
+    100k skills every match of a common word ranked takes half a second, a page a tenth)."""
+    ids = repository.first_page(query, FIRST_SCREEN)
+    rows = repository.summaries(ids)
+    library_size = repository.count() if len(ids) < FIRST_SCREEN else None
+    return _FirstScreen(query, ids, rows, page_marks(repository, rows), library_size)
+
+
+def _all_ids(repository: SkillRepository, query: SkillQuery, cancellation: Cancellation) -> _Answer:
+    """Off the GUI thread, after the first screen: every id, and where each one is (unless
+    another query is asked for first: ``cancellation`` stops SQLite then)."""
+    result = repository.query(query, cancellation=cancellation)
+    rows = {skill_id: row for row, skill_id in enumerate(result.ids)}  # a million: not on the GUI thread
+    return _Answer(query, result, rows, repository.count())
 
 
 class SkillTableModel(QAbstractTableModel):
     """The rows of ``state.query``, following the state: its query, its library, its changes.
 
     ``query_started`` / ``query_finished`` / ``query_failed`` frame each query; ``loading`` says
-    whether one (or a refresh after a change) is under way.
+    whether one (or a refresh after a change) is under way. A query's first screen of rows is
+    shown first (``first_rows_shown``); the rest of its ids arrive after it, as more rows.
     """
 
     query_started = Signal()
+    first_rows_shown = Signal()  # the query's first screen is in the table; the rest may follow
     query_finished = Signal()
     query_failed = Signal(str)
 
@@ -147,9 +178,13 @@ class SkillTableModel(QAbstractTableModel):
         self._rows: dict[str, int] = {}
         self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
         self._marks: dict[str, RowMarks] = {}  # of the cached rows that have any
-        self.total = 0  # matching skills (== len(ids): the browser never pages)
+        self.total = 0  # matching skills (== len(ids) once the whole answer is in)
         self.library_size = 0  # skills in the library, whatever the query
-        self._loader = LatestOnly(self, self._apply, self._fail)
+        self._loader = LatestOnly(self, self._show_first_screen, self._fail)
+        # The rest of the ids read on a thread of their own: a new query's first screen never
+        # waits behind the previous query's full ranking (seconds at 1M skills).
+        self._rest_loader = LatestOnly(self, self._show_all, self._fail)
+        self._rest_cancellation = Cancellation()  # of the rest being read
         # A burst of changes (a verification batch, an undo restoring skills one by one) is
         # followed once: one re-query, or one repaint of the rows that changed.
         self._changed_ids: set[str] = set()
@@ -166,7 +201,7 @@ class SkillTableModel(QAbstractTableModel):
     @property
     def loading(self) -> bool:
         """A query runs, or changes wait to be followed: the rows may not be the latest yet."""
-        return self._loader.loading or self._follow_timer.isActive()
+        return self._loader.loading or self._rest_loader.loading or self._follow_timer.isActive()
 
     def reload(self) -> None:
         """Re-run the query (rows may have appeared, gone or moved) on a worker thread; the
@@ -175,14 +210,23 @@ class SkillTableModel(QAbstractTableModel):
         if repository is None:
             return
         self.query = self.state.query
-        self._loader.request(_run_query, repository, self.query)
+        self._stop_reading_the_rest()
+        self._loader.request(_first_screen, repository, self.query)
         self.query_started.emit()
 
     def shutdown(self) -> None:
         """Before the library closes: drop what is pending, let a running query finish unseen."""
         self._follow_timer.stop()
         self._loader.discard()
-        self._loader.wait()
+        self._stop_reading_the_rest()
+        for loader in (self._loader, self._rest_loader):
+            loader.wait()
+
+    def _stop_reading_the_rest(self) -> None:
+        """The rest of an older query is nobody's question now: drop it, and stop SQLite."""
+        self._rest_loader.discard()
+        self._rest_cancellation.cancel()
+        self._rest_cancellation = Cancellation()
 
     def _on_query_changed(self, _query: SkillQuery) -> None:
         self.reload()
@@ -218,16 +262,37 @@ class SkillTableModel(QAbstractTableModel):
         else:
             self.refresh(changed)
 
-    def _apply(self, answer: _Answer) -> None:
-        self.library_size = answer.library_size
+    def _show_first_screen(self, screen: _FirstScreen) -> None:
         self.beginResetModel()
-        self._ids = answer.result.ids
+        self._ids = screen.ids
         self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}
         self._cache.clear()
-        self._cache.update((summary.id, summary) for summary in answer.first_page)
-        self._marks = dict(answer.first_marks)
-        self.total = answer.result.total
+        self._cache.update((summary.id, summary) for summary in screen.rows)
+        self._marks = dict(screen.marks)
+        self.total = len(self._ids)
         self.endResetModel()
+        self.first_rows_shown.emit()
+        repository = self.state.repository
+        if screen.library_size is not None:  # the whole answer
+            self.library_size = screen.library_size
+            self.query_finished.emit()
+        elif repository is not None:
+            self._rest_loader.request(_all_ids, repository, screen.query, self._rest_cancellation)
+
+    def _show_all(self, answer: _Answer) -> None:
+        self.library_size = answer.library_size
+        ids = answer.result.ids
+        shown = len(self._ids)
+        if ids[:shown] == self._ids:  # as it should be: the rest goes below the first screen
+            if len(ids) > shown:
+                self.beginInsertRows(QModelIndex(), shown, len(ids) - 1)
+                self._ids, self._rows = ids, answer.rows
+                self.endInsertRows()
+        else:  # the library changed in between: show the whole answer afresh
+            self.beginResetModel()
+            self._ids, self._rows = ids, answer.rows
+            self.endResetModel()
+        self.total = answer.result.total
         self.query_finished.emit()
 
     def _fail(self, error: BaseException) -> None:

@@ -1,6 +1,6 @@
 """The library store: D057's SQLite tables, our extension tables, and the repository API."""
 
-from skillstudio.store.database import Database
+from skillstudio.store.database import Cancellation, Database
 from skillstudio.store.errors import (
     ConflictError,
     InvalidSkillData,
@@ -59,6 +59,7 @@ __all__ = [
     "Actor",
     "AuditAction",
     "AuditEntry",
+    "Cancellation",
     "ChangeBus",
     "ChangeKind",
     "Claim",

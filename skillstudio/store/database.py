@@ -335,6 +335,39 @@ def _unusable(path: Path, error: BaseException) -> LibraryError:
     return NotALibrary(f"{path} is not a usable SQLite database ({cause})")
 
 
+class Cancellation:
+    """Lets another thread stop a long read whose answer nobody waits for any more.
+
+    :meth:`cancel` interrupts the statements running on the connections :meth:`watching` covers
+    (``sqlite3_interrupt``: nothing calls back into Python while SQLite works), and refuses to
+    start any more: the read ends with a StorageError saying it was interrupted."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connections: set[sqlite3.Connection] = set()
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            for connection in self._connections:
+                connection.interrupt()  # a no-op on a connection with no statement running
+
+    @contextmanager
+    def watching(self, connection: Connection) -> Iterator[None]:
+        raw = connection.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)  # an open session's connection
+        with self._lock:
+            if self.cancelled:
+                raise StorageError("the read was interrupted before it started")
+            self._connections.add(raw)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._connections.discard(raw)
+
+
 def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (see module docstring)
     for pragma in CONNECTION_PRAGMAS:

@@ -671,7 +671,166 @@ MIGRATIONS += (
 )
 
 
-# Rows copied per statement by migration 13 (bounded memory on libraries with many revisions).
+# The browser's orders, one index each, so that its first screen reads LIMIT rows along an index
+# instead of sorting the whole library (docs/storage.md). Each holds the order's whole key (the
+# column, then name and id, which break ties) and the columns the filter panel filters on, so a
+# filtered first page is read from the index alone. A descending order of a column with few
+# values (domain, module, source, tier) needs its own index: reading an ascending one backwards
+# would sort a whole value's rows by name first.
+_BROWSE_ORDERS = {
+    "name": None,
+    "success_rate": "success_rate",
+    "verification_count": "verification_count",
+    "average_rating": "average_rating",
+    "use_count": "use_count",
+    "created_at": "created_at",
+    "last_verified": "last_verified",
+    "last_used": "last_used",
+    "domain": "domain",
+    "module": "game_module",
+    "source": "source",
+    # store/query.py's _CONFIDENCE_ORDER, written the same way (an expression index is used only
+    # for the very same expression)
+    "confidence": "CASE WHEN confidence = 'tentative' THEN 0 WHEN confidence = 'established' THEN 1"
+    " WHEN confidence = 'proven' THEN 2 ELSE -1 END",
+}
+_DESCENDING_TWINS = ("domain", "module", "source", "confidence")
+_FILTERED = ("domain", "game_module", "confidence", "source")
+
+
+def _order_index(name: str, key: str | None) -> str:
+    leading = f"{key}, " if key else ""
+    covered = ", ".join(column for column in _FILTERED if not (key or "").startswith(column))
+    return f"CREATE INDEX studio_order_{name} ON skills({leading}name COLLATE NOCASE, id, {covered});"
+
+
+_ORDER_INDEXES = "\n".join(
+    [_order_index(name, key) for name, key in _BROWSE_ORDERS.items()]
+    + [_order_index(f"{name}_desc", f"{_BROWSE_ORDERS[name]} DESC") for name in _DESCENDING_TWINS]
+)
+_TAGS = "json_each(CASE WHEN json_valid({row}.tags) THEN {row}.tags ELSE '[]' END)"
+_ADD_TAGS = (
+    "INSERT INTO studio_tag_counts(tag, skills) SELECT value, COUNT(*) FROM " + _TAGS + " WHERE type = 'text'"
+    " GROUP BY value ON CONFLICT(tag) DO UPDATE SET skills = skills + excluded.skills;"
+)
+_REMOVE_TAGS = (
+    "UPDATE studio_tag_counts SET skills = skills - (SELECT COUNT(*) FROM " + _TAGS + " AS t"
+    " WHERE t.type = 'text' AND t.value = studio_tag_counts.tag)"
+    " WHERE tag IN (SELECT value FROM " + _TAGS + " WHERE type = 'text');"
+    " DELETE FROM studio_tag_counts WHERE skills <= 0;"
+)
+
+# Each creator with how many skills it made (the filter panel's "Created by"): a skill's creator
+# is its studio_skill_meta row's, or 'unknown' without one (a skill an engine wrote). A skill
+# counts while it is in ``skills``, whichever of its two rows is written or deleted first.
+_CREATOR_OF = "COALESCE((SELECT created_by FROM studio_skill_meta WHERE skill_id = {row}.id), 'unknown')"
+_LIVE = "EXISTS (SELECT 1 FROM skills WHERE id = {row}.skill_id)"
+
+
+def _count_creator(creator: str, delta: int, when: str = "true") -> str:
+    return (
+        f"INSERT INTO studio_creator_counts(created_by, skills) SELECT {creator}, {delta} WHERE {when}"
+        " ON CONFLICT(created_by) DO UPDATE SET skills = skills + excluded.skills;"
+    )
+
+
+_FORGET_NO_ONES = "DELETE FROM studio_creator_counts WHERE skills = 0;"
+
+MIGRATIONS += (
+    Migration(
+        13,
+        "Instant browsing at 1M skills: an index per sort order, tag and creator counts kept by triggers",
+        _ORDER_INDEXES
+        + """
+        -- The new indexes do their work: studio_skills_domain and _module are the first column
+        -- of two of them, and each covers what studio_skills_browse (migration 2) covered for a
+        -- listing, in its own order; studio_order_name is studio_skills_by_name, covering.
+        DROP INDEX studio_skills_domain;
+        DROP INDEX studio_skills_module;
+        DROP INDEX studio_skills_browse;
+        DROP INDEX studio_skills_by_name;
+        -- Every tag with how many skills carry it (the filter panel's list), kept by any writer
+        -- through these triggers: counting at 100k skills reads every row's tags (0.2 s; 2 s at
+        -- 1M). Counted per occurrence, as facets.tag_counts always has.
+        CREATE TABLE studio_tag_counts (
+            tag     TEXT PRIMARY KEY,
+            skills  INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO studio_tag_counts(tag, skills)
+            SELECT tag.value, COUNT(*) FROM skills, """
+        + _TAGS.format(row="skills")
+        + """ AS tag WHERE tag.type = 'text' GROUP BY tag.value;
+        CREATE TRIGGER studio_tag_counts_insert AFTER INSERT ON skills BEGIN
+            """
+        + _ADD_TAGS.format(row="new")
+        + """
+        END;
+        CREATE TRIGGER studio_tag_counts_delete AFTER DELETE ON skills BEGIN
+            """
+        + _REMOVE_TAGS.format(row="old")
+        + """
+        END;
+        CREATE TRIGGER studio_tag_counts_update AFTER UPDATE OF tags ON skills
+        WHEN old.tags IS NOT new.tags BEGIN
+            """
+        + _REMOVE_TAGS.format(row="old")
+        + "\n            "
+        + _ADD_TAGS.format(row="new")
+        + """
+        END;
+        CREATE TABLE studio_creator_counts (
+            created_by  TEXT PRIMARY KEY,
+            skills      INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO studio_creator_counts(created_by, skills)
+            SELECT COALESCE(m.created_by, 'unknown'), COUNT(*) FROM skills
+            LEFT JOIN studio_skill_meta AS m ON m.skill_id = skills.id GROUP BY 1;
+        CREATE TRIGGER studio_creator_counts_skill_insert AFTER INSERT ON skills BEGIN
+            """
+        + _count_creator(_CREATOR_OF.format(row="new"), 1)
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_skill_delete AFTER DELETE ON skills BEGIN
+            """
+        + _count_creator(_CREATOR_OF.format(row="old"), -1)
+        + _FORGET_NO_ONES
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_meta_insert AFTER INSERT ON studio_skill_meta
+        WHEN """
+        + _LIVE.format(row="new")
+        + """ BEGIN
+            """
+        + _count_creator("'unknown'", -1)
+        + _count_creator("COALESCE(new.created_by, 'unknown')", 1)
+        + _FORGET_NO_ONES
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_meta_delete AFTER DELETE ON studio_skill_meta
+        WHEN """
+        + _LIVE.format(row="old")
+        + """ BEGIN
+            """
+        + _count_creator("COALESCE(old.created_by, 'unknown')", -1)
+        + _count_creator("'unknown'", 1)
+        + _FORGET_NO_ONES
+        + """
+        END;
+        CREATE TRIGGER studio_creator_counts_meta_update AFTER UPDATE OF skill_id, created_by ON studio_skill_meta
+        BEGIN
+            """
+        + _count_creator("COALESCE(old.created_by, 'unknown')", -1, _LIVE.format(row="old"))
+        + _count_creator("'unknown'", 1, _LIVE.format(row="old"))
+        + _count_creator("'unknown'", -1, _LIVE.format(row="new"))
+        + _count_creator("COALESCE(new.created_by, 'unknown')", 1, _LIVE.format(row="new"))
+        + _FORGET_NO_ONES
+        + """
+        END;
+        """,
+    ),
+)
+
+# Rows copied per statement by migration 14 (bounded memory on libraries with many revisions).
 _REVISION_COPY_BATCH = 2000
 _REVISION_COLUMNS = "id, skill_id, number, version, action, author, created_at, message, snapshot"
 
@@ -702,7 +861,7 @@ def _compress_revision_snapshots(connection: Connection) -> None:
 
 MIGRATIONS += (
     Migration(
-        13,
+        14,
         "Revision snapshots stored zlib-compressed",
         """
         -- Full JSON snapshots were about half of a library's file (issue 17). The snapshot is
@@ -727,6 +886,7 @@ MIGRATIONS += (
         _compress_revision_snapshots,
     ),
 )
+
 
 LATEST_VERSION = MIGRATIONS[-1].version
 

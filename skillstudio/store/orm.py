@@ -91,7 +91,7 @@ class RevisionRow(Base):
     author: Mapped[str] = mapped_column(Text)
     created_at: Mapped[str] = mapped_column(Text)
     message: Mapped[str] = mapped_column(Text, default="")
-    snapshot: Mapped[bytes] = mapped_column(LargeBinary)  # migration 13: history.encode_snapshot
+    snapshot: Mapped[bytes] = mapped_column(LargeBinary)  # migration 14: snapshots.encode_snapshot
 
 
 class AuditRow(Base):

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Connection,
     Select,
     SQLColumnExpression,
     and_,
@@ -25,7 +26,11 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    true,
 )
+from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.sql.elements import UnaryExpression
+from sqlalchemy.sql.operators import custom_op
 
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
 from skillstudio.store.orm import SkillMetaRow, SkillRow
@@ -81,11 +86,13 @@ def fts_expression(user_text: str) -> str | None:
     return " ".join(f'"{word}"*' for word in words)
 
 
+# Literal values, not bound parameters: migration 13's index on this very expression serves the
+# order only if the query spells it the same way.
 _CONFIDENCE_ORDER = case(
-    (SkillRow.confidence == Confidence.TENTATIVE.value, 0),
-    (SkillRow.confidence == Confidence.ESTABLISHED.value, 1),
-    (SkillRow.confidence == Confidence.PROVEN.value, 2),
-    else_=-1,
+    (SkillRow.confidence == literal_column(f"'{Confidence.TENTATIVE.value}'"), literal_column("0")),
+    (SkillRow.confidence == literal_column(f"'{Confidence.ESTABLISHED.value}'"), literal_column("1")),
+    (SkillRow.confidence == literal_column(f"'{Confidence.PROVEN.value}'"), literal_column("2")),
+    else_=literal_column("-1"),
 )
 
 _SORT_COLUMNS = {
@@ -105,26 +112,37 @@ _SORT_COLUMNS = {
 }
 
 
-def build_select(query: SkillQuery) -> Select[str]:
-    """SELECT skills.id ... for the query's filters and order, without offset/limit."""
-    statement = select(SkillRow.id)
+def _filtered(
+    statement: Select[Any], query: SkillQuery, *, walk: bool = False, tags_by_fts: bool = True
+) -> tuple[Select[Any], list[ColumnElement[bool]]]:
+    """``statement`` joined to what the query's filters read, and the filters' conditions.
+
+    ``walk``: no filter may lead SQLite to another index than the order's: a first page is then
+    read by walking that index (which covers the filtered columns) until it is full, instead of
+    finding every match first and sorting them. ``tags_by_fts``: narrow a tag filter through the
+    FTS index first (SQLite then reads only the tagged rows, and sorts them); without it, each
+    row the walk meets is checked, which finds a first page of a common tag sooner."""
+    domain, confidence, module, source = (
+        _walked(column) if walk else column
+        for column in (SkillRow.domain, SkillRow.confidence, SkillRow.game_module, SkillRow.source)
+    )
     # Our metadata is joined only when the query needs it: at 100k rows the join costs more
     # than every other part of a plain filtered listing.
     if query.created_by or query.review_states or query.sort is SortKey.CREATED_BY:
         statement = statement.outerjoin(SkillMetaRow, SkillMetaRow.skill_id == SkillRow.id)
     conditions: list[ColumnElement[bool]] = []
     if query.domains:
-        conditions.append(SkillRow.domain.in_([d.value for d in query.domains]))
+        conditions.append(domain.in_([d.value for d in query.domains]))
     if query.confidences:
         values = [c.value for c in query.confidences]
         if Confidence.TENTATIVE in query.confidences:  # D057's column default
-            conditions.append(or_(SkillRow.confidence.in_(values), SkillRow.confidence.is_(None)))
+            conditions.append(or_(confidence.in_(values), confidence.is_(None)))
         else:
-            conditions.append(SkillRow.confidence.in_(values))
+            conditions.append(confidence.in_(values))
     if query.game_modules:
-        conditions.append(SkillRow.game_module.in_(query.game_modules))
+        conditions.append(module.in_(query.game_modules))
     if query.sources:
-        conditions.append(SkillRow.source.in_([s.value for s in query.sources]))
+        conditions.append(source.in_([s.value for s in query.sources]))
     # An engine may have written tags that are not JSON; json_each() would abort the whole
     # query on such a row, so invalid tag text reads as "no tags".
     valid_tags = case((func.json_valid(SkillRow.tags), SkillRow.tags), else_="[]")
@@ -132,7 +150,7 @@ def build_select(query: SkillQuery) -> Select[str]:
         # The FTS index over the tags column narrows the candidates cheaply (a 100k library
         # would otherwise run json_each on every row); json_each then checks the exact tag.
         words = _WORD.findall(tag)
-        if words:
+        if words and tags_by_fts:
             phrase = '{tags}: "' + " ".join(words) + '"'
             conditions.append(
                 literal_column("skills.rowid").in_(
@@ -158,6 +176,12 @@ def build_select(query: SkillQuery) -> Select[str]:
         if None in query.review_states:
             options.append(SkillMetaRow.review_state.is_(None))
         conditions.append(or_(*options))
+    return statement, conditions
+
+
+def build_select(query: SkillQuery) -> Select[str]:
+    """SELECT skills.id ... for the query's filters and order, without offset/limit."""
+    statement, conditions = _filtered(select(SkillRow.id), query)
     match = fts_expression(query.text)
     rank = None
     if match is not None:
@@ -176,6 +200,76 @@ def build_select(query: SkillQuery) -> Select[str]:
     return statement.order_by(*_ordering(query, rank))
 
 
+def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: int | None = None) -> list[str]:
+    """The first ``count`` ids of ``build_select(query)``, exactly, without ranking every match.
+
+    Ordered by relevance, the full query bm25-ranks every match of a common word and joins each
+    to its row; here FTS5 keeps only the ``pool`` best-ranked matches (a top-N sort), and only
+    those are joined and filtered. That is the full order's beginning when the pool's worst rank
+    is strictly worse than the last row kept (every match outside the pool ranks at least as
+    badly, and a tie there would need the name to decide), or when the pool holds every match;
+    else a larger pool is tried. Without a search, SQLite walks the order's index (migration 13)
+    until ``count`` rows pass the filters; a search in another order reads ``LIMIT count``."""
+    match = fts_expression(query.text)
+    if match is None:
+        tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count)
+        statement, conditions = _filtered(select(SkillRow.id), query, walk=True, tags_by_fts=tags_by_fts)
+        statement = statement.where(and_(true(), *conditions)).order_by(*_ordering(query, None))
+        return list(connection.execute(statement.limit(count)).scalars())
+    if query.sort is not SortKey.RELEVANCE:
+        return list(connection.execute(build_select(query).limit(count)).scalars())
+    pool = pool or 2 * count
+    direction = "DESC" if query.descending else "ASC"
+    while True:
+        # +rank: SQLite's own top-N sorter; FTS5's "ORDER BY rank" would sort every match.
+        ranked = (
+            text(
+                f"SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match ORDER BY +rank {direction} LIMIT :pool"
+            )
+            .bindparams(match=match, pool=pool)
+            .columns(literal_column("rowid"), literal_column("rank"))
+            .subquery("fts")
+        )
+        # Every pooled match is read (an outer join), so the pool's size and worst rank are known;
+        # the filters say which of them are kept.
+        pooled = select(ranked.c.rank, SkillRow.id).select_from(ranked)
+        pooled = pooled.outerjoin(SkillRow, literal_column("skills.rowid") == ranked.c.rowid)
+        statement, conditions = _filtered(pooled, query)
+        statement = statement.add_columns(case((and_(true(), *conditions), 1), else_=0).label("kept"))
+        rows = connection.execute(statement.order_by(*_ordering(query, ranked.c.rank))).all()
+        kept = [(rank, skill_id) for rank, skill_id, keep in rows if keep == 1 and skill_id is not None]
+        if len(rows) < pool or (len(kept) >= count and kept[count - 1][0] != rows[-1][0]):
+            return [skill_id for _rank, skill_id in kept[:count]]
+        # A pool big enough at the share the filters kept, or, when they keep few, the full
+        # ranking: it costs about as much as a pool that large.
+        pool = max(4 * pool, 2 * count * len(rows) // max(len(kept), 1))
+        if pool > _MAX_POOL:
+            return list(connection.execute(build_select(query).limit(count)).scalars())
+
+
+_MAX_POOL = 20_000  # matches read for a first page before the full ranking is cheaper
+
+
+def _walked(column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
+    """``+column``: the same value, but SQLite will not pick an index on it."""
+    return UnaryExpression(column.expression, operator=custom_op("+"), type_=column.type)
+
+
+def _common_tags(connection: Connection, tags: Sequence[str], count: int) -> bool:
+    """Whether walking the library in order meets ``count`` skills with all these tags within
+    _MAX_POOL rows, going by the rarest one's count (a guess that only picks the plan)."""
+    wanted = set(tags)
+    known: int
+    rarest: int | None
+    known, rarest = connection.execute(
+        select(func.count(), func.min(literal_column("skills")))
+        .select_from(text("studio_tag_counts"))
+        .where(literal_column("tag").in_(sorted(wanted)))
+    ).one()
+    library = connection.execute(text("SELECT MAX(rowid) FROM skills")).scalar() or 0  # about the count, at once
+    return rarest is not None and known == len(wanted) and count * int(library) <= _MAX_POOL * rarest
+
+
 _NAME = _SORT_COLUMNS[SortKey.NAME]
 _NOT_NULL = {SortKey.NAME, SortKey.DOMAIN, SortKey.GAME_MODULE, SortKey.SOURCE, SortKey.CREATED_AT, SortKey.CONFIDENCE}
 
@@ -189,11 +283,12 @@ def _ordering(query: SkillQuery, rank: ColumnElement[float] | None) -> list[SQLC
         sort = SortKey.NAME
     key = _SORT_COLUMNS[sort]
     primary = key.desc() if query.descending else key.asc()
-    # Ties broken by name then id, so the order is stable; NULLs (missing figures) last.
+    # Ties broken by name then id, so the order is stable.
     tail = [SkillRow.id] if sort is SortKey.NAME else [_NAME, SkillRow.id]
-    if sort in _NOT_NULL:
+    if sort in _NOT_NULL or query.descending:  # SQLite puts NULLs last in a descending order
         return [primary, *tail]
-    return [key.is_(None), primary, *tail]
+    # NULLs (missing figures) last, written so that an index on the column serves the order.
+    return [primary.nulls_last(), *tail]
 
 
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's variable limit
@@ -214,4 +309,4 @@ def id_lists(ids: Sequence[str], size: int = _CHUNK) -> Iterator[tuple[str, dict
         yield ", ".join(f":i{n}" for n in range(len(chunk))), {f"i{n}": value for n, value in enumerate(chunk)}
 
 
-__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "fts_expression", "id_lists"]
+__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "first_ids", "fts_expression", "id_lists"]

@@ -26,13 +26,14 @@ window) got there first.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 
 from sqlalchemy import func, select
 
 from skillstudio.model import ReviewState, Skill
 from skillstudio.model.evidence import VerificationRecord
 from skillstudio.store.agent_writes import AgentWriteBudget
-from skillstudio.store.database import Database
+from skillstudio.store.database import Cancellation, Database
 from skillstudio.store.embeddings import EmbeddingStore
 from skillstudio.store.errors import ConflictError, InvalidStoredSkill, SkillNotFound
 from skillstudio.store.events import AuditAction
@@ -44,7 +45,7 @@ from skillstudio.store.history import History
 from skillstudio.store.imports import PackageKey, apply_import
 from skillstudio.store.orm import SkillMetaRow, SkillRow
 from skillstudio.store.privacy_marks import PrivacyMarks
-from skillstudio.store.query import SkillQuery, build_select, chunks
+from skillstudio.store.query import SkillQuery, build_select, chunks, first_ids
 from skillstudio.store.reviews import Reviews
 from skillstudio.store.runs import RunStore
 from skillstudio.store.settings import LibrarySettings
@@ -136,22 +137,31 @@ class SkillRepository(StorePart):
                     raise SkillNotFound(f"{prefix}…", ambiguous=True)
         raise SkillNotFound(prefix)
 
-    def query(self, query: SkillQuery = _ALL) -> QueryResult:
+    def query(self, query: SkillQuery = _ALL, *, cancellation: Cancellation | None = None) -> QueryResult:
+        """The ids ``query`` selects, in its order, and how many match. ``cancellation`` may stop
+        it from another thread (a StorageError): nobody waits for its answer any more."""
         statement = build_select(query)
         with self.database.read() as session:
             # Core execution: ids need no ORM identity map, which costs more than SQLite here.
             connection = session.connection()
-            if query.offset or query.limit is not None:
-                counted = select(func.count()).select_from(statement.order_by(None).subquery())
-                total = connection.execute(counted).scalar_one()
-                paged = statement.offset(query.offset)
-                if query.limit is not None:
-                    paged = paged.limit(query.limit)
-                ids = list(connection.execute(paged).scalars())
-            else:
-                ids = list(connection.execute(statement).scalars())
-                total = len(ids)
+            with cancellation.watching(connection) if cancellation is not None else nullcontext():
+                if query.offset or query.limit is not None:
+                    counted = select(func.count()).select_from(statement.order_by(None).subquery())
+                    total = connection.execute(counted).scalar_one()
+                    paged = statement.offset(query.offset)
+                    if query.limit is not None:
+                        paged = paged.limit(query.limit)
+                    ids = list(connection.execute(paged).scalars())
+                else:
+                    ids = list(connection.execute(statement).scalars())
+                    total = len(ids)
         return QueryResult(ids, total, query)
+
+    def first_page(self, query: SkillQuery, count: int) -> list[str]:
+        """The first ``count`` ids ``query(query)`` would list (offset and limit aside), read
+        without ranking or sorting every match: what a table shows first, at once."""
+        with self.database.read() as session:
+            return first_ids(session.connection(), query, count)
 
     def summaries(self, ids: Sequence[str]) -> list[SkillSummary]:
         """Rows for these ids, in the given order; ids no longer present are skipped.

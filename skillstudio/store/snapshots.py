@@ -1,6 +1,6 @@
 """How a revision's snapshot is stored: the skill document as JSON, zlib-compressed.
 
-Migration 13 moved ``studio_revisions.snapshot`` from JSON text to this (issue 17: snapshots
+Migration 14 moved ``studio_revisions.snapshot`` from JSON text to this (issue 17: snapshots
 were half of a library's file). Everything that writes or reads a revision's snapshot goes
 through :func:`encode_snapshot` and :func:`decode_snapshot`; zlib is in every Python and every
 database stores the bytes as a BLOB (``bytea`` on PostgreSQL).
@@ -25,7 +25,7 @@ def encode_snapshot(document: Mapping[str, object]) -> bytes:
 
 
 def compress_snapshot_text(text: str) -> bytes:
-    """A snapshot already serialised as JSON text (how revisions were stored before migration 13)."""
+    """A snapshot already serialised as JSON text (how revisions were stored before migration 14)."""
     return zlib.compress(text.encode("utf-8"), SNAPSHOT_COMPRESSION)
 
 

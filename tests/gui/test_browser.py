@@ -22,7 +22,7 @@ from skillstudio.gui.qt_detail_pane import QtDetailPane  # noqa: E402
 from skillstudio.gui.qt_filter_panel import QtFilterPanel  # noqa: E402
 from skillstudio.gui.qt_main_window import QtMainWindow  # noqa: E402
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog  # noqa: E402
-from skillstudio.gui.skill_table_model import PAGE, SkillTableModel  # noqa: E402
+from skillstudio.gui.skill_table_model import FIRST_SCREEN, PAGE, SkillTableModel  # noqa: E402
 from skillstudio.library import create_library, load_sample  # noqa: E402
 from skillstudio.model import Provenance, Source  # noqa: E402
 from skillstudio.store import Actor, ImportItem, SkillQuery, SkillRepository  # noqa: E402
@@ -216,7 +216,7 @@ def test_the_model_loads_rows_lazily_a_page_at_a_time(qtbot, repository: SkillRe
     repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(3 * PAGE)])
     model = SkillTableModel(BrowserState(repository, owner), owner)
     qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
-    assert model.rowCount() == 3 * PAGE and len(model._cache) == PAGE  # the first screen came with it
+    assert model.rowCount() == 3 * PAGE and len(model._cache) == FIRST_SCREEN  # the first screen came with it
     assert model.summary_at(2 * PAGE + 5).name == "skill 0405"
     assert PAGE < len(model._cache) <= 2 * PAGE  # one more page, read when it was needed
 
