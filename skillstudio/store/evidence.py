@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.orm import Session
 
 from skillstudio.model import Issue, Skill
@@ -29,7 +29,7 @@ from skillstudio.store.runs import (
 )
 from skillstudio.store.skill_rows import RowParser, body_hash, load_many, read_compositions
 from skillstudio.store.types import Composition, Counts, JsonInput, QualityOutcome, SessionApplied
-from skillstudio.store.unit_of_work import StorePart, UnitOfWork
+from skillstudio.store.unit_of_work import StorePart, UnitOfWork, latest_revisions, untracked_revision
 
 # Given the skill as stored now, all its evidence (the new record included) and the new record as
 # stored (without games already credited), decide.
@@ -127,12 +127,13 @@ class Evidence(StorePart):
                 outcomes[skill_id] = SessionApplied("unchanged", duplicates=repeated)
             if fresh:
                 current: dict[str, Skill] = {}
-                latest = _latest_revisions(work, list(fresh))
+                latest = latest_revisions(work.session, list(fresh))
                 for skill_id, loaded in load_many(work.session, list(fresh), parse):
                     if not isinstance(loaded, Skill):
                         raise loaded  # as load_skill would: gone, or no longer a valid skill
-                    if latest.get(skill_id, (0, None))[1] != loaded.version:  # else nothing to record
-                        work.record_untracked(skill_id, loaded)
+                    newest = latest.get(skill_id)
+                    if untracked_revision(None if newest is None else newest[1], loaded.version) is not None:
+                        work.record_untracked(skill_id, loaded)  # asked only where it writes
                     current[skill_id] = loaded
                 _insert_records(work, [(current[skill_id], record) for skill_id, record in fresh.items()], run_id)
                 evidence = _evidence_of(work.session, list(fresh))
@@ -175,7 +176,7 @@ class Evidence(StorePart):
         for current, outcome in decided:
             if outcome.plays is not None:
                 claim_plays(work, current.id, outcome.plays)
-        latest = _latest_revisions(work, [current.id for current, _ in decided])
+        latest = latest_revisions(work.session, [current.id for current, _ in decided])
         stored: list[Skill] = []
         revisions: list[dict[str, object]] = []
         audit: list[dict[str, object]] = []
@@ -253,22 +254,6 @@ def _insert_records(
         ),
         rows,
     )
-
-
-def _latest_revisions(work: UnitOfWork, skill_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-    """(number, version) of each skill's latest revision (skills with none are left out): what
-    ``work.revision`` and ``work.record_untracked`` read per skill, for a batch in a few queries.
-    Revisions are then written with ``work.revision_row``, as bulk writes do."""
-    out: dict[str, tuple[int, int]] = {}
-    for chunk in chunks(skill_ids):
-        # SQLite takes a bare column beside MAX() from the row holding the maximum.
-        rows = work.session.execute(
-            select(RevisionRow.skill_id, func.max(RevisionRow.number), RevisionRow.version)
-            .where(RevisionRow.skill_id.in_(chunk))
-            .group_by(RevisionRow.skill_id)
-        )
-        out.update((skill_id, (int(number), int(version))) for skill_id, number, version in rows)
-    return out
 
 
 def _runs_evidence_stored(work: UnitOfWork, run_id: str, skill_ids: Sequence[str]) -> set[str]:

@@ -120,7 +120,7 @@ class Reviews(StorePart):
 
     def last_approved_revision(self, skill_id: str) -> Revision | None:
         """The newest revision whose snapshot was approved (what a reviewer last accepted)."""
-        # Snapshots are compressed (history.encode_snapshot): decoded here, not searched in SQL.
+        # Snapshots are compressed (snapshots.encode_snapshot): decoded here, not searched in SQL.
         revisions = History(self.database).revisions(skill_id)
         return next((r for r in reversed(revisions) if r.snapshot.get("review_state") == "approved"), None)
 

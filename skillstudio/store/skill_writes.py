@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import UpdateBase
 
 from skillstudio.model import Issue, Skill, serde_body_to_json, skill_to_document
@@ -31,7 +31,7 @@ from skillstudio.store.orm import (
 )
 from skillstudio.store.query import chunks
 from skillstudio.store.skill_rows import compositions_of, load_many, meta_columns, skill_columns, versions
-from skillstudio.store.unit_of_work import EXTERNAL, UnitOfWork, untracked_revision
+from skillstudio.store.unit_of_work import EXTERNAL, UnitOfWork, latest_revisions, untracked_revision
 
 
 def refuse_duplicate_ids(skills: Sequence[Skill]) -> None:
@@ -126,7 +126,7 @@ def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> 
     _write_meta(session, skills)
     partners_before, partners_after = _sync_many_compositions(session, skills)
     reread = dict(load_many(session, ids))  # what update_one's work.load read back
-    latest = _latest_revisions(session, ids)
+    latest = latest_revisions(session, ids)
     revisions, audits, stored = [], [], []
     for skill in skills:
         # As update_one loaded it at its turn: earlier skills of the batch may have changed its pairs.
@@ -231,21 +231,6 @@ def _sync_many_compositions(
     added = [pair for pair in pairs if pair not in original or pair in deleted]
     _insert_rows(connection, SkillCompositionRow, [{"skill_a": a, "skill_b": b, "success_count": 0} for a, b in added])
     return before, after
-
-
-def _latest_revisions(session: Session, ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-    """Each skill's newest revision: (number, the content version it shows)."""
-    other = aliased(RevisionRow)
-    newest = select(func.max(other.number)).where(other.skill_id == RevisionRow.skill_id).scalar_subquery()
-    out: dict[str, tuple[int, int]] = {}
-    for chunk in chunks(ids):
-        rows = session.execute(
-            select(RevisionRow.skill_id, RevisionRow.number, RevisionRow.version).where(
-                RevisionRow.skill_id.in_(chunk), RevisionRow.number == newest
-            )
-        )
-        out.update((skill_id, (number, version)) for skill_id, number, version in rows)
-    return out
 
 
 def rewrite(

@@ -11,17 +11,18 @@ passes its unit to each step, so it stays one transaction with one announcement.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 from sqlalchemy import func, insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from skillstudio.model import Skill, skill_to_document, utc_now
 from skillstudio.store.database import Database
 from skillstudio.store.errors import ReviewNotAllowed
 from skillstudio.store.events import AuditAction, LibraryChange, change
 from skillstudio.store.orm import AuditRow, RevisionRow, SkillVersionRow
+from skillstudio.store.query import chunks
 from skillstudio.store.skill_rows import load_skill, load_valid_skill
 from skillstudio.store.snapshots import encode_snapshot
 from skillstudio.store.types import Actor, JsonInput, JsonObject
@@ -169,6 +170,22 @@ def untracked_revision(snapshot_version: int | None, stored_version: int) -> tup
     return None
 
 
+def latest_revisions(session: Session, skill_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """(number, content version) of each skill's newest revision, skills without one left out:
+    what ``revision`` and ``record_untracked`` read per skill, for a batch in a few queries."""
+    newer = aliased(RevisionRow)
+    newest = select(func.max(newer.number)).where(newer.skill_id == RevisionRow.skill_id).scalar_subquery()
+    out: dict[str, tuple[int, int]] = {}
+    for chunk in chunks(skill_ids):
+        rows = session.execute(
+            select(RevisionRow.skill_id, RevisionRow.number, RevisionRow.version).where(
+                RevisionRow.skill_id.in_(chunk), RevisionRow.number == newest
+            )
+        )
+        out.update((skill_id, (number, version)) for skill_id, number, version in rows)
+    return out
+
+
 @contextmanager
 def unit_of_work(database: Database, actor: Actor, action: AuditAction) -> Iterator[UnitOfWork]:
     """A write transaction; once it commits, the skills it touched are announced on
@@ -198,4 +215,4 @@ class StorePart:
             raise ReviewNotAllowed(f"{self.actor.kind} {self.actor.id!r} may not {what}; only a person may")
 
 
-__all__ = ["EXTERNAL", "StorePart", "UnitOfWork", "unit_of_work", "untracked_revision"]
+__all__ = ["EXTERNAL", "StorePart", "UnitOfWork", "latest_revisions", "unit_of_work", "untracked_revision"]
