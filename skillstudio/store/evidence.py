@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
 from skillstudio.model import Issue, Skill
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
+from skillstudio.store.bulk import insert_rows
 from skillstudio.store.errors import InvalidSkillData, SkillNotFound
 from skillstudio.store.events import AuditAction, LibraryChange, change
 from skillstudio.store.orm import AuditRow, RevisionRow, SkillCompositionRow, SkillRow, VerificationRow
@@ -187,8 +188,8 @@ class Evidence(StorePart):
             revisions.append(work.revision_row(skill, number, action.value.removeprefix("skill."), outcome.message))
             audit.append(work.audit_row(action, current.id, number, outcome.details))
             stored.append(skill)
-        work.session.execute(insert(RevisionRow), revisions)
-        work.session.execute(insert(AuditRow), audit)
+        insert_rows(work.session.connection(), RevisionRow, revisions)
+        insert_rows(work.session.connection(), AuditRow, audit)
         return stored
 
     def verifications(self, skill_id: str) -> list[VerificationRecord]:

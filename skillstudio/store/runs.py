@@ -25,6 +25,7 @@ from sqlalchemy import Select, func, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from skillstudio.model import utc_now
+from skillstudio.store.bulk import binds, execute_many
 from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError, RunClaimed, RunNotFound
 from skillstudio.store.orm import (
@@ -452,53 +453,34 @@ class RunStore:
 # --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
 
 
-_GAME_COLUMNS = (
-    "run_id",
-    "skill_id",
-    "game",
-    "seed",
-    "outcome",
-    "duration_s",
-    "resource_delta",
-    "army_value_delta",
-    "map_control",
-    "error",
-    "engine_version",
-    "recorded_at",
-)
-
-
 def insert_games(database: Database, table: type[Base], run_id: str, games: Iterable[GameRow]) -> int:
     """Insert games into ``table`` (a run's games, or its default-plan games) in one transaction,
-    one executemany of plain tuples (a chunk holds thousands); a game already stored stays as it
-    is. Returns how many were new."""
+    one executemany (a chunk holds thousands: :mod:`store.bulk`); a game already stored stays as
+    it is. Returns how many were new."""
     now = utc_now()
     rows = [
-        (
-            run_id,
-            g.skill_id,
-            int(g.game),
-            g.seed,
-            g.outcome,
-            g.duration_s,
-            g.resource_delta,
-            g.army_value_delta,
-            g.map_control,
-            g.error,
-            g.engine_version,
-            now,
-        )
+        {
+            "run_id": run_id,
+            "skill_id": g.skill_id,
+            "game": int(g.game),
+            "seed": g.seed,
+            "outcome": g.outcome,
+            "duration_s": g.duration_s,
+            "resource_delta": g.resource_delta,
+            "army_value_delta": g.army_value_delta,
+            "map_control": g.map_control,
+            "error": g.error,
+            "engine_version": g.engine_version,
+            "recorded_at": now,
+        }
         for g in games
     ]
     if not rows:
         return 0
-    statement = (
-        f"INSERT INTO {table.__tablename__} ({', '.join(_GAME_COLUMNS)}) "
-        f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))}) ON CONFLICT DO NOTHING"
-    )
+    statement = sqlite_insert(table).values(binds(rows[0])).on_conflict_do_nothing()
     with database.write() as session:
         before = session.scalar(select(func.total_changes()))
-        session.connection().exec_driver_sql(statement, rows)
+        execute_many(session.connection(), statement, rows)
         return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
 
 

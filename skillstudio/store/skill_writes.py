@@ -9,19 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.dml import UpdateBase
 
 from skillstudio.model import Issue, Skill, serde_body_to_json, skill_to_document
 from skillstudio.model.evidence import VerificationRecord
+from skillstudio.store.bulk import execute_many, insert_rows
 from skillstudio.store.errors import ConflictError, InvalidSkillData, SkillExists
 from skillstudio.store.events import AuditAction
 from skillstudio.store.evidence import verification_columns
 from skillstudio.store.migrations import CONTENT_COLUMNS
 from skillstudio.store.orm import (
     AuditRow,
-    Base,
     RevisionRow,
     SkillCompositionRow,
     SkillMetaRow,
@@ -65,17 +64,17 @@ def insert_new(
     connection = session.connection()
     # Each skill is serialised once: its document gives the row's body_json and the revision.
     documents = [skill_to_document(skill) for skill in skills]
-    _insert_rows(
+    insert_rows(
         connection,
         SkillRow,
         [skill_columns(s, body_json=serde_body_to_json(d["body"])) for s, d in zip(skills, documents, strict=True)],
     )
-    _insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
+    insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
     check_partners(session, skills)
     # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
-    _insert_rows(connection, SkillCompositionRow, _new_compositions(session, skills, check_existing=False))
+    insert_rows(connection, SkillCompositionRow, _new_compositions(session, skills, check_existing=False))
     records = [verification_columns(skill, record) for skill, records in pairs for record in records]
-    _insert_rows(connection, VerificationRow, records)
+    insert_rows(connection, VerificationRow, records)
     stored_versions = versions(session, ids)  # set by the insert trigger: 1 unless an id was used before
     revisions, audits = [], []
     for skill, document in zip(skills, documents, strict=True):
@@ -87,8 +86,8 @@ def insert_new(
         number = len(earlier) + 1
         revisions.append(work.document_revision_row(document, number, revision_action, message))
         audits.append(work.audit_row(work.action, skill.id, number, {"name": skill.name}))
-    _insert_rows(connection, RevisionRow, revisions)
-    _insert_rows(connection, AuditRow, audits)
+    insert_rows(connection, RevisionRow, revisions)
+    insert_rows(connection, AuditRow, audits)
 
 
 def update_one(work: UnitOfWork, skill: Skill, message: str) -> Skill:
@@ -116,7 +115,7 @@ def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> 
         currents[skill.id] = current
     connection = session.connection()
     rows = [skill_columns(skill) for skill in skills]
-    _execute_many(
+    execute_many(
         connection,
         update(SkillRow)
         .where(SkillRow.id == bindparam("row_id"))
@@ -146,8 +145,8 @@ def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> 
             work.audit_row(AuditAction.UPDATE, skill.id, number, {"changed": _changed_fields(current, after)})
         )
         stored.append(after)
-    _insert_rows(connection, RevisionRow, revisions)
-    _insert_rows(connection, AuditRow, audits)
+    insert_rows(connection, RevisionRow, revisions)
+    insert_rows(connection, AuditRow, audits)
     return stored
 
 
@@ -160,7 +159,7 @@ def _write_meta(session: Session, skills: Sequence[Skill]) -> None:
     for meta in metas:
         meta.pop("review_state")
     connection = session.connection()
-    _insert_rows(connection, SkillMetaRow, [meta for meta in metas if meta["skill_id"] not in have])
+    insert_rows(connection, SkillMetaRow, [meta for meta in metas if meta["skill_id"] not in have])
     existing = [{**meta, "row_id": meta.pop("skill_id")} for meta in metas if meta["skill_id"] in have]
     if existing:
         columns = [column for column in existing[0] if column != "row_id"]
@@ -169,7 +168,7 @@ def _write_meta(session: Session, skills: Sequence[Skill]) -> None:
             .where(SkillMetaRow.skill_id == bindparam("row_id"))
             .values({column: bindparam(column) for column in columns})
         )
-        _execute_many(connection, statement, existing)
+        execute_many(connection, statement, existing)
 
 
 def _sync_many_compositions(
@@ -221,7 +220,7 @@ def _sync_many_compositions(
                 add((skill.id, partner), 0)
         after[skill.id] = partners_of(skill.id)
     connection = session.connection()
-    _execute_many(
+    execute_many(
         connection,
         delete(SkillCompositionRow).where(
             (SkillCompositionRow.skill_a == bindparam("a")) & (SkillCompositionRow.skill_b == bindparam("b"))
@@ -229,7 +228,7 @@ def _sync_many_compositions(
         [{"a": a, "b": b} for a, b in deleted],
     )
     added = [pair for pair in pairs if pair not in original or pair in deleted]
-    _insert_rows(connection, SkillCompositionRow, [{"skill_a": a, "skill_b": b, "success_count": 0} for a, b in added])
+    insert_rows(connection, SkillCompositionRow, [{"skill_a": a, "skill_b": b, "success_count": 0} for a, b in added])
     return before, after
 
 
@@ -332,25 +331,6 @@ def _sync_compositions(session: Session, skill: Skill) -> None:
 def _changed_fields(before: Skill, after: Skill) -> list[str]:
     old, new = skill_to_document(before, local=False), skill_to_document(after, local=False)
     return sorted(key for key in new if old.get(key) != new[key])
-
-
-def _insert_rows(connection: Connection, table: type[Base], rows: list[dict[str, object]]) -> None:
-    """One executemany of an INSERT per table (every row has the same keys)."""
-    if rows:
-        _execute_many(connection, insert(table).values({key: bindparam(key) for key in rows[0]}), rows)
-
-
-def _execute_many(connection: Connection, statement: UpdateBase, rows: list[dict[str, object]]) -> None:
-    """One driver executemany, of plain tuples where the driver takes them: SQLAlchemy's own
-    executemany spends as long preparing 5,000 parameter sets as SQLite takes to insert them."""
-    if not rows:
-        return
-    compiled = statement.compile(dialect=connection.dialect)
-    if compiled.positiontup is None:  # a named paramstyle: the driver takes the dicts
-        connection.exec_driver_sql(str(compiled), rows)
-    else:
-        order = compiled.positiontup
-        connection.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])
 
 
 __all__ = ["check_partners", "insert_new", "refuse_duplicate_ids", "rewrite", "update_distinct", "update_one"]
