@@ -573,12 +573,10 @@ _DUPLICATES = """
 def duplicate_games(work: UnitOfWork, run_id: str, skill_ids: Sequence[str]) -> dict[str, Counts]:
     """Per skill, the run's games that repeat games already credited to it (see above); only
     skills with some."""
-    tally: dict[str, dict[str, int]] = {}
+    rows: list[Any] = []
     for placeholders, values in id_lists(skill_ids):
-        rows = work.session.execute(text(_DUPLICATES.format(ids=placeholders)), {"run": run_id, **values}).all()
-        for skill_id, outcome, count in rows:
-            tally.setdefault(str(skill_id), {})[str(outcome)] = int(count)
-    return {skill_id: Counts(t.get("win", 0), t.get("loss", 0), t.get("draw", 0), 0) for skill_id, t in tally.items()}
+        rows += work.session.execute(text(_DUPLICATES.format(ids=placeholders)), {"run": run_id, **values}).all()
+    return _tally(rows)  # error games are never duplicates
 
 
 def write_interval(work: UnitOfWork, intervals: Sequence[tuple[str, SuccessInterval]]) -> None:
@@ -629,10 +627,7 @@ def _tally(rows: Iterable[Any]) -> dict[str, Counts]:
     tally: dict[str, dict[str, int]] = {}
     for skill_id, outcome, count in rows:
         tally.setdefault(skill_id, {})[outcome] = count
-    return {
-        skill_id: Counts(t.get("win", 0), t.get("loss", 0), t.get("draw", 0), t.get("error", 0))
-        for skill_id, t in tally.items()
-    }
+    return {skill_id: Counts.of(t) for skill_id, t in tally.items()}
 
 
 def _json_object(text: str | None) -> dict[str, JsonValue]:

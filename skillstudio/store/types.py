@@ -222,6 +222,20 @@ class Counts:
     def played(self) -> int:
         return self.decided + self.errors
 
+    @classmethod
+    def of(cls, games: Mapping[str, int]) -> Counts:
+        """From games per outcome (``win``, ``loss``, ``draw``, ``error``; others ignored)."""
+        return cls(games.get("win", 0), games.get("loss", 0), games.get("draw", 0), games.get("error", 0))
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(
+            self.wins + other.wins, self.losses + other.losses, self.draws + other.draws, self.errors + other.errors
+        )
+
+    def adding(self, outcome: str) -> Counts:
+        """These counts and one more game that ended ``outcome``."""
+        return self + Counts.of({outcome: 1})
+
 
 @dataclass(frozen=True)
 class SuccessInterval:

@@ -352,7 +352,7 @@ def run_sequence(
         for result in runner.map_unordered(play_chunk, chunks, cancel):
             store.record_games(run_id, result.rows)
             for row in result.rows:
-                counts = _add(counts, row.outcome)
+                counts = counts.adding(row.outcome)
             yield Progress(
                 run_id,
                 info.games,
@@ -522,17 +522,8 @@ def _fresh_counts(store: RunStore, paired: PairedRuns, info: RunInfo, lead: str)
     for game in store.games(info.id, lead):
         if game.outcome != "error" and (game.seed, game.engine_version) in seen:
             continue
-        counts = _add(counts, game.outcome)
+        counts = counts.adding(game.outcome)
     return counts
-
-
-def _add(counts: Counts, outcome: str) -> Counts:
-    return Counts(
-        counts.wins + (outcome == "win"),
-        counts.losses + (outcome == "loss"),
-        counts.draws + (outcome == "draw"),
-        counts.errors + (outcome == "error"),
-    )
 
 
 # --- reading: what the dashboard and the detail pane show --------------------------------------

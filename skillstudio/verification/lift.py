@@ -198,7 +198,7 @@ def play_baseline(
             for result in runner.map_unordered(play_chunk, chunks, cancel):
                 paired.record_baseline_games(run_id, result.rows)
                 for row in result.rows:
-                    counts = _add(counts, row.outcome)
+                    counts = counts.adding(row.outcome)
                 already += len(result.rows)
                 yield BaselineProgress(run_id, total, already, counts)
         results: list[LiftResult] = []
@@ -255,15 +255,6 @@ def _plan(
             chunks.append(Chunk(len(chunks), info.opponent, info.seed, (piece,), info.engine))
             start = end
     return chunks
-
-
-def _add(counts: Counts, outcome: str) -> Counts:
-    return Counts(
-        counts.wins + (outcome == "win"),
-        counts.losses + (outcome == "loss"),
-        counts.draws + (outcome == "draw"),
-        counts.errors + (outcome == "error"),
-    )
 
 
 # --- reading -------------------------------------------------------------------------------------

@@ -408,7 +408,7 @@ def _run_claimed(
                 version_known = True
             chunk_counts = _tally(result.rows)
             for skill_id, added in chunk_counts.items():
-                counts[skill_id] = _plus(counts.get(skill_id, Counts()), added)
+                counts[skill_id] = counts.get(skill_id, Counts()) + added
                 needs[skill_id] = needs.get(skill_id, 0) - added.played
             if stopping is not None:  # a skill the sequential test decides needs no more games
                 total -= stopping.observe(result.rows, needs)
@@ -534,16 +534,12 @@ def _cancel_function(cancel: CancelToken) -> Callable[[], bool]:
     return cancel
 
 
-def _plus(a: Counts, b: Counts) -> Counts:
-    return Counts(a.wins + b.wins, a.losses + b.losses, a.draws + b.draws, a.errors + b.errors)
-
-
 def _tally(rows: Sequence[GameRow]) -> dict[str, Counts]:
     """A chunk's games as Counts per skill, skills in the order their games came."""
     tally: dict[str, Counter[str]] = {}
     for row in rows:
         tally.setdefault(row.skill_id, Counter())[row.outcome] += 1
-    return {skill_id: Counts(t["win"], t["loss"], t["draw"], t["error"]) for skill_id, t in tally.items()}
+    return {skill_id: Counts.of(t) for skill_id, t in tally.items()}
 
 
 def _progress(run_id: str, total: int, played: int, counts: dict[str, Counts], chunk: int) -> Progress:
