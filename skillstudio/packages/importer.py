@@ -51,7 +51,7 @@ from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.icpkg import Package
 from skillstudio.packages.signing import Signer, check_trust, known_key
 from skillstudio.store import ImportItem, LibraryError, SkillExtras, SkillRepository
-from skillstudio.store.imports import content_key, stored_content_keys, stored_ids
+from skillstudio.store.imports import content_key, present_ids, stored_content_keys
 
 Mode = Literal["merge", "replace"]
 Action = Literal["add", "update", "skip", "conflict", "trash"]
@@ -207,7 +207,7 @@ def plan_import(
         if signer is None:
             plan.warnings.append(f"{plan.identity}: the package is unsigned: who made it cannot be checked")
     ids = [item.skill.id for item in incoming]
-    present = stored_ids(repository.database, ids)
+    present = present_ids(repository.database, ids)
     in_trash = {entry.skill_id for entry in repository.trash.entries()} if len(present) < len(ids) else set()
     family = origin_family(origin)
     stale: list[str] = []

@@ -17,7 +17,7 @@ from skillstudio.store.migrations import D057_SKILL_COLUMNS
 from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow
 from skillstudio.store.query import chunks
 from skillstudio.store.reviews import back_to_pending
-from skillstudio.store.skill_rows import meta_columns, skill_columns
+from skillstudio.store.skill_rows import meta_columns, skill_columns, stored_ids
 from skillstudio.store.skill_writes import insert_new, rewrite
 from skillstudio.store.trash import move_to_trash
 from skillstudio.store.types import ImportItem
@@ -117,13 +117,10 @@ def _key(columns: Sequence[object], meta: Sequence[object]) -> ContentKey:
     return tuple(values)
 
 
-def stored_ids(database: Database, skill_ids: Sequence[str]) -> set[str]:
-    """Which of these ids the library holds (not the trash), from the primary key alone."""
-    out: set[str] = set()
+def present_ids(database: Database, skill_ids: Sequence[str]) -> set[str]:
+    """Which of these ids the library holds (not the trash)."""
     with database.read() as session:
-        for chunk in chunks(skill_ids):
-            out.update(session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))))
-    return out
+        return stored_ids(session, skill_ids)
 
 
 def stored_content_keys(database: Database, skill_ids: Sequence[str]) -> dict[str, tuple[ContentKey, set[str]]]:
@@ -161,4 +158,4 @@ def stored_content_keys(database: Database, skill_ids: Sequence[str]) -> dict[st
     return out
 
 
-__all__ = ["ContentKey", "PackageKey", "apply_import", "content_key", "stored_content_keys", "stored_ids"]
+__all__ = ["ContentKey", "PackageKey", "apply_import", "content_key", "present_ids", "stored_content_keys"]

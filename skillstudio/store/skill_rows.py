@@ -181,6 +181,14 @@ def load_many(
     return out
 
 
+def stored_ids(session: Session, skill_ids: Iterable[str]) -> set[str]:
+    """Which of these ids the library holds (not the trash), from the primary key alone."""
+    present: set[str] = set()
+    for chunk in chunks(sorted(set(skill_ids))):
+        present.update(session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))))
+    return present
+
+
 def versions(session: Session, ids: Sequence[str]) -> dict[str, int]:
     """The content version of each of these skills (D057's trigger-kept skill_versions)."""
     out: dict[str, int] = {}
@@ -290,6 +298,7 @@ __all__ = [
     "read_compositions",
     "row_document",
     "skill_columns",
+    "stored_ids",
     "too_deep",
     "versions",
 ]

@@ -29,7 +29,14 @@ from skillstudio.store.orm import (
     VerificationRow,
 )
 from skillstudio.store.query import chunks
-from skillstudio.store.skill_rows import compositions_of, load_many, meta_columns, skill_columns, versions
+from skillstudio.store.skill_rows import (
+    compositions_of,
+    load_many,
+    meta_columns,
+    skill_columns,
+    stored_ids,
+    versions,
+)
 from skillstudio.store.unit_of_work import EXTERNAL, UnitOfWork, latest_revisions, untracked_revision
 
 
@@ -273,11 +280,7 @@ def check_partners(session: Session, skills: Sequence[Skill]) -> None:
 
 
 def _stored_partners(session: Session, skills: Sequence[Skill]) -> set[str]:
-    wanted = sorted({partner for skill in skills for partner in skill.composable_with})
-    present: set[str] = set()
-    for chunk in chunks(wanted):
-        present.update(session.scalars(select(SkillRow.id).where(SkillRow.id.in_(chunk))))
-    return present
+    return stored_ids(session, (partner for skill in skills for partner in skill.composable_with))
 
 
 def _check_partners_of(skill: Skill, present: set[str]) -> None:
