@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks import bench_browser, bench_retrieval, bench_startup, bench_store, run
+from benchmarks import bench_browser, bench_retrieval, bench_startup, bench_store, bench_team, run
 from benchmarks.synthetic import TAG_VOCABULARY, generate_skills
 from skillstudio.model import (
     BodyKind,
@@ -139,6 +139,27 @@ def test_browser_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
     assert all(len(value["limit"]) == len(value["samples"]) or value is report["open"] for value in figures)
     assert report["store: filtered list, all ids"]["rows"] == report["store: filtered list, first page"]["rows"]
     assert "plain SQLite limit" in capsys.readouterr().out
+
+
+def test_team_benchmark_runs_briefly_and_checks_every_write(tmp_path, capsys):
+    pytest.importorskip("mcp")
+    assert bench_team.main(["--quick", "--db", str(tmp_path / "team.db"), "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "team-sqlite.json").read_text(encoding="utf-8"))
+    assert report["designers"]["acknowledged"] > 0 and report["agents"]["acknowledged"] > 0
+    assert report["lost_updates"] == 0 and report["limit"]["acknowledged"] > 0
+    assert "lost updates: 0" in capsys.readouterr().out
+
+
+def test_team_benchmark_finds_a_write_missing_from_history(tmp_path):
+    from skillstudio.library import create_library
+    from skillstudio.store import Database, SkillRepository
+
+    path = tmp_path / "team.db"
+    create_library(path, sample=True).close()
+    with Database(path) as database:
+        skill_id = SkillRepository(database).query().ids[0]
+    # an acknowledged token no revision holds is what a lost update looks like to the check
+    assert bench_team._lost_updates(str(path), [(skill_id, "d0-1", 0.01)]) == 1
 
 
 def test_runner_finds_the_store_benchmark():
