@@ -60,7 +60,7 @@ MAX_PULL_ROWS = 1_000_000
 # FTS5's shadow tables of D057's skills_fts: part of D057's DDL, not other data.
 _FTS_SHADOWS = frozenset(f"skills_fts_{part}" for part in ("data", "idx", "content", "docsize", "config"))
 _D057_TABLES = frozenset(d057_statements())
-_FTS_TRIGGER = re.compile(r"^[ \t]*(CREATE TRIGGER studio_skills_fts_.*)", re.MULTILINE | re.DOTALL)
+_FTS_TRIGGER = re.compile(r"^[ \t]*(CREATE TRIGGER IF NOT EXISTS studio_skills_fts_.*)", re.MULTILINE | re.DOTALL)
 
 
 def fts_sync_triggers() -> list[str]:
