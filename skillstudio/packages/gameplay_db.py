@@ -362,9 +362,10 @@ def plan_pull(repository: SkillRepository, path: str | Path) -> PullPlan:
             )
             continue
         figures[skill.id] = skill
-        base = extras.get(skill.id) or SkillExtras()
+        # A skill the library holds keeps its origin (the engine only played it); a new one is the engine's.
+        base = extras.get(skill.id) or SkillExtras(origin="" if skill.id in present else origin)
         unclaimed = replace(skill, review_state=ReviewState.PENDING if known is None else None, version=0)
-        skill, kept = claim_quality(unclaimed, replace(base, origin=base.origin or origin), origin)
+        skill, kept = claim_quality(unclaimed, base, origin)
         incoming.append(Incoming(entry, skill, kept, attributed=known is not None))
     if issues:
         raise PackageError(issues, context=f"{path.name} refused (rows that hold no valid skill); nothing was pulled")

@@ -375,6 +375,12 @@ def test_stale_engine_figures_are_not_news(
 def test_engine_changed_content_is_a_conflict_and_kept(
     repository: SkillRepository, skills: dict[str, str], published: Path
 ) -> None:
+    """The library's skill is not the engine's, even after the engine's figures were pulled."""
+    with sqlite3.connect(published) as engine:
+        engine.execute("UPDATE skills SET verification_count = 30 WHERE id = ?", (skills["proven"],))
+    apply_pull(repository, plan_pull(repository, published))
+    extras = repository.extras.get(skills["proven"])
+    assert extras is not None and extras.origin == ""  # still this library's own
     with sqlite3.connect(published) as engine:
         engine.execute("UPDATE skills SET description = 'Rewritten by the engine.' WHERE id = ?", (skills["proven"],))
     plan = apply_pull(repository, plan_pull(repository, published))
