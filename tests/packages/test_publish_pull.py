@@ -21,6 +21,7 @@ from skillstudio.store import Database, QualityOutcome, SkillRepository
 from skillstudio.store.database import fts5_triggers_work_untrusted
 from skillstudio.store.migrations import D057_SKILL_COLUMNS, d057_statements
 from tests.factories import ai_skill, content_skill, example_skill
+from tests.test_seed_ddl import engine_library  # noqa: F401  (a fixture: a file only an engine wrote)
 
 FTS_SHADOWS = {f"skills_fts_{part}" for part in ("data", "idx", "docsize", "config")}  # external content: no _content
 NEW_ID = "9b2c4e1a-7d3f-4a5b-8c6d-0e1f2a3b4c5d"
@@ -531,3 +532,19 @@ def test_the_library_still_opens_the_published_file(
     """A published file is a D057 library SkillStudio itself can open (as it opens an engine's)."""
     with Database(published) as database:
         assert SkillRepository(database).count() == 4
+
+
+def test_pull_from_a_file_only_an_engine_wrote(repository: SkillRepository, engine_library: Path) -> None:  # noqa: F811
+    """Seed 000's DDL and plain SQL rows (tests/test_seed_ddl.py): the two skills the engine
+    learned arrive pending, linked as the engine linked them; its hand-authored one does not."""
+    plan = apply_pull(repository, plan_pull(repository, engine_library))
+    assert plan.imports.count("add") == 2
+    learned = repository.get("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f60")
+    assert learned.review_state is ReviewState.PENDING
+    assert learned.composable_with == ("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f62",)
+    extras = repository.extras.get(learned.id)
+    assert extras is not None
+    claim = claim_in(extras.frontmatter)
+    assert claim is not None and (claim["verification_count"], claim["confidence"]) == (14, "proven")
+    assert not repository.exists("8a1d7a52-9b7e-4c3e-9f0e-1d2c3b4a5f61")  # hand_authored
+    assert plan_pull(repository, engine_library).changes == 0
