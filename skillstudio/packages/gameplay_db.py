@@ -371,13 +371,27 @@ def plan_pull(repository: SkillRepository, path: str | Path) -> PullPlan:
         raise PackageError(issues, context=f"{path.name} refused (rows that hold no valid skill); nothing was pulled")
     plan = PullPlan(plan_import(repository, incoming, origin=origin, source=path.name, mode="merge"))
     plan.imports.steps.extend(skipped)
+    _send_new_figures_to_review(plan, incoming, figures, stored_by_id, extras)
+    return plan
+
+
+def _send_new_figures_to_review(
+    plan: PullPlan,
+    incoming: Sequence[Incoming],
+    figures: dict[str, Skill],
+    stored: dict[str, Skill],
+    extras: dict[str, SkillExtras],
+) -> None:
+    """Turn each skip of a stored skill (its content unchanged) whose engine figures are news
+    into an update that records them as the skill's claim and sends it to review: figures that
+    differ from the library's, count at least as many verifications (fewer: the library's own
+    are newer), and are not the claim already recorded (so a second pull finds nothing)."""
     by_id = {item.skill.id: item for item in incoming}
     for index, step in enumerate(plan.imports.steps):
-        known = stored_by_id.get(step.skill_id)
-        if step.action != "skip" or step.reason != "unchanged" or known is None:
+        known = stored.get(step.skill_id)
+        if step.action != "skip" or known is None:  # a stored skill is only ever skipped as unchanged
             continue
-        engine = figures[step.skill_id].quality
-        mine = known.quality
+        engine, mine = figures[step.skill_id].quality, known.quality
         item = by_id[step.skill_id]
         new_claim = (item.extras or SkillExtras()).frontmatter.get(CLAIMED_QUALITY)
         old_claim = claim_in((extras.get(known.id) or SkillExtras()).frontmatter)
@@ -390,7 +404,6 @@ def plan_pull(repository: SkillRepository, path: str | Path) -> PullPlan:
             reason=f"new figures from the engine ({engine.verification_count} verifications at "
             f"{engine.success_rate:.0%}, {engine.confidence.value}): pending review",
         )
-    return plan
 
 
 def _parse(engine_row: EngineRow, stored: dict[str, Skill], issues: list[Issue]) -> Skill | None:
