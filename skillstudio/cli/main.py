@@ -15,6 +15,7 @@ from skillstudio import __version__
 from skillstudio.cli import config as config_cli
 from skillstudio.cli import output, verification
 from skillstudio.cli import packages as packages_cli
+from skillstudio.cli import publish as publish_cli
 from skillstudio.cli import retrieval as retrieval_cli
 from skillstudio.cli import review as review_cli
 from skillstudio.cli.arguments import whole_number
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("text", metavar="TEXT", nargs="+")
 
     packages_cli.add_parsers(commands, common=common, filters=filters, as_json=as_json)
+    publish_cli.add_parsers(commands, filters=filters, as_json=as_json)
     commands.add_parser("gui", parents=[common], help="open the app (the default without a command)")
     COMMANDS.update(verification.add_commands(commands, common, as_json))
     COMMANDS.update(review_cli.add_commands(commands, common, as_json))
@@ -134,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
             return packages_cli.run_without_library(args)
         if args.command == "config":  # the user's settings file needs no library
             return config_cli.run(args)
+        if args.command in publish_cli.COMMANDS:  # each names its library itself
+            return publish_cli.run(args, _query_from, _WaitNotice())
         with open_library(getattr(args, "db", None), on_wait=_WaitNotice()) as database:
             return COMMANDS[args.command](args, database)
     except (

@@ -154,7 +154,7 @@ def _export(
     if not preview.skills:
         print("skillstudio: no skills match; nothing exported", file=sys.stderr)
         return EXIT_FAILED
-    from skillstudio.packages.privacy import redact_skill, refuses_export
+    from skillstudio.packages.privacy import refuses_export
 
     if preview.findings and not args.redact:
         if refuses_export(fmt):
@@ -177,8 +177,7 @@ def _export(
         for warning in preview.link_warnings():
             print(f"warning: {warning}", file=sys.stderr)
     else:
-        flagged = {f.skill_id for f in preview.findings} if args.redact else set()
-        written = [redact_skill(s, keep=preview.dismissed) if s.id in flagged else s for s in preview.skills]
+        written = preview.as_written(redact=args.redact)
         if fmt == "json":
             from skillstudio.packages.json_library import export_json_library
 

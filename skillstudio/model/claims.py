@@ -1,4 +1,5 @@
-"""A package's claimed quality figures: kept with an imported skill, always said as a claim.
+"""A package's (or an engine's) claimed quality figures: kept with an imported skill, always
+said as a claim.
 
 An import stores a new skill ``tentative`` with no verifications and keeps the figures its
 package stated in the skill's import extras, under :data:`CLAIMED_QUALITY` (docs/packages.md).
@@ -27,8 +28,11 @@ def claimed_quality_text(claim: Mapping[str, Any]) -> str:
         if isinstance(rate, int | float) and not isinstance(rate, bool)
         else "no figures"
     )
+    by = str(claim.get("by", "?"))
+    # ``skillstudio pull`` keeps an engine's figures the same way, by "engine:<file>"
+    who = f"the engine's {by.removeprefix('engine:')}" if by.startswith("engine:") else f"package {by}"
     return (
-        f"claimed by package {claim.get('by', '?')}: {claim.get('confidence', '?')}, {figures}"
+        f"claimed by {who}: {claim.get('confidence', '?')}, {figures}"
         " (a claim; only this library's own evidence promotes or demotes)"
     )
 

@@ -50,6 +50,12 @@ class ExportPreview:
     links_out: dict[str, list[str]] = field(default_factory=dict)
     partner_names: dict[str, str] = field(default_factory=dict)
 
+    def as_written(self, *, redact: bool) -> list[Skill]:
+        """The skills as an export writes them: with ``redact``, each flagged skill with what
+        the privacy check found replaced by ``[redacted]`` (findings marked false positives kept)."""
+        flagged = {finding.skill_id for finding in self.findings} if redact else set()
+        return [redact_skill(skill, keep=self.dismissed) if skill.id in flagged else skill for skill in self.skills]
+
     def link_warnings(self) -> list[str]:
         """One sentence per exported skill that links to skills left out, naming both."""
         # one naming for both sides: a refinement and its original share a name
@@ -136,8 +142,7 @@ def export_selection(
     check_meta(meta)
     if sign and signing_key is None:
         signing_key = load_or_create_key(meta.publisher)
-    flagged = {finding.skill_id for finding in preview.findings}
-    skills = [redact_skill(skill, keep=preview.dismissed) if skill.id in flagged else skill for skill in preview.skills]
+    skills = preview.as_written(redact=True)
     data = export_package(skills, meta, readme=readme, extras=preview.extras, signing_key=signing_key if sign else None)
     path = Path(out)
     write_atomically(path, data)

@@ -30,7 +30,8 @@ Claimed quality (docs/packages.md): a package's quality figures (tier, verificat
 success rate, rating) are the package's claim, not this library's evidence. A new skill from a
 package is stored ``tentative`` with no verifications, and the claim is kept in its import
 extras (``frontmatter["claimed_quality"]``, with the package it came from); an update keeps
-the stored quality. Only this library's own verifications promote or demote it.
+the stored quality. Only this library's own verifications promote or demote it. The same holds
+for an engine's figures (``skillstudio pull``, origin ``engine:``; docs/team-library.md).
 
 Package identity (``publisher/name``, docs/packages.md "Package identity and trust"): the
 library remembers the key that first brought a signed identity; a package of that identity
@@ -111,6 +112,15 @@ class ImportPlan:
             f"{self.count('add')} added, {self.count('update')} updated, {self.count('skip')} skipped, "
             f"{self.count('conflict')} conflicts, {self.count('trash')} trashed"
         )
+
+
+# Origins whose quality figures are a claim, never this library's evidence: a Workshop package,
+# and an engine's gameplay.db brought in by ``skillstudio pull`` (packages/gameplay_db.py).
+CLAIMING_ORIGINS = ("workshop:", "engine:")
+
+
+def claims_quality(origin: str) -> bool:
+    return origin.startswith(CLAIMING_ORIGINS)
 
 
 def origin_family(origin: str) -> str:
@@ -284,7 +294,7 @@ def plan_import(
                 created_at=current.created_at,
                 composable_with=tuple(sorted(closure | local)),
             )
-            if origin.startswith("workshop:"):  # a package's figures are a claim: keep our own
+            if claims_quality(origin):  # a package's or an engine's figures are a claim: keep our own
                 kept = replace(kept, quality=current.quality)
             plan.replaced.append(ImportItem(kept, extras))
         else:
@@ -395,6 +405,7 @@ __all__ = [
     "PlannedSkill",
     "apply_plan",
     "claim_quality",
+    "claims_quality",
     "incoming_from_package",
     "origin_family",
     "plan_import",

@@ -4,9 +4,10 @@ Scans every text field of a skill's exported document (body included) for what l
 player name, a match id, a replay, a local user name or home path, an e-mail address or an API
 key. Each finding names the field path and the kind. What a finding does depends on the export
 format (``refuses_export``): a Workshop package (``icpkg``, published for anyone to download)
-is refused unless asked to redact; SKILL.md and JSON exports (files the user keeps or hands over
-themselves, whose text is often code where ``password=...`` is an example) only warn and are
-written unchanged unless asked to redact. Redacting replaces each matched span by
+and a D057 library published for engines (``d057``) are refused unless asked to redact;
+SKILL.md and JSON exports (files the user keeps or hands over themselves, whose text is often
+code where ``password=...`` is an example) only warn and are written unchanged unless asked to
+redact. Redacting replaces each matched span by
 ``[redacted]`` and re-validates.
 Names cannot be recognised in general, so player names are found by the patterns engines and
 logs use (``player: Name``, ``Player 2 "Name"``, ``opponent_name=...``).
@@ -75,13 +76,15 @@ KIND_LABELS = {"api_key": "API key", "match_id": "Match ID", "email": "E-mail ad
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, pattern) for kind, pattern, _ in _RULES)
 _COMMON_LOGINS = {"root", "user", "admin", "guest", "runner", "ubuntu", "nobody", "test", "tester"}
-# Export formats whose privacy findings refuse the export (others print them as warnings).
-REFUSING_FORMATS = frozenset({"icpkg"})
+# Export formats whose privacy findings refuse the export (others print them as warnings):
+# Workshop packages, and D057 libraries published to engines (``skillstudio publish``).
+REFUSING_FORMATS = frozenset({"icpkg", "d057"})
 
 
 def refuses_export(fmt: str) -> bool:
     """Whether privacy findings refuse an export in format ``fmt`` (without ``--redact``), rather
-    than being shown as warnings: only Workshop packages, which D057 shares with everyone."""
+    than being shown as warnings: Workshop packages, which D057 shares with everyone, and the
+    D057 libraries ``publish`` writes for engines (every player's prompt may quote them)."""
     return fmt in REFUSING_FORMATS
 
 

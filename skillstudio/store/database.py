@@ -298,14 +298,7 @@ def _lock_wait_setting(explicit: float | None) -> float:
 def _inspect(path: Path) -> tuple[migrations.FileSchema, bool]:
     """Look at an existing file through a read-only connection: what it holds, whether it is in
     WAL mode. Refuses what is not a library (NotALibrary, LibraryTooNew) having written nothing."""
-    with path.open("rb") as handle:
-        header = handle.read(100)
-    wal = len(header) >= 20 and header[18] == 2 and header[19] == 2  # read/write versions 2: WAL
-    # A WAL file without its -wal beside it has no open connection and all its data in the main
-    # file. A read-only connection would still create -wal and -shm (and could not remove them);
-    # reading it as immutable creates nothing.
-    immutable = wal and not path.with_name(path.name + "-wal").exists()
-    uri = f"{path.as_uri()}?{'immutable=1' if immutable else 'mode=ro'}"
+    uri, wal = read_only_uri(path)
     try:
         connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
@@ -314,6 +307,19 @@ def _inspect(path: Path) -> tuple[migrations.FileSchema, bool]:
             connection.close()
     except sqlite3.DatabaseError as error:
         raise _unusable(path, error) from None
+
+
+def read_only_uri(path: Path) -> tuple[str, bool]:
+    """The URI that opens an existing SQLite file read-only without creating anything beside it,
+    and whether the file is in WAL mode (also used to read an engine's gameplay.db, ``pull``)."""
+    with path.open("rb") as handle:
+        header = handle.read(100)
+    wal = len(header) >= 20 and header[18] == 2 and header[19] == 2  # read/write versions 2: WAL
+    # A WAL file without its -wal beside it has no open connection and all its data in the main
+    # file. A read-only connection would still create -wal and -shm (and could not remove them);
+    # reading it as immutable creates nothing.
+    immutable = wal and not path.with_name(path.name + "-wal").exists()
+    return f"{path.as_uri()}?{'immutable=1' if immutable else 'mode=ro'}", wal
 
 
 def _is_busy(error: BaseException) -> bool:

@@ -176,16 +176,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX studio_skills_confidence ON skills(confidence);
         CREATE INDEX studio_skills_name ON skills(name COLLATE NOCASE);
 
-        -- External-content FTS5 kept in sync (D057's DDL has no triggers).
-        CREATE TRIGGER studio_skills_fts_insert AFTER INSERT ON skills BEGIN
+        -- External-content FTS5 kept in sync (D057's DDL has no triggers). IF NOT EXISTS: a file
+        -- SkillStudio published for an engine has them already (packages/gameplay_db.py).
+        CREATE TRIGGER IF NOT EXISTS studio_skills_fts_insert AFTER INSERT ON skills BEGIN
             INSERT INTO skills_fts(rowid, name, description, tags)
             VALUES (new.rowid, new.name, new.description, new.tags);
         END;
-        CREATE TRIGGER studio_skills_fts_delete AFTER DELETE ON skills BEGIN
+        CREATE TRIGGER IF NOT EXISTS studio_skills_fts_delete AFTER DELETE ON skills BEGIN
             INSERT INTO skills_fts(skills_fts, rowid, name, description, tags)
             VALUES ('delete', old.rowid, old.name, old.description, old.tags);
         END;
-        CREATE TRIGGER studio_skills_fts_update AFTER UPDATE OF name, description, tags ON skills
+        CREATE TRIGGER IF NOT EXISTS studio_skills_fts_update AFTER UPDATE OF name, description, tags ON skills
         BEGIN
             INSERT INTO skills_fts(skills_fts, rowid, name, description, tags)
             VALUES ('delete', old.rowid, old.name, old.description, old.tags);
