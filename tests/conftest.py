@@ -6,11 +6,23 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from skillstudio.store import Actor, Database, SkillRepository
+from tests.postgres_server import PostgresServer, start_server
+
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(reason): the test is about SQLite files (WAL, file locks, PRAGMAs, damaged or old"
+        " files); its postgresql run is skipped with the reason",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -23,9 +35,41 @@ def _isolated_user_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     monkeypatch.delenv("SKILLSTUDIO_DB", raising=False)
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL server (tests/postgres_server.py); skipped only without one."""
+    server = start_server()
+    if isinstance(server, str):
+        pytest.skip(server)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def library_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a test's new, empty library is: a file path, or a server database's URL holding
+    an empty library. Every store test runs on both backends through it."""
+    if request.param == "sqlite":
+        path = tmp_path / "library.db"
+        Database(path, create=True).close()
+        yield str(path)
+        return
+    marker = request.node.get_closest_marker("sqlite_only")
+    if marker is not None:
+        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else marker.kwargs.get('reason', '')}")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    url = server.library_database()
+    try:
+        yield url
+    finally:
+        server.drop(url)
+
+
 @pytest.fixture
-def database(tmp_path: Path):
-    with Database(tmp_path / "library.db", create=True) as db:
+def database(library_target: str) -> Iterator[Database]:
+    with Database(library_target) as db:
         yield db
 
 

@@ -277,3 +277,20 @@ class SettingRow(Base):
     value: Mapped[str] = mapped_column(Text)  # JSON
     updated_by: Mapped[str] = mapped_column(Text)
     updated_at: Mapped[str] = mapped_column(Text)
+
+
+# --- migration 13: counts kept by triggers -------------------------------------------------------
+
+
+class TagCountRow(Base):
+    __tablename__ = "studio_tag_counts"
+
+    tag: Mapped[str] = mapped_column(Text, primary_key=True)
+    skills: Mapped[int] = mapped_column(Integer)
+
+
+class CreatorCountRow(Base):
+    __tablename__ = "studio_creator_counts"
+
+    created_by: Mapped[str] = mapped_column(Text, primary_key=True)
+    skills: Mapped[int] = mapped_column(Integer)

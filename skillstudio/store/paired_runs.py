@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Float, Integer, Text, func, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Mapped, mapped_column
 
 from skillstudio.model import utc_now
@@ -283,7 +282,7 @@ class PairedRuns(StorePart):
             }
             for r in records
         ]
-        statement = sqlite_insert(RunLiftRow)
+        statement = self.database.backend.insert(RunLiftRow)
         keys = [k for k in rows[0] if k not in ("run_id", "skill_id")]
         with self._work(AuditAction.VERIFY) as work:
             work.session.execute(
@@ -368,7 +367,7 @@ class PairedRuns(StorePart):
         ]
         if not rows:
             return
-        statement = sqlite_insert(RunDecisionRow)
+        statement = self.database.backend.insert(RunDecisionRow)
         keys = [k for k in rows[0] if k not in ("run_id", "skill_id")]
         with self.database.write() as session:
             session.execute(
