@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     ColumnElement,
-    SQLColumnExpression,
     Connection,
     Engine,
+    SQLColumnExpression,
     Subquery,
     bindparam,
     create_engine,

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     ColumnElement,
-    SQLColumnExpression,
     Connection,
     Engine,
+    SQLColumnExpression,
     Subquery,
     case,
     create_engine,
