@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from skillstudio.store import Actor, Database, SkillRepository
+from tests.libraries import BACKENDS, new_library
 from tests.postgres_server import PostgresServer, start_server
-
-BACKENDS = ("sqlite", "postgresql")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -49,22 +48,9 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 @pytest.fixture(params=BACKENDS)
 def library_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where a test's new, empty library is: a file path, or a server database's URL holding
-    an empty library. Every store test runs on both backends through it."""
-    if request.param == "sqlite":
-        path = tmp_path / "library.db"
-        Database(path, create=True).close()
-        yield str(path)
-        return
-    marker = request.node.get_closest_marker("sqlite_only")
-    if marker is not None:
-        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else marker.kwargs.get('reason', '')}")
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    url = server.library_database()
-    try:
-        yield url
-    finally:
-        server.drop(url)
+    """Where a test's new, empty library is. Every store test runs on both backends through it."""
+    with new_library(request, request.param, tmp_path) as target:
+        yield target
 
 
 @pytest.fixture

@@ -66,7 +66,9 @@ $$;
 CREATE INDEX studio_skills_search ON skills USING gin (studio_skill_document(name, description, tags));
 -- ;;
 
--- Tags as a JSON array; anything else an engine wrote reads as no tags (SQLite: json_valid).
+-- The values SQLite's json_each() gives for a skill's tags, as a JSON array: an array's
+-- elements, an object's values, a lone value itself; text that is not JSON gives none (SQLite:
+-- json_valid). The tag filter and the tag counts read it, as SQLite's read json_each().
 CREATE FUNCTION studio_tags_json(tags TEXT) RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -76,10 +78,23 @@ BEGIN
     parsed := tags::jsonb;
     IF jsonb_typeof(parsed) = 'array' THEN
         RETURN parsed;
+    ELSIF jsonb_typeof(parsed) = 'object' THEN
+        RETURN (SELECT COALESCE(jsonb_agg(value), '[]'::jsonb) FROM jsonb_each(parsed));
     END IF;
-    RETURN '[]'::jsonb;
+    RETURN jsonb_build_array(parsed);
 EXCEPTION WHEN others THEN
     RETURN '[]'::jsonb;
+END
+$$;
+-- ;;
+-- SQLite's json_array_length(tags) = 0: no tags unless the tags are a non-empty JSON array.
+CREATE FUNCTION studio_untagged(tags TEXT) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+AS $$
+BEGIN
+    RETURN jsonb_typeof(tags::jsonb) IS DISTINCT FROM 'array' OR jsonb_array_length(tags::jsonb) = 0;
+EXCEPTION WHEN others THEN
+    RETURN true;
 END
 $$;
 -- ;;

@@ -20,6 +20,7 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
+    Boolean,
     ColumnElement,
     Connection,
     Engine,
@@ -241,7 +242,7 @@ class PostgresBackend(Backend):
         return [func.studio_tags_json(tags_column).bool_op("?")(bindparam(f"tag_{number}", tag))]
 
     def untagged(self, tags_column: SQLColumnExpression[str]) -> ColumnElement[bool]:
-        return func.jsonb_array_length(func.studio_tags_json(tags_column)) == 0
+        return func.studio_untagged(tags_column, type_=Boolean)
 
     def name_order(self, column: InstrumentedAttribute[str]) -> ColumnElement[str]:
         return func.lower(column)  # the column's collation is "C": bytewise, as SQLite's NOCASE
