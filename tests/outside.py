@@ -3,10 +3,11 @@ connection, none of SkillStudio's setup, on either backend."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
-from sqlalchemy import Connection, create_engine
+from sqlalchemy import Connection, CursorResult, create_engine, text
 
 from skillstudio.store import Database
 
@@ -20,3 +21,23 @@ def another_program(database: Database) -> Iterator[Connection]:
             yield connection
     finally:
         engine.dispose()
+
+
+class QmarkConnection:
+    """``execute(sql, params)`` with sqlite3's ``?`` placeholders, on another program's
+    connection to either backend (tests written against sqlite3 keep their SQL)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> CursorResult[Any]:
+        parts = sql.split("?")
+        named = parts[0] + "".join(f":p{n}{part}" for n, part in enumerate(parts[1:]))
+        return self.connection.execute(text(named), {f"p{n}": value for n, value in enumerate(params)})
+
+
+@contextmanager
+def engine_writes(database: Database) -> Iterator[QmarkConnection]:
+    """``another_program`` taking ``?`` placeholders, as an engine's sqlite3 code writes."""
+    with another_program(database) as connection:
+        yield QmarkConnection(connection)
