@@ -6,7 +6,8 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -47,10 +48,29 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture(params=BACKENDS)
-def library_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where a test's new, empty library is. Every store test runs on both backends through it."""
-    with new_library(request, request.param, tmp_path) as target:
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend a store test runs on; every store test runs on both."""
+    return str(request.param)
+
+
+@pytest.fixture
+def library_target(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
+    """Where a test's new, empty library is: a file path or a server database's URL."""
+    with new_library(request, backend, tmp_path) as target:
         yield target
+
+
+@pytest.fixture
+def more_libraries(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[Callable[[str], str]]:
+    """``make(name)``: another new, empty library on the test's backend (for tests of several)."""
+    with ExitStack() as stack:
+
+        def make(name: str) -> str:
+            folder = tmp_path / name
+            folder.mkdir()
+            return stack.enter_context(new_library(request, backend, folder))
+
+        yield make
 
 
 @pytest.fixture
