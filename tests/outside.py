@@ -5,17 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, CursorResult, create_engine, text
+from sqlalchemy import Connection, CursorResult, create_engine, make_url, text
 
 from skillstudio.store import Database
+from skillstudio.store.backends import is_server_url
 
 
 @contextmanager
-def another_program(database: Database) -> Iterator[Connection]:
-    """A connection of another program to ``database``'s library, committed at the end."""
-    engine = create_engine(database.engine.url)
+def another_program(library: Database | str | Path) -> Iterator[Connection]:
+    """A connection of another program to a library (an open one, a path or a URL), committed
+    at the end."""
+    if isinstance(library, Database):
+        url = library.engine.url
+    else:
+        url = make_url(str(library) if is_server_url(str(library)) else f"sqlite:///{library}")
+    engine = create_engine(url)
     try:
         with engine.begin() as connection:
             yield connection
@@ -37,7 +44,7 @@ class QmarkConnection:
 
 
 @contextmanager
-def engine_writes(database: Database) -> Iterator[QmarkConnection]:
+def engine_writes(library: Database | str | Path) -> Iterator[QmarkConnection]:
     """``another_program`` taking ``?`` placeholders, as an engine's sqlite3 code writes."""
-    with another_program(database) as connection:
+    with another_program(library) as connection:
         yield QmarkConnection(connection)
