@@ -196,3 +196,23 @@ def test_search_on_a_server_has_fts5s_prefix_semantics(library_url: str) -> None
         assert search("ANTI") == [tank.id]
         assert search('"naval" OR -tank') == []  # words only: naval, or, tank all required
         assert search("tank")[0] == tank.id  # in the name: more relevant than in the description
+
+
+def test_each_committed_write_moves_the_change_token_once_and_notifies(library_url: str) -> None:
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        url = make_url(library_url)
+        with psycopg.connect(
+            host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
+        ) as listener:
+            listener.execute("LISTEN skillstudio_changes")
+            before = database.data_version()
+            repository.create_many([ai_skill() for _ in range(20)])  # dozens of statements, one transaction
+            assert database.data_version() == before + 1
+            heard = list(listener.notifies(timeout=5, stop_after=1))
+            assert [note.channel for note in heard] == ["skillstudio_changes"]
+            with pytest.raises(ConflictError):  # a write that fails commits nothing, announces nothing
+                skill = repository.get(repository.query(SkillQuery()).ids[0])
+                repository.update(replace(skill, name="a"))
+                repository.update(replace(skill, name="stale"))
+            assert database.data_version() == before + 2  # the first update only

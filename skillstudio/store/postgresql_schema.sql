@@ -6,8 +6,8 @@
 -- * D057's tables keep exactly their columns; TEXT compares bytewise (COLLATE "C"), as in SQLite.
 -- * SQLite INTEGER is 64 bits: BIGINT; REAL: DOUBLE PRECISION; BLOB: BYTEA; an INTEGER PRIMARY
 --   KEY (rowid) an identity column.
--- * FTS5's index is a GIN expression index over studio_skill_document(name, description, tags);
---   no column is added to skills, and no trigger is needed to keep it current.
+-- * FTS5's index is studio_skill_search: each skill's tsvector (studio_skill_document), kept by
+--   triggers on skills as SQLite's keep skills_fts, with a GIN index; no column is added to skills.
 -- * Each SQLite trigger is a PL/pgSQL trigger with the same event, column list and condition.
 -- * Every committed change moves studio_changes.version and notifies 'skillstudio_changes':
 --   the change token (SQLite's PRAGMA data_version) and the hook for live changes.
@@ -50,7 +50,9 @@ CREATE TABLE skill_compositions (
 -- ;;
 
 -- Keyword search: FTS5's unicode61 words (runs of letters and digits, case-folded) of the name,
--- tags and description, weighted A, B and C for ranking like bm25's column weights.
+-- tags and description, weighted A, B and C for ranking like bm25's column weights. Kept per
+-- skill in studio_skill_search (by triggers on skills, as SQLite keeps skills_fts), so ranking
+-- reads stored vectors instead of computing one per match.
 CREATE FUNCTION studio_search_words(value TEXT) RETURNS TEXT
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT regexp_replace(lower(coalesce(value, '')), '[^[:alnum:]]+', ' ', 'g') $$;
@@ -63,7 +65,37 @@ AS $$
         || setweight(to_tsvector('simple'::regconfig, studio_search_words(description)), 'C')
 $$;
 -- ;;
-CREATE INDEX studio_skills_search ON skills USING gin (studio_skill_document(name, description, tags));
+CREATE TABLE studio_skill_search (
+    skill_id  TEXT COLLATE "C" PRIMARY KEY,
+    document  tsvector NOT NULL
+);
+-- ;;
+CREATE INDEX studio_skill_search_document ON studio_skill_search USING gin (document);
+-- ;;
+CREATE FUNCTION studio_skill_search_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        DELETE FROM studio_skill_search WHERE skill_id = OLD.id;
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.id IS DISTINCT FROM NEW.id THEN
+        DELETE FROM studio_skill_search WHERE skill_id = OLD.id;
+    END IF;
+    INSERT INTO studio_skill_search(skill_id, document)
+    VALUES (NEW.id, studio_skill_document(NEW.name, NEW.description, NEW.tags))
+    ON CONFLICT (skill_id) DO UPDATE SET document = excluded.document;
+    RETURN NULL;
+END
+$$;
+-- ;;
+CREATE TRIGGER studio_skill_search_insert AFTER INSERT ON skills
+FOR EACH ROW EXECUTE FUNCTION studio_skill_search_sync();
+-- ;;
+CREATE TRIGGER studio_skill_search_update AFTER UPDATE OF id, name, description, tags ON skills
+FOR EACH ROW EXECUTE FUNCTION studio_skill_search_sync();
+-- ;;
+CREATE TRIGGER studio_skill_search_delete AFTER DELETE ON skills
+FOR EACH ROW EXECUTE FUNCTION studio_skill_search_sync();
 -- ;;
 
 -- The values SQLite's json_each() gives for a skill's tags, as a JSON array: an array's
@@ -639,9 +671,8 @@ CREATE TRIGGER studio_creator_counts_meta_update AFTER UPDATE OF skill_id, creat
 FOR EACH ROW EXECUTE FUNCTION studio_creator_counts_meta();
 -- ;;
 
--- The change token: one row, moved by every statement that writes any table, announced on
--- the 'skillstudio_changes' channel when its transaction commits (an empty payload, so the
--- server sends one notification per transaction).
+-- The change token: one row, moved by every transaction that writes any table, announced on
+-- the 'skillstudio_changes' channel when it commits.
 CREATE TABLE studio_changes (
     id       BIGINT PRIMARY KEY CHECK (id = 1),
     version  BIGINT NOT NULL
@@ -651,8 +682,13 @@ INSERT INTO studio_changes(id, version) VALUES (1, 0);
 -- ;;
 CREATE FUNCTION studio_note_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE studio_changes SET version = version + 1 WHERE id = 1;
-    PERFORM pg_notify('skillstudio_changes', '');
+    -- Once per transaction: a bulk write's thousand statements would otherwise each update the
+    -- one row (a chain of versions that every later update walks).
+    IF current_setting('skillstudio.change_noted', true) IS DISTINCT FROM 'yes' THEN
+        UPDATE studio_changes SET version = version + 1 WHERE id = 1;
+        PERFORM pg_notify('skillstudio_changes', '');
+        PERFORM set_config('skillstudio.change_noted', 'yes', true);
+    END IF;
     RETURN NULL;
 END
 $$;

@@ -7,9 +7,10 @@
   runs at READ COMMITTED, so the version a write checks is the newest committed one (a stale
   save is a conflict, never a lost update). Waiting is bounded by ``lock_timeout``.
 * Reads run in a REPEATABLE READ snapshot, as SQLite's WAL readers do.
-* Keyword search is a GIN index over ``studio_skill_document(name, description, tags)`` with
-  the prefix semantics of FTS5 (``to_tsquery('simple', 'tank:* & ar:*')``), ranked by ts_rank.
-* The change token is ``studio_changes.version``, moved by a statement trigger on every table.
+* Keyword search reads ``studio_skill_search`` (each skill's tsvector, kept by triggers, GIN
+  indexed) with the prefix semantics of FTS5 (``to_tsquery('simple', 'tank:* & ar:*')``),
+  ranked by ts_rank.
+* The change token is ``studio_changes.version``, moved once by every transaction that writes.
 """
 
 from __future__ import annotations
@@ -26,11 +27,14 @@ from sqlalchemy import (
     Engine,
     SQLColumnExpression,
     Subquery,
+    Text,
     bindparam,
+    column,
     create_engine,
     func,
     literal_column,
     select,
+    table,
     text,
 )
 from sqlalchemy.engine import URL, make_url
@@ -193,11 +197,10 @@ class PostgresBackend(Backend):
     def text_matches(
         self, words: Sequence[str], *, ranked: bool, pool: int | None = None, descending: bool = False
     ) -> Subquery:
-        query = func.to_tsquery(literal_column("'simple'"), bindparam("match", tsquery(words, prefix=True)))
-        document = _document()
-        rank = (-func.ts_rank(literal_column(f"'{RANK_WEIGHTS}'"), document, query)).label("rank")
-        statement = select(SkillRow.id.label("key"), *([rank] if ranked or pool is not None else []))
-        statement = statement.where(document.bool_op("@@")(query))
+        query = _tsquery(tsquery(words, prefix=True))
+        rank = (-func.ts_rank(literal_column(f"'{RANK_WEIGHTS}'"), SEARCH.c.document, query)).label("rank")
+        statement = select(SEARCH.c.skill_id.label("key"), *([rank] if ranked or pool is not None else []))
+        statement = statement.where(SEARCH.c.document.bool_op("@@")(query))
         if pool is not None:
             statement = statement.order_by(rank.desc() if descending else rank.asc()).limit(pool)
         return statement.subquery("fts")
@@ -205,31 +208,24 @@ class PostgresBackend(Backend):
     def any_word_ranking(
         self, connection: Connection, terms: Sequence[str], *, prefix: bool, tags_only: bool, pool: int
     ) -> Subquery:
-        query = func.to_tsquery(
-            literal_column("'simple'"),
-            bindparam("match", tsquery(terms, prefix=prefix, weight="B" if tags_only else "", any_word=True)),
-        )
-        document = _document()
-        score = func.ts_rank(literal_column(f"'{RANK_WEIGHTS}'"), document, query).label("score")
+        query = _tsquery(tsquery(terms, prefix=prefix, weight="B" if tags_only else "", any_word=True))
+        score = func.ts_rank(literal_column(f"'{RANK_WEIGHTS}'"), SEARCH.c.document, query).label("score")
         return (
-            select(SkillRow.id.label("key"), score)
-            .where(document.bool_op("@@")(query))
+            select(SEARCH.c.skill_id.label("key"), score)
+            .where(SEARCH.c.document.bool_op("@@")(query))
             .order_by(score.desc())
             .limit(pool)
             .subquery("best")
         )
 
     def word_frequencies(self, connection: Connection, words: Sequence[str]) -> dict[str, int]:
-        document = _document()
         out: dict[str, int] = {}
         for word in words:  # each a GIN index lookup
             lexeme = tsquery([word], prefix=True)
             if not lexeme:
                 continue
             count = connection.execute(
-                select(func.count())
-                .select_from(SkillRow)
-                .where(document.bool_op("@@")(func.to_tsquery(literal_column("'simple'"), lexeme)))
+                select(func.count()).select_from(SEARCH).where(SEARCH.c.document.bool_op("@@")(_tsquery(lexeme)))
             ).scalar_one()
             if count:
                 out[word] = int(count)
@@ -260,9 +256,12 @@ class PostgresBackend(Backend):
         return int(estimate)
 
 
-def _document() -> ColumnElement[Any]:
-    """The indexed expression (studio_skills_search): the same spelling, or the index is unused."""
-    return func.studio_skill_document(SkillRow.name, SkillRow.description, SkillRow.tags)
+# Each skill's words, kept by triggers on skills (postgresql_schema.sql).
+SEARCH = table("studio_skill_search", column("skill_id", Text), column("document"))
+
+
+def _tsquery(text_query: str) -> ColumnElement[Any]:
+    return func.to_tsquery(literal_column("'simple'"), bindparam("match", text_query))
 
 
 def tsquery(words: Sequence[str], *, prefix: bool, weight: str = "", any_word: bool = False) -> str:
