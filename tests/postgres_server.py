@@ -54,6 +54,7 @@ class PostgresServer:
     data_dir: Path | None = None  # set when we started it
     pg_ctl: str | None = None
     _as_postgres: bool = False
+    options: str = ""  # the server's -o options (a restart passes them again)
     _counter: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _template: str | None = None  # a database holding an empty library, copied for each test
 
@@ -102,6 +103,17 @@ class PostgresServer:
         with self._admin() as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
+    def pg_ctl_run(self, action: str) -> None:
+        """``pg_ctl stop`` or ``start`` on a cluster we started (a server restart, for tests)."""
+        assert self.data_dir is not None and self.pg_ctl is not None, "not our cluster"
+        command = [self.pg_ctl, "-D", str(self.data_dir), "-l", str(self.data_dir.parent / "server.log"), "-w"]
+        command += ["-m", "fast", "stop"] if action == "stop" else ["-o", self.options, "start"]
+        done = subprocess.run(
+            _as_postgres(command) if self._as_postgres else command, capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctl {action} failed: {done.stderr.strip()}")
+
     def stop(self) -> None:
         """Stop a cluster we started and remove its folder (a no-op for CI's server)."""
         if self.data_dir is None or self.pg_ctl is None:
@@ -148,7 +160,9 @@ def start_server() -> PostgresServer | str:
         f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={socket_dir}"
         " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
     )
-    server = PostgresServer(f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres", data_dir, pg_ctl, as_postgres)
+    server = PostgresServer(
+        f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres", data_dir, pg_ctl, as_postgres, options
+    )
     atexit.register(server.stop)
     started = run([pg_ctl, "-D", str(data_dir), "-l", str(base / "server.log"), "-o", options, "-w", "start"])
     if started.returncode != 0:

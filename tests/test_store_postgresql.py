@@ -216,3 +216,23 @@ def test_each_committed_write_moves_the_change_token_once_and_notifies(library_u
                 repository.update(replace(skill, name="a"))
                 repository.update(replace(skill, name="stale"))
             assert database.data_version() == before + 2  # the first update only
+
+
+def test_a_server_restart_is_a_clear_error_then_the_library_reconnects(
+    postgres_server: PostgresServer, library_url: str
+) -> None:
+    if postgres_server.data_dir is None:
+        pytest.skip("the server is not this session's own cluster (SKILLSTUDIO_TEST_POSTGRES_URL): not restarted")
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        skill = repository.create(ai_skill())
+        postgres_server.pg_ctl_run("stop")
+        try:
+            with pytest.raises(StorageError, match=r"lost the connection to the library .*refused"):
+                repository.get(skill.id)
+            with pytest.raises(StorageError, match="lost the connection"):
+                database.data_version()
+        finally:
+            postgres_server.pg_ctl_run("start")
+        assert repository.get(skill.id) == skill  # reconnected: nothing lost, nothing half-written
+        assert repository.update(replace(skill, name="after the restart")).name == "after the restart"
