@@ -30,7 +30,7 @@ from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, DEFAULT_SEED, PREFIX_Q
 from skillstudio.curation.edits import retag
 from skillstudio.model import Confidence, Domain
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository, SortKey
-from skillstudio.store.database import CONNECTION_PRAGMAS
+from skillstudio.store.backends.sqlite import CONNECTION_PRAGMAS
 from skillstudio.store.migrations import d057_statements
 
 ROOT = Path(__file__).resolve().parent.parent

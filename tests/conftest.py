@@ -6,11 +6,23 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from skillstudio.store import Actor, Database, SkillRepository
+from tests.libraries import BACKENDS, new_library
+from tests.postgres_server import PostgresServer, start_server
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(reason): the test is about SQLite files (WAL, file locks, PRAGMAs, damaged or old"
+        " files); its postgresql run is skipped with the reason",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -23,9 +35,47 @@ def _isolated_user_library(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     monkeypatch.delenv("SKILLSTUDIO_DB", raising=False)
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL server (tests/postgres_server.py); skipped only without one."""
+    server = start_server()
+    if isinstance(server, str):
+        pytest.skip(server)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend a store test runs on; every store test runs on both."""
+    return str(request.param)
+
+
 @pytest.fixture
-def database(tmp_path: Path):
-    with Database(tmp_path / "library.db", create=True) as db:
+def library_target(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
+    """Where a test's new, empty library is: a file path or a server database's URL."""
+    with new_library(request, backend, tmp_path) as target:
+        yield target
+
+
+@pytest.fixture
+def more_libraries(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[Callable[[str], str]]:
+    """``make(name)``: another new, empty library on the test's backend (for tests of several)."""
+    with ExitStack() as stack:
+
+        def make(name: str) -> str:
+            folder = tmp_path / name
+            folder.mkdir()
+            return stack.enter_context(new_library(request, backend, folder))
+
+        yield make
+
+
+@pytest.fixture
+def database(library_target: str) -> Iterator[Database]:
+    with Database(library_target) as db:
         yield db
 
 

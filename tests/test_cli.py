@@ -26,15 +26,15 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def library(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    path = tmp_path / "cli.db"
+def library(library_target: str) -> tuple[str, dict[str, str]]:
+    path = library_target
     skills = {
         "rockets": ai_skill(tags=("anti-armor", "early-game")),
         "proven": ai_skill(name="Naval doctrine", tags=("naval",), quality=Quality(12, 0.8, None, Confidence.PROVEN)),
         "bridge": content_skill(id="b41d9e77-5c1a-4f0e-8d4b-2f6a9c3e7d10"),
         "naval": example_skill(),
     }
-    with Database(path, create=True) as database:
+    with Database(path) as database:
         SkillRepository(database).create_many(list(skills.values()))
     return path, {key: skill.id for key, skill in skills.items()}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
 
 import pytest
@@ -13,6 +12,7 @@ from skillstudio.model.diff import side_by_side, unified_diff
 from skillstudio.model.yaml_form import skill_from_yaml, skill_to_yaml
 from skillstudio.store import Actor, ConflictError, Database, SkillRepository
 from tests.factories import ai_skill, content_skill, example_skill
+from tests.outside import engine_writes
 
 VERIFIED = Quality(14, 0.78, None, Confidence.PROVEN, "2026-04-01T00:00:00.000Z")
 
@@ -59,7 +59,7 @@ def test_an_unchanged_edit_writes_nothing(editor: SkillRepository) -> None:
 @pytest.mark.parametrize("make", [ai_skill, content_skill])
 def test_a_stale_edit_is_a_conflict_on_both_paths(editor: SkillRepository, database: Database, make) -> None:
     original = editor.create(make())
-    with sqlite3.connect(database.path) as other:
+    with engine_writes(database) as other:
         other.execute("UPDATE skills SET name = 'changed meanwhile' WHERE id = ?", (original.id,))
     with pytest.raises(ConflictError) as caught:
         save_edit(editor, original, replace(original, description="mine"))

@@ -4,12 +4,12 @@ changing underneath (skillstudio/curation/session.py)."""
 from __future__ import annotations
 
 import gc
-import sqlite3
 import weakref
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import text
 
 from skillstudio.curation.form import (
     EncounterForm,
@@ -38,6 +38,7 @@ from skillstudio.packages.importer import Incoming, apply_plan, plan_import
 from skillstudio.packages.prune import apply_prune, plan_prune
 from skillstudio.store import Actor, Database, LibraryChange, SkillExtras, SkillRepository
 from tests.factories import ai_skill, content_skill, example_skill, instructions_skill
+from tests.outside import another_program
 
 ALL_KINDS = [ai_skill, content_skill, example_skill, instructions_skill]
 
@@ -299,8 +300,8 @@ def test_a_concurrent_change_is_a_conflict_and_reload_keeps_the_edit_one_undo_aw
 ) -> None:
     stored = repository.create(make(name="Ours at first"))
     session = EditSession(stored)
-    with sqlite3.connect(database.path) as other:  # another program: no change is announced
-        other.execute("UPDATE skills SET name = 'Theirs' WHERE id = ?", (stored.id,))
+    with another_program(database) as other:  # no change is announced
+        other.execute(text("UPDATE skills SET name = 'Theirs' WHERE id = :id"), {"id": stored.id})
     session.set_form(renamed(session, "Mine"))
     mine = session.form
     outcome = session.save(repository)

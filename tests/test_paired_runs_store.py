@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from skillstudio.store import Actor, ChangeKind, Counts, Database, GameRow, RunSkillEntry, SkillRepository
 from skillstudio.store.paired_runs import DecisionRecord, LiftRecord, PairedRuns
 from skillstudio.store.runs import RunStore
 from tests.factories import ai_skill
-
-
-@pytest.fixture
-def database(tmp_path: Path):
-    with Database(tmp_path / "lib.db", create=True) as database:
-        yield database
 
 
 def _run(database: Database, lead: str, kind: str = "sequence") -> str:

@@ -15,7 +15,7 @@ import pytest
 from skillstudio.cli.main import main as cli
 from skillstudio.model import BuildFocus, ThreatLevel
 from skillstudio.store import Database, SkillQuery, SkillRepository
-from skillstudio.store.database import fts5_triggers_work_untrusted
+from skillstudio.store.backends.sqlite import fts5_triggers_work_untrusted
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_3021df4a98b836ec.txt"
 D057_TABLES = ("skills", "skills_fts", "skill_embeddings", "skill_compositions")

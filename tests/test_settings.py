@@ -23,6 +23,7 @@ from skillstudio.store.settings import (
     user_settings_path,
 )
 from tests.factories import ai_skill
+from tests.outside import engine_writes
 
 
 def refusals(*layers: dict[str, object]) -> list[str]:
@@ -92,10 +93,10 @@ def test_user_file_round_trip_and_refusal_writes_nothing(tmp_path: Path) -> None
         load_user_values(path)
 
 
-def test_layers_default_user_library(tmp_path: Path) -> None:
+def test_layers_default_user_library(tmp_path: Path, library_target: str) -> None:
     user = tmp_path / "settings.yaml"
     save_user_values({"thresholds.proven": 0.75, "prune.stale_days": 45}, user)
-    with Database(tmp_path / "lib.db", create=True) as database:
+    with Database(library_target) as database:
         repository = SkillRepository(database, Actor("ana"))
         heard = []
         database.changes.subscribe(heard.append)
@@ -119,11 +120,11 @@ def test_layers_default_user_library(tmp_path: Path) -> None:
         assert effective_settings(database, user_path=user).settings.thresholds.proven == 0.75
 
 
-def test_a_value_another_program_stored_is_refused_by_key_and_can_be_removed(tmp_path: Path) -> None:
-    path = tmp_path / "lib.db"
-    with Database(path, create=True):
-        pass
-    with sqlite3.connect(path) as connection:
+def test_a_value_another_program_stored_is_refused_by_key_and_can_be_removed(
+    tmp_path: Path, library_target: str
+) -> None:
+    path = library_target
+    with engine_writes(path) as connection:
         connection.execute("INSERT INTO studio_settings VALUES ('thresholds.proven', 'not json', 'x', 'y')")
     with Database(path) as database:
         with pytest.raises(ValidationError, match=r"thresholds.proven: 'not json' is not a rate"):
@@ -202,7 +203,7 @@ def test_migration_11_keeps_the_evidence_and_allows_gameplay(tmp_path: Path) -> 
         assert {"studio_verifications_skill", "studio_verifications_run_skill"} <= indexes
 
 
-def test_prune_limits_come_from_the_settings(tmp_path: Path) -> None:
+def test_prune_limits_come_from_the_settings(library_target: str) -> None:
     from datetime import UTC, datetime, timedelta
 
     from skillstudio.model import Quality
@@ -210,7 +211,7 @@ def test_prune_limits_come_from_the_settings(tmp_path: Path) -> None:
 
     now = datetime(2026, 9, 1, tzinfo=UTC)
     old = (now - timedelta(days=100)).isoformat().replace("+00:00", "Z")
-    with Database(tmp_path / "lib.db", create=True) as database:
+    with Database(library_target) as database:
         repository = SkillRepository(database, Actor("ana"))
         stale = ai_skill(
             created_at=old, last_used=old, use_count=3, quality=Quality(0, 0.0, None, Confidence.TENTATIVE, old)

@@ -7,6 +7,7 @@ import sqlite3
 from dataclasses import replace
 
 import pytest
+from sqlalchemy import text
 
 from skillstudio.model import BuildFocus, Confidence, Domain, Quality, ReviewState, SourceKind
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
@@ -31,6 +32,7 @@ from skillstudio.store import (
     fts_expression,
 )
 from tests.factories import ai_skill, content_skill, example_skill, instructions_skill, strategic_body
+from tests.outside import another_program
 
 
 def ids(repository: SkillRepository, **query) -> list[str]:
@@ -218,8 +220,8 @@ def test_a_change_by_another_process_is_a_conflict_and_enters_history(
     repository: SkillRepository, database: Database
 ) -> None:
     skill = repository.create(ai_skill())
-    with sqlite3.connect(database.path) as other:  # e.g. the engine, with none of our code
-        other.execute("UPDATE skills SET description = 'engine tuned this' WHERE id = ?", (skill.id,))
+    with another_program(database) as other:  # e.g. the engine, with none of our code
+        other.execute(text("UPDATE skills SET description = 'engine tuned this' WHERE id = :id"), {"id": skill.id})
     with pytest.raises(ConflictError):
         repository.update(replace(skill, name="mine"))
     fresh = repository.get(skill.id)
@@ -231,10 +233,10 @@ def test_a_change_by_another_process_is_a_conflict_and_enters_history(
 
 def test_engine_bumping_use_count_is_not_a_conflict(repository: SkillRepository, database: Database) -> None:
     skill = repository.create(ai_skill())
-    with sqlite3.connect(database.path) as other:
+    with another_program(database) as other:
         other.execute(
-            "UPDATE skills SET use_count = use_count + 1, last_used = '2026-06-01T00:00:00.000Z' WHERE id = ?",
-            (skill.id,),
+            text("UPDATE skills SET use_count = use_count + 1, last_used = '2026-06-01T00:00:00.000Z' WHERE id = :id"),
+            {"id": skill.id},
         )
     updated = repository.update(replace(skill, name="still fine"))
     assert updated.use_count == 1
@@ -334,10 +336,12 @@ def test_an_invalid_row_written_by_another_program_is_reported_not_crashed_on(
     repository: SkillRepository, database: Database
 ) -> None:
     good = repository.create(ai_skill())
-    with sqlite3.connect(database.path) as other:
+    with another_program(database) as other:
         other.execute(
-            "INSERT INTO skills (id, domain, name, description, body_json, tags, game_module, source, created_at)"
-            " VALUES ('bad', 'ai_strategy', 'Broken', 'x', '{not json', 'oops', 'ra1', 'llm_discovered', 'now')"
+            text(
+                "INSERT INTO skills (id, domain, name, description, body_json, tags, game_module, source, created_at)"
+                " VALUES ('bad', 'ai_strategy', 'Broken', 'x', '{not json', 'oops', 'ra1', 'llm_discovered', 'now')"
+            )
         )
     assert set(ids(repository)) == {good.id, "bad"}
     assert ids(repository, tags=("anti-armor",)) == [good.id]  # the bad tags do not break the query
@@ -348,8 +352,11 @@ def test_an_invalid_row_written_by_another_program_is_reported_not_crashed_on(
     assert {issue.path for issue in caught.value.issues} == {"tags", "created_at", "body_json"}
     repository.trash.delete("bad")  # it can still be moved out of the way...
     repository.trash.restore("bad")  # ...and back, exactly as it was
-    with sqlite3.connect(database.path) as other:
-        assert other.execute("SELECT body_json, tags FROM skills WHERE id = 'bad'").fetchone() == ("{not json", "oops")
+    with another_program(database) as other:
+        assert tuple(other.execute(text("SELECT body_json, tags FROM skills WHERE id = 'bad'")).one()) == (
+            "{not json",
+            "oops",
+        )
 
 
 # --- opening files --------------------------------------------------------------------------------
@@ -389,6 +396,7 @@ def test_a_file_from_a_newer_skillstudio_is_refused(tmp_path) -> None:
         Database(path)
 
 
+@pytest.mark.sqlite_only("D034's PRAGMAs are SQLite's")
 def test_pragmas_follow_d034(database: Database) -> None:
     with database.engine.connect() as connection:
 
@@ -405,18 +413,18 @@ def test_pragmas_follow_d034(database: Database) -> None:
 
 def test_data_version_moves_when_another_connection_commits(repository: SkillRepository, database: Database) -> None:
     before = database.data_version()
-    with sqlite3.connect(database.path) as other:
-        other.execute("UPDATE skills SET use_count = 1")
+    with another_program(database) as other:
+        other.execute(text("UPDATE skills SET use_count = 1"))
         other.execute(
-            "INSERT INTO studio_audit_log (at, actor, actor_kind, action) VALUES ('t', 'x', 'system', 'poke')"
+            text("INSERT INTO studio_audit_log (at, actor, actor_kind, action) VALUES ('t', 'x', 'system', 'poke')")
         )
     assert database.data_version() != before
 
 
 def test_json_columns_hold_what_d057_says(repository: SkillRepository, database: Database) -> None:
     skill = repository.create(ai_skill())
-    with sqlite3.connect(database.path) as other:
-        tags, body = other.execute("SELECT tags, body_json FROM skills WHERE id = ?", (skill.id,)).fetchone()
+    with another_program(database) as other:
+        tags, body = other.execute(text("SELECT tags, body_json FROM skills WHERE id = :id"), {"id": skill.id}).one()
     assert json.loads(tags) == ["anti-armor", "early-game"]
     assert list(json.loads(body)) == ["StrategicPattern"]
 
@@ -446,6 +454,7 @@ def test_every_mutation_writes_a_revision_and_an_audit_entry(repository: SkillRe
     assert repository.history.audit(skill_id=b.id, action="skill.compose")[0].revision == 2
 
 
+@pytest.mark.sqlite_only("a SQLite file lock (BEGIN EXCLUSIVE); the server's write lock: test_store_postgresql.py")
 def test_a_locked_library_is_a_clear_error_not_a_traceback(repository: SkillRepository, database: Database) -> None:
     skill = repository.create(ai_skill())
     other = sqlite3.connect(database.path, isolation_level=None)
@@ -492,8 +501,8 @@ def test_update_many_is_all_or_nothing(repository: SkillRepository) -> None:
 
 def test_updating_an_engine_written_skill_adds_its_metadata(repository: SkillRepository, database: Database) -> None:
     skill = repository.create(ai_skill())
-    with sqlite3.connect(database.path) as other:  # as if the engine wrote the row: no metadata
-        other.execute("DELETE FROM studio_skill_meta")
+    with another_program(database) as other:  # as if the engine wrote the row: no metadata
+        other.execute(text("DELETE FROM studio_skill_meta"))
     engine_skill = repository.get(skill.id)
     assert engine_skill.created_by == "unknown"
     updated = repository.update(replace(engine_skill, created_by="agent:7", tags=("x",)))
@@ -501,9 +510,11 @@ def test_updating_an_engine_written_skill_adds_its_metadata(repository: SkillRep
 
 
 def test_each_tag_filter_keeps_its_own_parameters() -> None:
+    from skillstudio.store.backends.sqlite import SqliteBackend
     from skillstudio.store.query import build_select
 
-    params = build_select(SkillQuery(tags=("early-game", "anti-air"))).compile().params
+    params = build_select(SkillQuery(tags=("early-game", "anti-air")), SqliteBackend("unused.db", create=False))
+    params = params.compile().params
     assert '{tags}: "early game"' in params.values() and '{tags}: "anti air"' in params.values()
 
 
@@ -517,8 +528,8 @@ def test_tags_without_word_characters_still_filter_exactly(repository: SkillRepo
 def test_tag_counts_are_cached_until_anyone_commits(repository: SkillRepository, database: Database) -> None:
     skill = repository.create(ai_skill(tags=("early-game",)))
     assert repository.facets.tag_counts() == {"early-game": 1}
-    with sqlite3.connect(database.path) as other:  # another process adds a tag
-        other.execute('UPDATE skills SET tags = \'["early-game", "naval"]\' WHERE id = ?', (skill.id,))
+    with another_program(database) as other:  # another process adds a tag
+        other.execute(text('UPDATE skills SET tags = \'["early-game", "naval"]\' WHERE id = :id'), {"id": skill.id})
     assert repository.facets.tag_counts() == {"early-game": 1, "naval": 1}
 
 

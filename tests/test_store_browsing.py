@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from itertools import product
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event, func
+from sqlalchemy import Connection, TextClause, bindparam, event, func, text
 
 from benchmarks.synthetic import COMMON_TAG, generate_skills
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
@@ -24,19 +26,23 @@ from skillstudio.store import repository as repository_module
 from skillstudio.store.migrations import d057_statements
 from skillstudio.store.query import build_select, first_ids
 from tests.factories import ai_skill
+from tests.libraries import BACKENDS, new_library
+from tests.outside import another_program
 
 LIBRARY_SIZE = 600
 TIES = 12  # skills that rank, and sort by most columns, exactly alike
 
 
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory):
-    path = tmp_path_factory.mktemp("browsing") / "library.db"
-    with Database(path, create=True) as database:
+@pytest.fixture(scope="module", params=BACKENDS)
+def library(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    with (
+        new_library(request, request.param, tmp_path_factory.mktemp("browsing")) as target,
+        Database(target) as database,
+    ):
         repository = SkillRepository(database, Actor("test", "system"))
         repository.create_many(generate_skills(LIBRARY_SIZE, seed=17))
         twin = ai_skill(name="Tank rush twin", description="tank tank rush", tags=("twin",))
-        # Inserted in descending id order: FTS5 meets them in the opposite order to the full query's.
+        # Inserted in descending id order: the index meets them in the opposite order to the full query's.
         repository.create_many([replace(twin, id=f"00000000-0000-4000-8000-{n:012d}") for n in reversed(range(TIES))])
         yield repository
 
@@ -44,7 +50,7 @@ def library(tmp_path_factory: pytest.TempPathFactory):
 def full_ids(repository: SkillRepository, query: SkillQuery) -> list[str]:
     """The plain path: every id of the full query, in its order."""
     with repository.database.read() as session:
-        return list(session.connection().execute(build_select(query)).scalars())
+        return list(session.connection().execute(build_select(query, repository.database.backend)).scalars())
 
 
 QUERIES = [
@@ -76,7 +82,10 @@ def test_a_first_page_is_the_full_orders_beginning(library: SkillRepository, que
     with library.database.read() as session:
         connection = session.connection()
         for count, pool in ((1, None), (5, 5), (7, None), (50, 50), (200, None), (LIBRARY_SIZE + 50, None)):
-            assert first_ids(connection, query, count, pool=pool) == expected[:count], (count, pool)
+            assert first_ids(connection, query, count, library.database.backend, pool=pool) == expected[:count], (
+                count,
+                pool,
+            )
     assert library.first_page(query, 200) == expected[:200]
 
 
@@ -87,7 +96,9 @@ def test_ties_at_a_pages_end_are_ordered_as_the_full_query_orders_them(library: 
     assert expected[:TIES] == sorted(expected[:TIES]) and all(i.startswith("00000000-") for i in expected[:TIES])
     with library.database.read() as session:
         for count in range(1, TIES):
-            assert first_ids(session.connection(), query, count, pool=count) == expected[:count]
+            assert (
+                first_ids(session.connection(), query, count, library.database.backend, pool=count) == expected[:count]
+            )
 
 
 ORDER_COLUMNS = {
@@ -100,67 +111,99 @@ ORDER_COLUMNS = {
 }
 
 
-def test_orders_put_missing_and_odd_figures_where_they_always_were(tmp_path: Path) -> None:
+def test_orders_put_missing_and_odd_figures_where_they_always_were(library_target: str) -> None:
     """The sorts are written for the indexes (NULLS LAST rather than ``x IS NULL``); the order is
-    the one the plain SQL gives, NULLs last, ties by name then id, values of another type too."""
-    path = tmp_path / "odd.db"
-    with Database(path, create=True) as database:
+    the one the plain SQL gives, NULLs last, ties by name then id, values of another type too
+    (SQLite keeps them; a server refuses them, so there its engine writes NULLs)."""
+    with Database(library_target) as database:
         SkillRepository(database, Actor("test", "system")).create_many(generate_skills(200, seed=5))
-    with sqlite3.connect(path) as connection:  # an engine's rows: text in number columns, NULLs
-        connection.execute("UPDATE skills SET success_rate = 'n/a', use_count = NULL WHERE rowid % 17 = 0")
-        connection.execute("UPDATE skills SET verification_count = NULL, last_used = 3 WHERE rowid % 13 = 0")
-        connection.execute("UPDATE skills SET name = 'same' WHERE rowid % 5 = 0")
-    with Database(path) as database:
+        sqlite = database.dialect == "sqlite"
+        odd_rate = "'n/a'" if sqlite else "NULL"
+        name_order = "name COLLATE NOCASE" if sqlite else "lower(name)"
+        with another_program(database) as other:  # an engine's rows: text in number columns, NULLs
+            every = every_nth(other, "skills", "id")
+            other.execute(in_ids(f"UPDATE skills SET success_rate = {odd_rate}, use_count = NULL"), every(17))
+            other.execute(in_ids("UPDATE skills SET verification_count = NULL, last_used = '3'"), every(13))
+            other.execute(in_ids("UPDATE skills SET name = 'same'"), every(5))
         repository = SkillRepository(database)
         for sort, column in ORDER_COLUMNS.items():
             for descending in (False, True):
                 direction = "DESC" if descending else "ASC"
-                plain = (
-                    f"SELECT id FROM skills ORDER BY {column} IS NULL, {column} {direction}, name COLLATE NOCASE, id"
-                )
-                with sqlite3.connect(path) as connection:
-                    expected = [row[0] for row in connection.execute(plain)]
+                plain = f"SELECT id FROM skills ORDER BY {column} IS NULL, {column} {direction}, {name_order}, id"
+                with another_program(database) as other:
+                    expected = list(other.execute(text(plain)).scalars())
                 query = SkillQuery(sort=sort, descending=descending)
                 assert repository.query(query).ids == expected, (sort, descending)
                 assert repository.first_page(query, 30) == expected[:30], (sort, descending)
 
 
-PLAIN_TAG_COUNTS = (
-    "SELECT tag.value, COUNT(*) FROM skills, json_each("
-    "CASE WHEN json_valid(skills.tags) THEN skills.tags ELSE '[]' END) AS tag "
-    "WHERE tag.type = 'text' GROUP BY tag.value ORDER BY tag.value"
-)
+def every_nth(connection: Connection, table: str, key: str) -> Callable[[int], dict[str, list[str]]]:
+    """``every(n)``: the parameters of ``in_ids`` naming every n-th row of ``table`` by ``key``
+    (what SQLite's ``rowid % n = 0`` picked, on either backend)."""
+    keys = sorted(connection.execute(text(f"SELECT {key} FROM {table}")).scalars())
+    return lambda n: {"ids": keys[n - 1 :: n]}
 
 
-def plain_tag_counts(path: Path) -> dict[str, int]:
-    with sqlite3.connect(path) as connection:
-        return dict(connection.execute(PLAIN_TAG_COUNTS).fetchall())
+def in_ids(statement: str, column: str = "id") -> TextClause:
+    """``statement WHERE column IN :ids``, ids given as a list."""
+    return text(f"{statement} WHERE {column} IN :ids").bindparams(bindparam("ids", expanding=True))
 
 
-def test_tag_counts_follow_every_write_as_counting_every_row_would(tmp_path: Path) -> None:
-    path = tmp_path / "tags.db"
-    with Database(path, create=True) as database:
+def delete_skills(connection: Connection, ids: dict[str, list[str]]) -> None:
+    """Delete skills as an engine would, their D057 rows that refer to them first (a server
+    enforces D057's foreign keys; SQLite, with them off, would not)."""
+    connection.execute(in_ids("DELETE FROM skill_embeddings", "skill_id"), ids)
+    connection.execute(in_ids("DELETE FROM skill_compositions", "skill_a"), ids)
+    connection.execute(in_ids("DELETE FROM skill_compositions", "skill_b"), ids)
+    connection.execute(in_ids("DELETE FROM skills"), ids)
+
+
+def json_each_values(tags: str) -> list[str]:
+    """The text values SQLite's json_each() gives for a tags column (invalid JSON: none)."""
+    try:
+        value = json.loads(tags)
+    except ValueError:
+        return []
+    items = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else [value]
+    return [item for item in items if isinstance(item, str)]
+
+
+def plain_tag_counts(database: Database) -> dict[str, int]:
+    """Every tag with its count, by reading every row's tags."""
+    with another_program(database) as other:
+        rows = list(other.execute(text("SELECT tags FROM skills")).scalars())
+    return dict(sorted(Counter(tag for tags in rows for tag in json_each_values(tags)).items()))
+
+
+def test_tag_counts_follow_every_write_as_counting_every_row_would(library_target: str) -> None:
+    with Database(library_target) as database:
         repository = SkillRepository(database, Actor("test", "human"))
         skills = generate_skills(150, seed=3)
         repository.create_many(skills)
-        assert repository.facets.tag_counts() == plain_tag_counts(path)
+        assert repository.facets.tag_counts() == plain_tag_counts(database)
         first, second = repository.get(skills[0].id), repository.get(skills[1].id)
         repository.update(replace(first, tags=(*first.tags, "fresh-tag")))
         repository.update(replace(second, tags=()))
         repository.trash.delete_many([skills[2].id, skills[3].id])
-        assert repository.facets.tag_counts() == plain_tag_counts(path)
+        assert repository.facets.tag_counts() == plain_tag_counts(database)
         repository.trash.restore(skills[2].id)
-        assert repository.facets.tag_counts() == plain_tag_counts(path)
-    with sqlite3.connect(path) as connection:  # an engine writes: bad JSON, duplicates, objects
-        connection.execute("UPDATE skills SET tags = 'not json' WHERE rowid % 7 = 0")
-        connection.execute("""UPDATE skills SET tags = '["dup", "dup", 5, "solo"]' WHERE rowid % 11 = 0""")
-        connection.execute("""UPDATE skills SET tags = '{"a": "object-tag"}' WHERE rowid % 19 = 0""")
-        connection.execute("DELETE FROM skills WHERE rowid % 23 = 0")
-    with Database(path) as database:
-        assert SkillRepository(database).facets.tag_counts() == plain_tag_counts(path)
-        assert "dup" in plain_tag_counts(path) and "fresh-tag" in plain_tag_counts(path)
+        assert repository.facets.tag_counts() == plain_tag_counts(database)
+        with another_program(database) as other:  # an engine writes: bad JSON, duplicates, objects
+            every = every_nth(other, "skills", "id")
+            other.execute(in_ids("UPDATE skills SET tags = 'not json'"), every(7))
+            other.execute(in_ids("""UPDATE skills SET tags = '["dup", "dup", 5, "solo"]'"""), every(11))
+            other.execute(in_ids("""UPDATE skills SET tags = '{"a": "object-tag"}'"""), every(19))
+            other.execute(in_ids("""UPDATE skills SET tags = '"lone"'"""), every(29))
+            gone = every(23)
+            delete_skills(other, gone)
+        counts = SkillRepository(database).facets.tag_counts()
+        assert counts == plain_tag_counts(database)
+        assert {"dup", "fresh-tag", "object-tag", "lone"} <= set(counts)
+        tagged = set(every(19)["ids"]) - set(gone["ids"])
+        assert set(repository.query(SkillQuery(tags=("object-tag",))).ids) == tagged
 
 
+@pytest.mark.sqlite_only("an engine's gameplay.db is a SQLite file")
 def test_tag_counts_of_a_file_an_engine_made_are_counted_when_it_is_first_opened(tmp_path: Path) -> None:
     path = tmp_path / "gameplay.db"
     with sqlite3.connect(path) as connection:
@@ -173,48 +216,53 @@ def test_tag_counts_of_a_file_an_engine_made_are_counted_when_it_is_first_opened
                 (f"engine-{n}", f"skill {n}", tags if isinstance(tags, str) else json.dumps(tags)),
             )
     with Database(path) as database:
-        assert SkillRepository(database).facets.tag_counts() == {"a": 2, "b": 3} == plain_tag_counts(path)
+        assert SkillRepository(database).facets.tag_counts() == {"a": 2, "b": 3} == plain_tag_counts(database)
 
 
 PLAIN_CREATORS = (
-    "SELECT DISTINCT COALESCE(m.created_by, 'unknown') FROM skills"
-    " LEFT JOIN studio_skill_meta AS m ON m.skill_id = skills.id"
+    "SELECT COALESCE(m.created_by, 'unknown'), COUNT(*) FROM skills"
+    " LEFT JOIN studio_skill_meta AS m ON m.skill_id = skills.id GROUP BY 1"
 )
 
 
-def plain_creators(path: Path) -> list[str]:
-    with sqlite3.connect(path) as connection:
-        return sorted(row[0] for row in connection.execute(PLAIN_CREATORS))
+def plain_creators(database: Database) -> dict[str, int]:
+    with another_program(database) as other:
+        return {str(creator): int(count) for creator, count in other.execute(text(PLAIN_CREATORS))}
 
 
-def test_creators_follow_every_write_as_joining_every_skill_would(tmp_path: Path) -> None:
-    path = tmp_path / "creators.db"
+def test_creators_follow_every_write_as_joining_every_skill_would(library_target: str) -> None:
     skills = generate_skills(120, seed=9)
-    with Database(path, create=True) as database:
+    with Database(library_target) as database:
         repository = SkillRepository(database, Actor("test", "human"))
         repository.create_many(skills)
-        assert repository.facets.creators() == plain_creators(path)
+        assert repository.facets.creators() == sorted(plain_creators(database))
         one_each = list({skill.created_by: skill.id for skill in skills}.values())
         repository.trash.delete_many(one_each[:3])  # some creators' only skill, maybe
-        assert repository.facets.creators() == plain_creators(path)
+        assert repository.facets.creators() == sorted(plain_creators(database))
         repository.trash.restore(one_each[0])
-        assert repository.facets.creators() == plain_creators(path)
-    with sqlite3.connect(path) as connection:  # an engine's writes know nothing of our metadata
-        connection.execute(
-            "INSERT INTO skills (id, domain, name, description, body_json, tags, game_module, source, created_at)"
-            " VALUES ('engine-1', 'ai_strategy', 'engine skill', '', '{}', '[]', 'ra1', 'hand_authored', '2025')"
-        )
-        connection.execute("DELETE FROM skills WHERE rowid % 9 = 0")  # leaves their metadata behind
-        connection.execute("UPDATE studio_skill_meta SET created_by = 'renamed' WHERE rowid % 4 = 0")
-        connection.execute("UPDATE studio_skill_meta SET skill_id = 'engine-1' WHERE rowid = 2")
-        connection.execute("DELETE FROM studio_skill_meta WHERE rowid % 5 = 0")
-    with Database(path) as database:
-        assert SkillRepository(database).facets.creators() == plain_creators(path)
-        assert "unknown" in plain_creators(path)
-    with sqlite3.connect(path) as connection:
-        counted = dict(connection.execute("SELECT created_by, skills FROM studio_creator_counts"))
-        plain = "SELECT COALESCE(m.created_by, 'unknown'), COUNT(*) FROM skills LEFT JOIN studio_skill_meta AS m"
-        assert counted == dict(connection.execute(plain + " ON m.skill_id = skills.id GROUP BY 1"))
+        assert repository.facets.creators() == sorted(plain_creators(database))
+        with another_program(database) as other:  # an engine's writes know nothing of our metadata
+            other.execute(
+                text(
+                    "INSERT INTO skills (id, domain, name, description, body_json, tags, game_module, source,"
+                    " created_at) VALUES ('engine-1', 'ai_strategy', 'engine skill', '', '{}', '[]', 'ra1',"
+                    " 'hand_authored', '2025')"
+                )
+            )
+            skill_rows = every_nth(other, "skills", "id")
+            meta_rows = every_nth(other, "studio_skill_meta", "skill_id")
+            delete_skills(other, skill_rows(9))  # leaves their metadata behind
+            other.execute(in_ids("UPDATE studio_skill_meta SET created_by = 'renamed'", "skill_id"), meta_rows(4))
+            moved = {"ids": meta_rows(1)["ids"][1:2]}
+            other.execute(in_ids("UPDATE studio_skill_meta SET skill_id = 'engine-1'", "skill_id"), moved)
+            other.execute(in_ids("DELETE FROM studio_skill_meta", "skill_id"), meta_rows(5))
+        assert SkillRepository(database).facets.creators() == sorted(plain_creators(database))
+        assert "unknown" in plain_creators(database)
+        with another_program(database) as other:
+            counted = {
+                str(c): int(n) for c, n in other.execute(text("SELECT created_by, skills FROM studio_creator_counts"))
+            }
+        assert counted == plain_creators(database)
 
 
 def test_game_modules_are_the_distinct_modules(library: SkillRepository) -> None:
@@ -241,7 +289,7 @@ def test_a_cancelled_query_stops_and_leaves_the_library_usable(tmp_path: Path, m
     event.listen(database.engine, "connect", lambda raw, _record: raw.create_function("gate", 1, gate))
     database.engine.dispose()  # every connection from now on knows gate()
     plain_select = repository_module.build_select
-    monkeypatch.setattr(repository_module, "build_select", lambda q: plain_select(q).where(func.gate(1) == 1))
+    monkeypatch.setattr(repository_module, "build_select", lambda q, b: plain_select(q, b).where(func.gate(1) == 1))
     repository = SkillRepository(database)
     failures: list[BaseException] = []
 

@@ -26,6 +26,7 @@ from skillstudio.model import ReviewState, Skill
 from skillstudio.model.diff import unified_diff
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import Actor, ConflictError, Database, InvalidSkillData, SkillQuery, SkillRepository
+from skillstudio.store.backends import is_server_url
 from skillstudio.store.events import AuditAction
 from skillstudio.store.evidence import verification_columns
 from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow, SkillVersionRow, VerificationRow
@@ -34,6 +35,7 @@ from skillstudio.store.skill_writes import update_one
 from skillstudio.store.snapshots import decode_snapshot
 from skillstudio.store.unit_of_work import unit_of_work
 from tests.factories import ai_skill
+from tests.outside import engine_writes
 
 ACTOR = Actor("ana", "human")
 SKILLS = 240
@@ -81,18 +83,21 @@ def update_one_by_one(repository: SkillRepository, skills: Sequence[Skill], mess
         return [update_one(work, skill, message) for skill in skills]
 
 
-def library_rows(path: Path) -> dict[str, Any]:
-    """Everything a write leaves in the library, times left out, snapshots decoded."""
-    with sqlite3.connect(path) as connection:
+def library_rows(path: Path | str) -> dict[str, Any]:
+    """Everything a write leaves in the library, times left out, snapshots decoded (in SQLite,
+    skills in the order they were inserted; a server's rows have no such order)."""
+    sqlite = not is_server_url(str(path))
+    with engine_writes(path) as connection:
+        skills = "SELECT rowid, * FROM skills ORDER BY rowid" if sqlite else "SELECT * FROM skills ORDER BY id"
         rows = {
-            "skills": connection.execute("SELECT rowid, * FROM skills ORDER BY rowid").fetchall(),
-            "meta": connection.execute("SELECT * FROM studio_skill_meta ORDER BY skill_id").fetchall(),
-            "versions": connection.execute("SELECT * FROM studio_skill_versions ORDER BY skill_id").fetchall(),
-            "compositions": connection.execute("SELECT * FROM skill_compositions ORDER BY 1, 2").fetchall(),
+            "skills": connection.execute(skills).all(),
+            "meta": connection.execute("SELECT * FROM studio_skill_meta ORDER BY skill_id").all(),
+            "versions": connection.execute("SELECT * FROM studio_skill_versions ORDER BY skill_id").all(),
+            "compositions": connection.execute("SELECT * FROM skill_compositions ORDER BY 1, 2").all(),
             "verifications": connection.execute(
                 "SELECT skill_id, recorded_at, kind, opponent, wins, losses, body_hash FROM studio_verifications"
                 " ORDER BY id"
-            ).fetchall(),
+            ).all(),
             "revisions": [
                 (*row[:-1], decode_snapshot(row[-1]))
                 for row in connection.execute(
@@ -107,9 +112,10 @@ def library_rows(path: Path) -> dict[str, Any]:
                 )
             ],
             "retrieval_changes": sorted(connection.execute("SELECT skill_id FROM studio_retrieval_changes")),
-            "embedding_meta": connection.execute("SELECT * FROM studio_embedding_meta ORDER BY 1").fetchall(),
+            "embedding_meta": connection.execute("SELECT * FROM studio_embedding_meta ORDER BY 1").all(),
         }
-        connection.execute("INSERT INTO skills_fts(skills_fts) VALUES ('integrity-check')")  # index = rows
+        if sqlite:
+            connection.execute("INSERT INTO skills_fts(skills_fts) VALUES ('integrity-check')")  # index = rows
     return rows
 
 
@@ -117,16 +123,16 @@ def searches(repository: SkillRepository, words: Sequence[str]) -> dict[str, lis
     return {text: repository.query(SkillQuery(text=text)).ids for text in words}
 
 
-def test_create_many_writes_what_the_row_by_row_path_writes(tmp_path: Path, synthetic: list[Skill]) -> None:
+def test_create_many_writes_what_the_row_by_row_path_writes(more_libraries, synthetic: list[Skill]) -> None:
     pairs = with_evidence(synthetic)
     assert sum(bool(skill.composable_with) for skill in synthetic) > 5  # compositions are exercised
     words = [COMMON_TERM, PREFIX_QUERY, COMMON_TAG, synthetic[5].name.split()[0], "zzzz"]
-    with Database(tmp_path / "bulk.db", create=True) as bulk, Database(tmp_path / "simple.db", create=True) as simple:
+    with Database(more_libraries("bulk")) as bulk, Database(more_libraries("simple")) as simple:
         SkillRepository(bulk, ACTOR).create_many(pairs[:100], message="bulk")
         SkillRepository(bulk, ACTOR).create_many(pairs[100:], message="bulk")
         create_one_by_one(SkillRepository(simple, ACTOR), pairs[:100])
         create_one_by_one(SkillRepository(simple, ACTOR), pairs[100:])
-        assert library_rows(bulk.path) == library_rows(simple.path)
+        assert library_rows(bulk.location) == library_rows(simple.location)
         found = searches(SkillRepository(bulk, ACTOR), words)
         assert found == searches(SkillRepository(simple, ACTOR), words)
         assert all(found[word] for word in words[:4])

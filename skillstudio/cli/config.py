@@ -83,7 +83,7 @@ def _edit_library(args: argparse.Namespace, database: Database) -> int:
         settings.set(args.key, parse_value(args.value))
     else:
         settings.unset(args.key)
-    print(f"{args.key} {'set' if args.config_command == 'set' else 'unset'} in the library {database.path}")
+    print(f"{args.key} {'set' if args.config_command == 'set' else 'unset'} in the library {database.location}")
     return EXIT_OK
 
 
@@ -109,7 +109,7 @@ def _get(args: argparse.Namespace, database: Database) -> int:
                     "format": "skillstudio.settings",
                     "version": JSON_VERSION,
                     "user_file": str(effective.user_path),
-                    "library": str(database.path),
+                    "library": database.location,
                     "settings": rows,
                 }
             )

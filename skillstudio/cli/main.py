@@ -47,9 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--db",
-        metavar="PATH",
+        metavar="PATH|URL",
         default=argparse.SUPPRESS,
-        help=f"the library file (default: ${ENV_VAR}, else your SkillStudio library)",
+        help=f"the library file, or a team library's postgresql+psycopg://user@host/db URL"
+        f" (default: ${ENV_VAR}, else your SkillStudio library)",
     )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print the stable JSON form (docs/cli.md)")
@@ -168,7 +169,7 @@ class _WaitNotice:
 def _init(args: argparse.Namespace) -> int:
     with create_library(args.path, sample=args.sample) as database:
         count = SkillRepository(database).count()
-    print(f"created {database.path} with {count} skills" if count else f"created empty library {database.path}")
+    print(f"created {database.location} with {count} skills" if count else f"created empty library {database.location}")
     return EXIT_OK
 
 
@@ -260,9 +261,9 @@ def _show_invalid(
 def _stats(args: argparse.Namespace, database: Database) -> int:
     stats = SkillRepository(database).facets.stats()
     if args.json:
-        print(output.dump_json(output.stats_document(stats, str(database.path))))
+        print(output.dump_json(output.stats_document(stats, database.location)))
     else:
-        print(output.stats_text(stats, str(database.path)))
+        print(output.stats_text(stats, database.location))
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ import platformdirs
 
 from skillstudio.library.sample import load_sample
 from skillstudio.store import Actor, Database, LibraryError, SkillRepository
+from skillstudio.store.backends import is_server_url
 
 ENV_VAR = "SKILLSTUDIO_DB"
 APP_NAME = "SkillStudio"
@@ -49,7 +50,11 @@ def open_library(
 ) -> Database:
     """Open the chosen library. Only the default library is created (from the sample) if missing;
     a path the user named must exist, so a typo never silently creates an empty library.
-    ``on_wait`` hears how long a write has been waiting for another program's lock."""
+    ``on_wait`` hears how long a write has been waiting for another program's lock. A
+    ``postgresql+psycopg://`` URL (``--db`` or $SKILLSTUDIO_DB) opens a team library on a server."""
+    named = str(explicit) if explicit else os.environ.get(ENV_VAR, "").strip()
+    if is_server_url(named):
+        return Database(named, on_wait=on_wait)
     path, chosen = chosen_library_path(explicit)
     if not chosen and not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,8 +66,18 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
     """A new library file, empty or holding the sample; never a half-made one.
 
     The library is built under a temporary name beside the target and renamed into place
-    only when complete, so a failure (or a crash) leaves no file at ``path``.
+    only when complete, so a failure (or a crash) leaves no file at ``path``. A
+    ``postgresql+psycopg://`` URL sets up a library in that (existing, empty) server database.
     """
+    if is_server_url(path):
+        database = Database(path, create=True)
+        try:
+            if sample:
+                _add_sample(database)
+        except BaseException:
+            database.close()
+            raise
+        return database
     target = Path(path).expanduser().absolute()
     if target.exists():
         raise LibraryError(f"{target} already exists; choose a new file name")
@@ -76,8 +91,7 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
         database = Database(temporary, create=True)
         try:
             if sample:
-                items = [(item.skill, item.verifications) for item in load_sample()]
-                SkillRepository(database, SAMPLE_ACTOR).create_many(items, message="bundled sample library")
+                _add_sample(database)
         finally:
             database.close()  # the last close checkpoints the WAL into the main file
         os.replace(temporary, target)
@@ -85,6 +99,11 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
         for leftover in (temporary, *(temporary.with_name(temporary.name + s) for s in ("-wal", "-shm"))):
             leftover.unlink(missing_ok=True)
     return Database(target)
+
+
+def _add_sample(database: Database) -> None:
+    items = [(item.skill, item.verifications) for item in load_sample()]
+    SkillRepository(database, SAMPLE_ACTOR).create_many(items, message="bundled sample library")
 
 
 @dataclass(frozen=True)
@@ -117,5 +136,5 @@ def recent_libraries(remembered: Sequence[str]) -> list[RecentLibrary]:
 
 def remember_recent(remembered: Sequence[str], path: str | os.PathLike[str]) -> list[str]:
     """The remembered paths with ``path`` first (once), the oldest dropped past RECENT_LIMIT."""
-    newest = str(Path(path))
+    newest = str(path) if is_server_url(str(path)) else str(Path(path))
     return [newest, *(text for text in dict.fromkeys(remembered) if text and text != newest)][:RECENT_LIMIT]

@@ -43,7 +43,7 @@ from skillstudio.packages.export import ExportPreview, PrivacyError, Progress, S
 from skillstudio.packages.importer import ImportPlan, Incoming, PlannedSkill, claim_quality, plan_import
 from skillstudio.packages.privacy import refuses_export
 from skillstudio.store import ImportItem, SkillExtras, SkillRepository
-from skillstudio.store.database import NEW_FILE_PRAGMAS, SQLITE_MAGIC, read_only_uri
+from skillstudio.store.backends.sqlite import NEW_FILE_PRAGMAS, SQLITE_MAGIC, read_only_uri
 from skillstudio.store.errors import InvalidStoredSkill
 from skillstudio.store.imports import present_ids
 from skillstudio.store.migrations import D057_SKILL_COLUMNS, MIGRATIONS, _split_statements, d057_statements

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import text
+from sqlalchemy import select
 
 from skillstudio.model import Instructions, Skill, SourceKind, body_to_json
 from skillstudio.paths import resource
 from skillstudio.store import RiskFinding, SkillRepository
+from skillstudio.store.orm import SkillRow
 
 try:  # the parser of ``re``, to arrange rule patterns for speed (``_combine``); optional
     from re import _constants as _sre  # type: ignore[attr-defined]  # private: typeshed has no stub
@@ -433,19 +434,27 @@ class Linter:
             yield RiskFinding(rule.id, rule.severity, f"{how} {named}", "body", 0, 0, other.id)
 
     def _candidates(self, skill: Skill, limit: int) -> list[Skill]:
-        """Up to ``limit`` other skills sharing the most distinctive words (FTS5, best rank first)."""
+        """Up to ``limit`` other skills sharing the most distinctive words (the keyword index, best first)."""
         assert self.repository is not None
         words = re.findall(r"\w{4,}", f"{skill.name} {skill.description}".casefold())
         distinct = sorted(dict.fromkeys(words), key=len, reverse=True)[:12]
         if not distinct:
             return []
-        match = " OR ".join(f'"{word}"' for word in distinct)
-        sql = text(
-            "SELECT s.id FROM skills_fts JOIN skills s ON s.rowid = skills_fts.rowid "
-            "WHERE skills_fts MATCH :match AND s.id != :id ORDER BY rank LIMIT :limit"
-        )
-        with self.repository.database.read() as session:
-            ids = list(session.scalars(sql.bindparams(match=match, id=skill.id, limit=limit)))
+        database = self.repository.database
+        with database.read() as session:
+            connection = session.connection()
+            best = database.backend.any_word_ranking(
+                connection, distinct, prefix=False, tags_only=False, pool=limit + 1
+            )
+            rows = connection.execute(
+                select(SkillRow.id)
+                .select_from(best)
+                .join(SkillRow, database.backend.skill_key() == best.c.key)
+                .where(SkillRow.id != skill.id)
+                .order_by(best.c.score.desc(), SkillRow.id)
+                .limit(limit)
+            )
+            ids = list(rows.scalars())
         return self.repository.get_many(ids)
 
 

@@ -26,16 +26,18 @@ def binds(row: Mapping[str, object]) -> dict[str, object]:
     return {key: bindparam(key) for key in row}
 
 
-def execute_many(connection: Connection, statement: UpdateBase, rows: Sequence[Mapping[str, object]]) -> None:
-    """One driver executemany of ``statement``, whose parameters are named by the rows' keys."""
+def execute_many(connection: Connection, statement: UpdateBase, rows: Sequence[Mapping[str, object]]) -> int:
+    """One driver executemany of ``statement``, whose parameters are named by the rows' keys;
+    the rows it changed (both drivers sum them over the batch)."""
     if not rows:
-        return
+        return 0
     compiled = statement.compile(dialect=connection.dialect)
     if compiled.positiontup is None:  # a named paramstyle: the driver takes the dicts
-        connection.exec_driver_sql(str(compiled), [dict(row) for row in rows])
+        result = connection.exec_driver_sql(str(compiled), [dict(row) for row in rows])
     else:
         order = compiled.positiontup
-        connection.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])
+        result = connection.exec_driver_sql(str(compiled), [tuple(row[key] for key in order) for row in rows])
+    return int(result.rowcount)
 
 
 __all__ = ["binds", "execute_many", "insert_rows"]

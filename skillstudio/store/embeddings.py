@@ -170,13 +170,12 @@ class EmbeddingStore:
         rows: list[Row[tuple[object, ...]]] = []
         with self.database.read() as session:
             connection = session.connection()
-            # The driver's own cursor: at 100k rows SQLAlchemy's row objects cost more than SQLite.
             if ids is None:
-                rows = list(connection.exec_driver_sql(_VECTOR_SQL, {"model": model_id}).fetchall())
+                rows = list(connection.execute(text(_VECTOR_SQL), {"model": model_id}).fetchall())
             else:
                 for marks, params in id_lists(list(ids)):
                     sql = f"{_VECTOR_SQL} AND e.skill_id IN ({marks})"
-                    rows.extend(connection.exec_driver_sql(sql, {**params, "model": model_id}).fetchall())
+                    rows.extend(connection.execute(text(sql), {**params, "model": model_id}).fetchall())
         if not rows:
             return VectorColumns([], [], [], [], [], [], [])
         ids, blobs, domains, modules, confidences, reviews, labels = (
@@ -257,22 +256,27 @@ class EmbeddingStore:
             if rows:
                 connection.execute(
                     text(
-                        "INSERT OR REPLACE INTO skill_embeddings(skill_id, embedding, model_id) VALUES (:id, :blob, :model)"
+                        "INSERT INTO skill_embeddings(skill_id, embedding, model_id) VALUES (:id, :blob, :model)"
+                        " ON CONFLICT (skill_id) DO UPDATE SET embedding = excluded.embedding, model_id = excluded.model_id"
                     ),
                     rows,
                 )
                 connection.execute(
                     text(
-                        "INSERT OR REPLACE INTO studio_embedding_meta(skill_id, model_id, description_sha256, embedded_at)"
-                        " VALUES (:id, :model, :hash, :at)"
+                        "INSERT INTO studio_embedding_meta(skill_id, model_id, description_sha256, embedded_at)"
+                        " VALUES (:id, :model, :hash, :at) ON CONFLICT (skill_id) DO UPDATE SET"
+                        " model_id = excluded.model_id, description_sha256 = excluded.description_sha256,"
+                        " embedded_at = excluded.embedded_at"
                     ),
                     rows,
                 )
             if label_rows:
                 connection.execute(
                     text(
-                        "INSERT OR REPLACE INTO studio_label_embeddings(skill_id, model_id, embedding, text_sha256,"
-                        " embedded_at) VALUES (:id, :model, :blob, :hash, :at)"
+                        "INSERT INTO studio_label_embeddings(skill_id, model_id, embedding, text_sha256, embedded_at)"
+                        " VALUES (:id, :model, :blob, :hash, :at) ON CONFLICT (skill_id) DO UPDATE SET"
+                        " model_id = excluded.model_id, embedding = excluded.embedding,"
+                        " text_sha256 = excluded.text_sha256, embedded_at = excluded.embedded_at"
                     ),
                     label_rows,
                 )

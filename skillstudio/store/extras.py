@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
+from skillstudio.store.backends import upsert_insert
 from skillstudio.store.database import Database
 from skillstudio.store.orm import SkillExtrasRow, SkillRow
 from skillstudio.store.query import chunks
@@ -52,7 +53,9 @@ def write_extras(work: UnitOfWork, items: Sequence[ImportItem]) -> None:
     row (its skill deleted by an engine) is replaced."""
     rows = [_extras_row(item.skill.id, item.extras) for item in items if item.extras is not None]
     if rows:
-        work.session.execute(insert(SkillExtrasRow).prefix_with("OR REPLACE"), rows)
+        statement = upsert_insert(work.session, SkillExtrasRow)
+        replaced = {key: statement.excluded[key] for key in rows[0] if key != "skill_id"}
+        work.session.execute(statement.on_conflict_do_update(index_elements=["skill_id"], set_=replaced), rows)
 
 
 def _extras(row: SkillExtrasRow) -> SkillExtras:

@@ -7,7 +7,7 @@ from sqlalchemy import SQLColumnExpression, func, select, text
 from sqlalchemy.orm import Session
 
 from skillstudio.store.database import Database
-from skillstudio.store.orm import SkillRow, TrashRow
+from skillstudio.store.orm import CreatorCountRow, SkillRow, TagCountRow, TrashRow
 from skillstudio.store.types import LibraryStats
 
 
@@ -34,18 +34,20 @@ class Facets:
         Triggers on ``skills`` keep the counts (migration 13), whoever writes: reading every
         row's tags would take seconds at 1M skills."""
         with self.database.read() as session:
-            rows = session.execute(text("SELECT tag, skills FROM studio_tag_counts WHERE skills > 0 ORDER BY tag"))
+            rows = session.execute(
+                select(TagCountRow.tag, TagCountRow.skills).where(TagCountRow.skills > 0).order_by(TagCountRow.tag)
+            )
             return {str(tag): int(number) for tag, number in rows}
 
     def creators(self) -> list[str]:
         """Who made the library's skills ("unknown" for a skill without our metadata), kept by
         triggers (migration 13): joining every skill to its metadata takes 0.1 s at 100k."""
         with self.database.read() as session:
-            rows = session.scalars(text("SELECT created_by FROM studio_creator_counts WHERE skills > 0"))
+            rows = session.scalars(select(CreatorCountRow.created_by).where(CreatorCountRow.skills > 0))
             return sorted(rows)
 
     def game_modules(self) -> list[str]:
-        # One index seek per module (SQLite's DISTINCT would read the whole index: 1M entries).
+        # One index seek per module (a DISTINCT would read the whole index: 1M entries).
         with self.database.read() as session:
             return sorted(
                 session.scalars(

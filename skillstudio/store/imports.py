@@ -62,7 +62,11 @@ def _remember_key(work: UnitOfWork, package_key: PackageKey) -> None:
         raise LibraryError(f"package {identity}: key {fingerprint} is not the key {stored} that first brought it")
     if stored != fingerprint:
         work.session.execute(
-            text("INSERT OR REPLACE INTO studio_package_keys VALUES (:i, :f, :k, :t)"),
+            text(
+                "INSERT INTO studio_package_keys(identity, fingerprint, public_key, first_seen) VALUES (:i, :f, :k, :t)"
+                " ON CONFLICT (identity) DO UPDATE SET fingerprint = excluded.fingerprint,"
+                " public_key = excluded.public_key, first_seen = excluded.first_seen"
+            ),
             {"i": identity, "f": fingerprint, "k": public_key, "t": work.now},
         )
 

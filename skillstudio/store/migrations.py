@@ -84,9 +84,12 @@ def d057_statements() -> dict[str, str]:
 class Migration:
     version: int
     description: str
-    sql: str
+    sql: str  # SQLite's statements
     # What SQL cannot do (compressing with zlib), run after ``sql`` in the same transaction.
     python: Callable[[Connection], None] | None = None
+    # PostgreSQL's statements (``postgresql_schema.sql`` already holds every migration up to
+    # POSTGRESQL_BASELINE; each later one must carry them, one statement per "-- ;;" line).
+    postgresql: str = ""
 
 
 _CONTENT = ", ".join(CONTENT_COLUMNS)
@@ -709,6 +712,23 @@ _ORDER_INDEXES = "\n".join(
     [_order_index(name, key) for name, key in _BROWSE_ORDERS.items()]
     + [_order_index(f"{name}_desc", f"{_BROWSE_ORDERS[name]} DESC") for name in _DESCENDING_TWINS]
 )
+
+
+def postgresql_order_indexes() -> list[str]:
+    """The same order indexes on PostgreSQL: the name as ``lower(name)`` (bytewise, the column
+    being COLLATE "C", as SQLite's NOCASE), the filtered columns carried as INCLUDE columns."""
+    keys = [*_BROWSE_ORDERS.items(), *((f"{name}_desc", f"{_BROWSE_ORDERS[name]} DESC") for name in _DESCENDING_TWINS)]
+    out = []
+    for name, key in keys:
+        leading = ""
+        if key:
+            expression, descending = key.removesuffix(" DESC"), key.endswith(" DESC")
+            leading = f"({expression}){' DESC' if descending else ''}, "
+        covered = ", ".join(column for column in _FILTERED if not (key or "").startswith(column))
+        out.append(f"CREATE INDEX studio_order_{name} ON skills({leading}lower(name), id) INCLUDE ({covered})")
+    return out
+
+
 _TAGS = "json_each(CASE WHEN json_valid({row}.tags) THEN {row}.tags ELSE '[]' END)"
 _ADD_TAGS = (
     "INSERT INTO studio_tag_counts(tag, skills) SELECT value, COUNT(*) FROM " + _TAGS + " WHERE type = 'text'"
@@ -890,6 +910,8 @@ MIGRATIONS += (
 
 
 LATEST_VERSION = MIGRATIONS[-1].version
+# The version a new PostgreSQL library starts at: postgresql_schema.sql is this schema.
+POSTGRESQL_BASELINE = 14
 
 
 @dataclass(frozen=True)
@@ -929,15 +951,15 @@ def inspect_file(path: object, connection: sqlite3.Connection) -> FileSchema:
             f"{path} is not a skill library: it has tables {listed} but no D057 'skills' table; "
             "SkillStudio left it unchanged"
         )
-    _check_skill_columns(path, {row[1] for row in connection.execute("PRAGMA table_info(skills)")})
+    check_skill_columns(path, {row[1] for row in connection.execute("PRAGMA table_info(skills)")})
     version = 0
     if "studio_schema_migrations" in tables:
         version = connection.execute("SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations").fetchone()[0]
-    _check_version(path, version)
+    check_version(path, version)
     return FileSchema(tables, version)
 
 
-def _check_skill_columns(path: object, columns: set[str]) -> None:
+def check_skill_columns(path: object, columns: set[str]) -> None:
     missing = [column for column in D057_SKILL_COLUMNS if column not in columns]
     if missing:
         raise NotALibrary(
@@ -945,7 +967,7 @@ def _check_skill_columns(path: object, columns: set[str]) -> None:
         )
 
 
-def _check_version(path: object, current: int) -> None:
+def check_version(path: object, current: int) -> None:
     if current > LATEST_VERSION:
         raise LibraryTooNew(
             f"{path} was written by a newer SkillStudio (schema {current}, this one knows "
@@ -960,6 +982,9 @@ def upgrade(database: Database, *, create: bool) -> None:
     to do; the lock is waited for like any write's (bounded, ``LibraryBusy`` past the bound).
     The checks are repeated inside the transaction: the file may have changed since.
     """
+    if database.dialect == "postgresql":
+        _upgrade_postgresql(database, create=create)
+        return
     path = database.path
     with database._write_session() as session:
         connection = session.connection()
@@ -971,7 +996,7 @@ def upgrade(database: Database, *, create: bool) -> None:
             for statement in statements.values():
                 _execute_script(connection, statement)
             tables = _table_names(connection)
-        _check_skill_columns(path, {row[1] for row in connection.exec_driver_sql("PRAGMA table_info(skills)")})
+        check_skill_columns(path, {row[1] for row in connection.exec_driver_sql("PRAGMA table_info(skills)")})
         for table, statement in statements.items():  # an engine may have created only some
             if table not in tables:
                 _execute_script(connection, statement)
@@ -982,7 +1007,7 @@ def upgrade(database: Database, *, create: bool) -> None:
         current = connection.exec_driver_sql(
             "SELECT COALESCE(MAX(version), 0) FROM studio_schema_migrations"
         ).scalar_one()
-        _check_version(path, current)
+        check_version(path, current)
         for migration in MIGRATIONS:
             if migration.version > current:
                 _execute_script(connection, migration.sql)
@@ -992,6 +1017,61 @@ def upgrade(database: Database, *, create: bool) -> None:
                     text("INSERT INTO studio_schema_migrations VALUES (:v, :at, :d)"),
                     {"v": migration.version, "at": utc_now(), "d": migration.description},
                 )
+
+
+def _upgrade_postgresql(database: Database, *, create: bool) -> None:
+    """A server library: a new one gets postgresql_schema.sql (POSTGRESQL_BASELINE), then each
+    later migration's PostgreSQL statements; all in one transaction, under the write lock."""
+    from skillstudio.store.backends.postgresql import schema_statements, split_statements
+
+    with database._write_session() as session:
+        connection = session.connection()
+        exists = connection.execute(text("SELECT to_regclass('skills') IS NOT NULL")).scalar_one()
+        if not exists:
+            if not create:
+                raise NotALibrary(f"{database.location} has no D057 'skills' table, so it is not a skill library")
+            for statement in schema_statements():
+                connection.exec_driver_sql(statement)
+            connection.execute(
+                text("INSERT INTO studio_schema_migrations VALUES (:v, :at, :d)"),
+                [
+                    {"v": migration.version, "at": utc_now(), "d": migration.description}
+                    for migration in MIGRATIONS
+                    if migration.version <= POSTGRESQL_BASELINE
+                ],
+            )
+        current = schema_version(connection)
+        check_version(database.location, current)
+        for migration in MIGRATIONS:
+            if migration.version > current:
+                if not migration.postgresql:
+                    raise NotALibrary(f"migration {migration.version} has no PostgreSQL statements")
+                for statement in split_statements(migration.postgresql):
+                    connection.exec_driver_sql(statement)
+                if migration.python is not None:
+                    migration.python(connection)
+                connection.execute(
+                    text("INSERT INTO studio_schema_migrations VALUES (:v, :at, :d)"),
+                    {"v": migration.version, "at": utc_now(), "d": migration.description},
+                )
+        _note_changes_everywhere(connection)
+
+
+def _note_changes_everywhere(connection: Connection) -> None:
+    """Every table of a server library moves the change token (studio_note_change) when written,
+    tables later migrations add included."""
+    missing = connection.execute(
+        text(
+            "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace"
+            " AND c.relkind = 'r' AND c.relname <> 'studio_changes' AND NOT EXISTS ("
+            " SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'studio_note_change')"
+        )
+    ).scalars()
+    for table in list(missing):
+        connection.exec_driver_sql(
+            f'CREATE TRIGGER studio_note_change AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "{table}"'
+            " FOR EACH STATEMENT EXECUTE FUNCTION studio_note_change()"
+        )
 
 
 def schema_version(connection: Connection) -> int:

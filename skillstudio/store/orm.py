@@ -2,12 +2,13 @@
 
 The DDL in the migrations is the schema's single source of truth; these classes only map onto
 it (``tests/test_store_schema.py`` checks that every mapped column exists). They are never
-used to create tables.
+used to create tables. Integers map as BigInteger: SQLite's INTEGER holds 64 bits, and a server
+library's columns are BIGINT (a game's seed needs them).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Float, Integer, LargeBinary, Text
+from sqlalchemy import BigInteger, Float, LargeBinary, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -32,11 +33,11 @@ class SkillRow(Base):
     game_module: Mapped[str] = mapped_column(Text)
     source: Mapped[str] = mapped_column(Text)
     model_id: Mapped[str | None] = mapped_column(Text)
-    verification_count: Mapped[int | None] = mapped_column(Integer)
+    verification_count: Mapped[int | None] = mapped_column(BigInteger)
     success_rate: Mapped[float | None] = mapped_column(Float)
     average_rating: Mapped[float | None] = mapped_column(Float)
     confidence: Mapped[str | None] = mapped_column(Text)
-    use_count: Mapped[int | None] = mapped_column(Integer)
+    use_count: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[str] = mapped_column(Text)
     last_used: Mapped[str | None] = mapped_column(Text)
     last_verified: Mapped[str | None] = mapped_column(Text)
@@ -55,7 +56,7 @@ class SkillCompositionRow(Base):
 
     skill_a: Mapped[str] = mapped_column(Text, primary_key=True)
     skill_b: Mapped[str] = mapped_column(Text, primary_key=True)
-    success_count: Mapped[int | None] = mapped_column(Integer)
+    success_count: Mapped[int | None] = mapped_column(BigInteger)
 
 
 # --- SkillStudio's extension tables ---------------------------------------------------------
@@ -77,16 +78,16 @@ class SkillVersionRow(Base):
     __tablename__ = "studio_skill_versions"
 
     skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    version: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(BigInteger)
 
 
 class RevisionRow(Base):
     __tablename__ = "studio_revisions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     skill_id: Mapped[str] = mapped_column(Text)
-    number: Mapped[int] = mapped_column(Integer)
-    version: Mapped[int] = mapped_column(Integer)
+    number: Mapped[int] = mapped_column(BigInteger)
+    version: Mapped[int] = mapped_column(BigInteger)
     action: Mapped[str] = mapped_column(Text)
     author: Mapped[str] = mapped_column(Text)
     created_at: Mapped[str] = mapped_column(Text)
@@ -97,13 +98,13 @@ class RevisionRow(Base):
 class AuditRow(Base):
     __tablename__ = "studio_audit_log"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     at: Mapped[str] = mapped_column(Text)
     actor: Mapped[str] = mapped_column(Text)
     actor_kind: Mapped[str] = mapped_column(Text)
     action: Mapped[str] = mapped_column(Text)
     skill_id: Mapped[str | None] = mapped_column(Text)
-    revision: Mapped[int | None] = mapped_column(Integer)
+    revision: Mapped[int | None] = mapped_column(BigInteger)
     details: Mapped[str] = mapped_column(Text, default="{}")
 
 
@@ -123,17 +124,17 @@ class TrashRow(Base):
 class VerificationRow(Base):
     __tablename__ = "studio_verifications"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     skill_id: Mapped[str] = mapped_column(Text)
     recorded_at: Mapped[str] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(Text)
     opponent: Mapped[str | None] = mapped_column(Text)
-    wins: Mapped[int] = mapped_column(Integer, default=0)
-    losses: Mapped[int] = mapped_column(Integer, default=0)
-    draws: Mapped[int] = mapped_column(Integer, default=0)
-    errors: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(BigInteger, default=0)
+    losses: Mapped[int] = mapped_column(BigInteger, default=0)
+    draws: Mapped[int] = mapped_column(BigInteger, default=0)
+    errors: Mapped[int] = mapped_column(BigInteger, default=0)
     rating: Mapped[float | None] = mapped_column(Float)
-    rated: Mapped[int] = mapped_column(Integer, default=0)
+    rated: Mapped[int] = mapped_column(BigInteger, default=0)
     engine_version: Mapped[str] = mapped_column(Text, default="")
     body_hash: Mapped[str] = mapped_column(Text, default="")
     note: Mapped[str] = mapped_column(Text, default="")
@@ -164,9 +165,9 @@ class VerificationRunRow(Base):
     engine: Mapped[str] = mapped_column(Text, default="[]")
     engine_version: Mapped[str] = mapped_column(Text, default="")
     executor: Mapped[str] = mapped_column(Text)
-    seed: Mapped[int] = mapped_column(Integer)
-    games: Mapped[int] = mapped_column(Integer)
-    chunk_games: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    games: Mapped[int] = mapped_column(BigInteger)
+    chunk_games: Mapped[int] = mapped_column(BigInteger)
     actor: Mapped[str] = mapped_column(Text)
     options: Mapped[str] = mapped_column(Text, default="{}")
     started_at: Mapped[str] = mapped_column(Text)
@@ -180,21 +181,21 @@ class RunSkillRow(Base):
 
     run_id: Mapped[str] = mapped_column(Text, primary_key=True)
     skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    position: Mapped[int] = mapped_column(Integer)
+    position: Mapped[int] = mapped_column(BigInteger)
     game_module: Mapped[str] = mapped_column(Text)
     body_hash: Mapped[str] = mapped_column(Text)
     confidence_before: Mapped[str] = mapped_column(Text)
     confidence_after: Mapped[str | None] = mapped_column(Text)
-    wins: Mapped[int] = mapped_column(Integer, default=0)
-    losses: Mapped[int] = mapped_column(Integer, default=0)
-    draws: Mapped[int] = mapped_column(Integer, default=0)
-    errors: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(BigInteger, default=0)
+    losses: Mapped[int] = mapped_column(BigInteger, default=0)
+    draws: Mapped[int] = mapped_column(BigInteger, default=0)
+    errors: Mapped[int] = mapped_column(BigInteger, default=0)
     success_rate: Mapped[float | None] = mapped_column(Float)
     wilson_low: Mapped[float | None] = mapped_column(Float)
     wilson_high: Mapped[float | None] = mapped_column(Float)
     applied_at: Mapped[str | None] = mapped_column(Text)
     note: Mapped[str] = mapped_column(Text, default="")
-    duplicates: Mapped[int] = mapped_column(Integer, default=0)  # migration 11: games already credited
+    duplicates: Mapped[int] = mapped_column(BigInteger, default=0)  # migration 11: games already credited
 
 
 class RunGameRow(Base):
@@ -202,8 +203,8 @@ class RunGameRow(Base):
 
     run_id: Mapped[str] = mapped_column(Text, primary_key=True)
     skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    game: Mapped[int] = mapped_column(Integer, primary_key=True)
-    seed: Mapped[int | None] = mapped_column(Integer)
+    game: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    seed: Mapped[int | None] = mapped_column(BigInteger)
     outcome: Mapped[str] = mapped_column(Text)
     duration_s: Mapped[float | None] = mapped_column(Float)
     resource_delta: Mapped[float | None] = mapped_column(Float)
@@ -218,8 +219,8 @@ class SkillIntervalRow(Base):
     __tablename__ = "studio_skill_intervals"
 
     skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    successes: Mapped[int] = mapped_column(Integer)
-    trials: Mapped[int] = mapped_column(Integer)
+    successes: Mapped[int] = mapped_column(BigInteger)
+    trials: Mapped[int] = mapped_column(BigInteger)
     wilson_low: Mapped[float] = mapped_column(Float)
     wilson_high: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[str] = mapped_column(Text)
@@ -241,29 +242,29 @@ class PlayImportRow(Base):
 class ReviewDecisionRow(Base):
     __tablename__ = "studio_review_decisions"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     skill_id: Mapped[str] = mapped_column(Text)
     state: Mapped[str] = mapped_column(Text)
     reviewer: Mapped[str] = mapped_column(Text)
     reviewer_kind: Mapped[str] = mapped_column(Text, default="human")
     at: Mapped[str] = mapped_column(Text)
     comment: Mapped[str] = mapped_column(Text, default="")
-    revision: Mapped[int | None] = mapped_column(Integer)
+    revision: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class RiskFindingRow(Base):
     __tablename__ = "studio_risk_findings"
 
     skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    position: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     rule: Mapped[str] = mapped_column(Text)
     severity: Mapped[str] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
     field: Mapped[str] = mapped_column(Text, default="")
-    start: Mapped[int] = mapped_column(Integer, default=0)
-    end: Mapped[int] = mapped_column(Integer, default=0)
+    start: Mapped[int] = mapped_column(BigInteger, default=0)
+    end: Mapped[int] = mapped_column(BigInteger, default=0)
     excerpt: Mapped[str] = mapped_column(Text, default="")
-    version: Mapped[int] = mapped_column(Integer, default=0)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)
     linted_at: Mapped[str] = mapped_column(Text)
 
 
@@ -277,3 +278,20 @@ class SettingRow(Base):
     value: Mapped[str] = mapped_column(Text)  # JSON
     updated_by: Mapped[str] = mapped_column(Text)
     updated_at: Mapped[str] = mapped_column(Text)
+
+
+# --- migration 13: counts kept by triggers -------------------------------------------------------
+
+
+class TagCountRow(Base):
+    __tablename__ = "studio_tag_counts"
+
+    tag: Mapped[str] = mapped_column(Text, primary_key=True)
+    skills: Mapped[int] = mapped_column(BigInteger)
+
+
+class CreatorCountRow(Base):
+    __tablename__ = "studio_creator_counts"
+
+    created_by: Mapped[str] = mapped_column(Text, primary_key=True)
+    skills: Mapped[int] = mapped_column(BigInteger)

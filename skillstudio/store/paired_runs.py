@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Float, Integer, Text, func, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import BigInteger, Float, Text, func, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from skillstudio.model import utc_now
@@ -36,8 +35,8 @@ class BaselineGameRow(Base):
 
     run_id: Mapped[str] = mapped_column(Text, primary_key=True)
     skill_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    game: Mapped[int] = mapped_column(Integer, primary_key=True)
-    seed: Mapped[int | None] = mapped_column(Integer)
+    game: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    seed: Mapped[int | None] = mapped_column(BigInteger)
     outcome: Mapped[str] = mapped_column(Text)
     duration_s: Mapped[float | None] = mapped_column(Float)
     resource_delta: Mapped[float | None] = mapped_column(Float)
@@ -56,18 +55,18 @@ class RunLiftRow(Base):
     body_hash: Mapped[str] = mapped_column(Text)
     opponent: Mapped[str] = mapped_column(Text)
     engine_version: Mapped[str] = mapped_column(Text, default="")
-    pairs: Mapped[int] = mapped_column(Integer)
-    both_won: Mapped[int] = mapped_column(Integer)
-    skill_only: Mapped[int] = mapped_column(Integer)
-    baseline_only: Mapped[int] = mapped_column(Integer)
-    neither: Mapped[int] = mapped_column(Integer)
-    excluded: Mapped[int] = mapped_column(Integer, default=0)
+    pairs: Mapped[int] = mapped_column(BigInteger)
+    both_won: Mapped[int] = mapped_column(BigInteger)
+    skill_only: Mapped[int] = mapped_column(BigInteger)
+    baseline_only: Mapped[int] = mapped_column(BigInteger)
+    neither: Mapped[int] = mapped_column(BigInteger)
+    excluded: Mapped[int] = mapped_column(BigInteger, default=0)
     skill_rate: Mapped[float | None] = mapped_column(Float)
     baseline_rate: Mapped[float | None] = mapped_column(Float)
     lift: Mapped[float | None] = mapped_column(Float)
     low: Mapped[float] = mapped_column(Float)
     high: Mapped[float] = mapped_column(Float)
-    worse: Mapped[int] = mapped_column(Integer, default=0)
+    worse: Mapped[int] = mapped_column(BigInteger, default=0)
     computed_at: Mapped[str] = mapped_column(Text)
 
 
@@ -81,10 +80,10 @@ class RunDecisionRow(Base):
     delta: Mapped[float] = mapped_column(Float)
     alpha: Mapped[float] = mapped_column(Float)
     beta: Mapped[float] = mapped_column(Float)
-    min_games: Mapped[int] = mapped_column(Integer, default=0)
+    min_games: Mapped[int] = mapped_column(BigInteger, default=0)
     decision: Mapped[str] = mapped_column(Text)
-    wins: Mapped[int] = mapped_column(Integer)
-    decided: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(BigInteger)
+    decided: Mapped[int] = mapped_column(BigInteger)
     llr: Mapped[float] = mapped_column(Float)
     decided_at: Mapped[str] = mapped_column(Text)
 
@@ -93,16 +92,16 @@ class RunPairRow(Base):
     __tablename__ = "studio_run_pairs"
 
     run_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    position: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     skill_a: Mapped[str] = mapped_column(Text)
     skill_b: Mapped[str] = mapped_column(Text)
     switch_at: Mapped[str] = mapped_column(Text)
-    wins: Mapped[int] = mapped_column(Integer, default=0)
-    losses: Mapped[int] = mapped_column(Integer, default=0)
-    draws: Mapped[int] = mapped_column(Integer, default=0)
-    errors: Mapped[int] = mapped_column(Integer, default=0)
-    credited: Mapped[int] = mapped_column(Integer, default=0)
-    successes: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(BigInteger, default=0)
+    losses: Mapped[int] = mapped_column(BigInteger, default=0)
+    draws: Mapped[int] = mapped_column(BigInteger, default=0)
+    errors: Mapped[int] = mapped_column(BigInteger, default=0)
+    credited: Mapped[int] = mapped_column(BigInteger, default=0)
+    successes: Mapped[int] = mapped_column(BigInteger, default=0)
     note: Mapped[str] = mapped_column(Text, default="")
     applied_at: Mapped[str | None] = mapped_column(Text)
 
@@ -283,7 +282,7 @@ class PairedRuns(StorePart):
             }
             for r in records
         ]
-        statement = sqlite_insert(RunLiftRow)
+        statement = self.database.backend.insert(RunLiftRow)
         keys = [k for k in rows[0] if k not in ("run_id", "skill_id")]
         with self._work(AuditAction.VERIFY) as work:
             work.session.execute(
@@ -368,7 +367,7 @@ class PairedRuns(StorePart):
         ]
         if not rows:
             return
-        statement = sqlite_insert(RunDecisionRow)
+        statement = self.database.backend.insert(RunDecisionRow)
         keys = [k for k in rows[0] if k not in ("run_id", "skill_id")]
         with self.database.write() as session:
             session.execute(

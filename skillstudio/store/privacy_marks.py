@@ -60,8 +60,10 @@ class PrivacyMarks(StorePart):
             if action is AuditAction.PRIVACY_MARK:
                 connection.execute(
                     text(
-                        "INSERT OR REPLACE INTO studio_privacy_marks(skill_id, field, kind, text_sha256, marked_by,"
-                        " marked_at, note) VALUES (:id, :field, :kind, :hash, :by, :at, :note)"
+                        "INSERT INTO studio_privacy_marks(skill_id, field, kind, text_sha256, marked_by, marked_at, note)"
+                        " VALUES (:id, :field, :kind, :hash, :by, :at, :note)"
+                        " ON CONFLICT (skill_id, field, kind, text_sha256) DO UPDATE SET"
+                        " marked_by = excluded.marked_by, marked_at = excluded.marked_at, note = excluded.note"
                     ),
                     {**key, "by": self.actor.id, "at": work.now, "note": note},
                 )

@@ -2,7 +2,8 @@
 
 A :class:`SkillQuery` is a plain value the CLI builds from flags and the GUI from its filter
 panel; :func:`build_select` turns it into one SQL query over D057's ``skills`` table, our
-metadata and the FTS5 index.
+metadata and the keyword index (the library's backend writes the parts that differ: FTS5 or
+PostgreSQL's text search, the tag filter, the name order).
 """
 
 from __future__ import annotations
@@ -20,20 +21,16 @@ from sqlalchemy import (
     SQLColumnExpression,
     and_,
     case,
-    exists,
     func,
     literal_column,
     or_,
     select,
-    text,
     true,
 )
-from sqlalchemy.orm import InstrumentedAttribute
-from sqlalchemy.sql.elements import UnaryExpression
-from sqlalchemy.sql.operators import custom_op
 
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind
-from skillstudio.store.orm import SkillMetaRow, SkillRow
+from skillstudio.store.backends import Backend
+from skillstudio.store.orm import SkillMetaRow, SkillRow, TagCountRow
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -67,23 +64,29 @@ class SkillQuery:
     untagged: bool = False  # only skills without tags
     created_by: tuple[str, ...] = ()
     review_states: tuple[ReviewState | None, ...] = ()  # None matches "never reviewed"
-    text: str = ""  # FTS5 over name, description and tags; every word is a prefix
+    text: str = ""  # keyword search over name, description and tags; every word is a prefix, all required
     sort: SortKey = SortKey.RELEVANCE
     descending: bool = False
     offset: int = 0
     limit: int | None = None
 
 
-def fts_expression(user_text: str) -> str | None:
-    """FTS5 MATCH text for what a user typed: every word as a prefix, all required.
+def search_words(user_text: str) -> list[str]:
+    """The words of what a user typed; each is searched for as a prefix, all required.
 
-    User text never reaches FTS5's query syntax (quotes, ``-``, ``NEAR``, ``:``...): only the
-    word characters are kept, each quoted, so no input can be a syntax error.
+    User text never reaches the search syntax (FTS5's quotes, ``-``, ``NEAR``, ``:``, or
+    tsquery's operators): only word characters are kept, so no input can be a syntax error.
     """
-    words = _WORD.findall(user_text)
-    if not words:
-        return None
-    return " ".join(f'"{word}"*' for word in words)
+    return _WORD.findall(user_text)
+
+
+def fts_expression(user_text: str) -> str | None:
+    """FTS5 MATCH text for what a user typed (a SQLite library's search): every word as a
+    prefix, all required; None without words."""
+    from skillstudio.store.backends.sqlite import fts_match
+
+    words = search_words(user_text)
+    return fts_match(words) if words else None
 
 
 # Literal values, not bound parameters: migration 13's index on this very expression serves the
@@ -95,8 +98,7 @@ _CONFIDENCE_ORDER = case(
     else_=literal_column("-1"),
 )
 
-_SORT_COLUMNS = {
-    SortKey.NAME: SkillRow.name.collate("NOCASE"),
+_SORT_COLUMNS: dict[SortKey, SQLColumnExpression[Any]] = {
     SortKey.DOMAIN: SkillRow.domain,
     SortKey.GAME_MODULE: SkillRow.game_module,
     SortKey.CONFIDENCE: _CONFIDENCE_ORDER,
@@ -113,17 +115,18 @@ _SORT_COLUMNS = {
 
 
 def _filtered(
-    statement: Select[Any], query: SkillQuery, *, walk: bool = False, tags_by_fts: bool = True
+    statement: Select[Any], query: SkillQuery, backend: Backend, *, walk: bool = False, tags_by_fts: bool = True
 ) -> tuple[Select[Any], list[ColumnElement[bool]]]:
     """``statement`` joined to what the query's filters read, and the filters' conditions.
 
-    ``walk``: no filter may lead SQLite to another index than the order's: a first page is then
-    read by walking that index (which covers the filtered columns) until it is full, instead of
-    finding every match first and sorting them. ``tags_by_fts``: narrow a tag filter through the
-    FTS index first (SQLite then reads only the tagged rows, and sorts them); without it, each
-    row the walk meets is checked, which finds a first page of a common tag sooner."""
+    ``walk``: no filter may lead the planner to another index than the order's: a first page is
+    then read by walking that index (which covers the filtered columns) until it is full,
+    instead of finding every match first and sorting them. ``tags_by_fts``: narrow a tag filter
+    through the text index first (SQLite then reads only the tagged rows, and sorts them);
+    without it, each row the walk meets is checked, which finds a first page of a common tag
+    sooner."""
     domain, confidence, module, source = (
-        _walked(column) if walk else column
+        backend.walked(column) if walk else column
         for column in (SkillRow.domain, SkillRow.confidence, SkillRow.game_module, SkillRow.source)
     )
     # Our metadata is joined only when the query needs it: at 100k rows the join costs more
@@ -143,31 +146,10 @@ def _filtered(
         conditions.append(module.in_(query.game_modules))
     if query.sources:
         conditions.append(source.in_([s.value for s in query.sources]))
-    # An engine may have written tags that are not JSON; json_each() would abort the whole
-    # query on such a row, so invalid tag text reads as "no tags".
-    valid_tags = case((func.json_valid(SkillRow.tags), SkillRow.tags), else_="[]")
     for number, tag in enumerate(query.tags):
-        # The FTS index over the tags column narrows the candidates cheaply (a 100k library
-        # would otherwise run json_each on every row); json_each then checks the exact tag.
-        words = _WORD.findall(tag)
-        if words and tags_by_fts:
-            phrase = '{tags}: "' + " ".join(words) + '"'
-            conditions.append(
-                literal_column("skills.rowid").in_(
-                    text(f"SELECT rowid FROM skills_fts WHERE skills_fts MATCH :tag_{number}").bindparams(
-                        **{f"tag_{number}": phrase}
-                    )
-                )
-            )
-        conditions.append(
-            exists(
-                select(literal_column("1"))
-                .select_from(func.json_each(valid_tags).table_valued("value"))
-                .where(literal_column("value") == tag)
-            )
-        )
+        conditions.extend(backend.tag_conditions(SkillRow.tags, tag, number, narrow=tags_by_fts))
     if query.untagged:
-        conditions.append(func.json_array_length(valid_tags) == 0)
+        conditions.append(backend.untagged(SkillRow.tags))
     if query.created_by:
         conditions.append(func.coalesce(SkillMetaRow.created_by, "unknown").in_(query.created_by))
     if query.review_states:
@@ -179,64 +161,52 @@ def _filtered(
     return statement, conditions
 
 
-def build_select(query: SkillQuery) -> Select[str]:
+def build_select(query: SkillQuery, backend: Backend) -> Select[str]:
     """SELECT skills.id ... for the query's filters and order, without offset/limit."""
-    statement, conditions = _filtered(select(SkillRow.id), query)
-    match = fts_expression(query.text)
+    statement, conditions = _filtered(select(SkillRow.id), query, backend)
+    words = search_words(query.text)
     rank = None
-    if match is not None:
-        # Ranking every match (bm25) is the costly part of a common word; only do it when the
-        # order asks for relevance.
-        columns: tuple[str, ...]
-        if query.sort is SortKey.RELEVANCE:
-            sql, columns = "SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match", ("rowid", "rank")
-        else:
-            sql, columns = "SELECT rowid FROM skills_fts WHERE skills_fts MATCH :match", ("rowid",)
-        matches = text(sql).bindparams(match=match).columns(*(literal_column(c) for c in columns)).subquery("fts")
-        statement = statement.join(matches, matches.c.rowid == literal_column("skills.rowid"))
+    if words:
+        # Ranking every match is the costly part of a common word; only when the order asks.
+        matches = backend.text_matches(words, ranked=query.sort is SortKey.RELEVANCE)
+        statement = statement.join(matches, matches.c.key == backend.skill_key())
         rank = matches.c.rank if query.sort is SortKey.RELEVANCE else None
     if conditions:
         statement = statement.where(and_(*conditions))
-    return statement.order_by(*_ordering(query, rank))
+    return statement.order_by(*_ordering(query, rank, backend))
 
 
-def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: int | None = None) -> list[str]:
+def first_ids(
+    connection: Connection, query: SkillQuery, count: int, backend: Backend, *, pool: int | None = None
+) -> list[str]:
     """The first ``count`` ids of ``build_select(query)``, exactly, without ranking every match.
 
-    Ordered by relevance, the full query bm25-ranks every match of a common word and joins each
-    to its row; here FTS5 keeps only the ``pool`` best-ranked matches (a top-N sort), and only
-    those are joined and filtered. That is the full order's beginning when the pool's worst rank
-    is strictly worse than the last row kept (every match outside the pool ranks at least as
+    Ordered by relevance, the full query ranks every match of a common word and joins each to
+    its row; here the text index keeps only the ``pool`` best-ranked matches (a top-N sort), and
+    only those are joined and filtered. That is the full order's beginning when the pool's worst
+    rank is strictly worse than the last row kept (every match outside the pool ranks at least as
     badly, and a tie there would need the name to decide), or when the pool holds every match;
-    else a larger pool is tried. Without a search, SQLite walks the order's index (migration 13)
-    until ``count`` rows pass the filters; a search in another order reads ``LIMIT count``."""
-    match = fts_expression(query.text)
-    if match is None:
-        tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count)
-        statement, conditions = _filtered(select(SkillRow.id), query, walk=True, tags_by_fts=tags_by_fts)
-        statement = statement.where(and_(true(), *conditions)).order_by(*_ordering(query, None))
+    else a larger pool is tried. Without a search, the database walks the order's index
+    (migration 13) until ``count`` rows pass the filters; a search in another order reads
+    ``LIMIT count``."""
+    words = search_words(query.text)
+    if not words:
+        tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count, backend)
+        statement, conditions = _filtered(select(SkillRow.id), query, backend, walk=True, tags_by_fts=tags_by_fts)
+        statement = statement.where(and_(true(), *conditions)).order_by(*_ordering(query, None, backend))
         return list(connection.execute(statement.limit(count)).scalars())
     if query.sort is not SortKey.RELEVANCE:
-        return list(connection.execute(build_select(query).limit(count)).scalars())
+        return list(connection.execute(build_select(query, backend).limit(count)).scalars())
     pool = pool or 2 * count
-    direction = "DESC" if query.descending else "ASC"
     while True:
-        # +rank: SQLite's own top-N sorter; FTS5's "ORDER BY rank" would sort every match.
-        ranked = (
-            text(
-                f"SELECT rowid, rank FROM skills_fts WHERE skills_fts MATCH :match ORDER BY +rank {direction} LIMIT :pool"
-            )
-            .bindparams(match=match, pool=pool)
-            .columns(literal_column("rowid"), literal_column("rank"))
-            .subquery("fts")
-        )
+        ranked = backend.text_matches(words, ranked=True, pool=pool, descending=query.descending)
         # Every pooled match is read (an outer join), so the pool's size and worst rank are known;
         # the filters say which of them are kept.
         pooled = select(ranked.c.rank, SkillRow.id).select_from(ranked)
-        pooled = pooled.outerjoin(SkillRow, literal_column("skills.rowid") == ranked.c.rowid)
-        statement, conditions = _filtered(pooled, query)
+        pooled = pooled.outerjoin(SkillRow, backend.skill_key() == ranked.c.key)
+        statement, conditions = _filtered(pooled, query, backend)
         statement = statement.add_columns(case((and_(true(), *conditions), 1), else_=0).label("kept"))
-        rows = connection.execute(statement.order_by(*_ordering(query, ranked.c.rank))).all()
+        rows = connection.execute(statement.order_by(*_ordering(query, ranked.c.rank, backend))).all()
         kept = [(rank, skill_id) for rank, skill_id, keep in rows if keep == 1 and skill_id is not None]
         if len(rows) < pool or (len(kept) >= count and kept[count - 1][0] != rows[-1][0]):
             return [skill_id for _rank, skill_id in kept[:count]]
@@ -244,48 +214,41 @@ def first_ids(connection: Connection, query: SkillQuery, count: int, *, pool: in
         # ranking: it costs about as much as a pool that large.
         pool = max(4 * pool, 2 * count * len(rows) // max(len(kept), 1))
         if pool > _MAX_POOL:
-            return list(connection.execute(build_select(query).limit(count)).scalars())
+            return list(connection.execute(build_select(query, backend).limit(count)).scalars())
 
 
 _MAX_POOL = 20_000  # matches read for a first page before the full ranking is cheaper
 
 
-def _walked(column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
-    """``+column``: the same value, but SQLite will not pick an index on it."""
-    return UnaryExpression(column.expression, operator=custom_op("+"), type_=column.type)
-
-
-def _common_tags(connection: Connection, tags: Sequence[str], count: int) -> bool:
+def _common_tags(connection: Connection, tags: Sequence[str], count: int, backend: Backend) -> bool:
     """Whether walking the library in order meets ``count`` skills with all these tags within
     _MAX_POOL rows, going by the rarest one's count (a guess that only picks the plan)."""
     wanted = set(tags)
     known: int
     rarest: int | None
     known, rarest = connection.execute(
-        select(func.count(), func.min(literal_column("skills")))
-        .select_from(text("studio_tag_counts"))
-        .where(literal_column("tag").in_(sorted(wanted)))
+        select(func.count(), func.min(TagCountRow.skills)).where(TagCountRow.tag.in_(sorted(wanted)))
     ).one()
-    library = connection.execute(text("SELECT MAX(rowid) FROM skills")).scalar() or 0  # about the count, at once
-    return rarest is not None and known == len(wanted) and count * int(library) <= _MAX_POOL * rarest
+    library = backend.approximate_skill_count(connection)
+    return rarest is not None and known == len(wanted) and count * library <= _MAX_POOL * rarest
 
 
-_NAME = _SORT_COLUMNS[SortKey.NAME]
 _NOT_NULL = {SortKey.NAME, SortKey.DOMAIN, SortKey.GAME_MODULE, SortKey.SOURCE, SortKey.CREATED_AT, SortKey.CONFIDENCE}
 
 
-def _ordering(query: SkillQuery, rank: ColumnElement[float] | None) -> list[SQLColumnExpression[Any]]:
+def _ordering(query: SkillQuery, rank: ColumnElement[float] | None, backend: Backend) -> list[SQLColumnExpression[Any]]:
     sort = query.sort
+    name = backend.name_order(SkillRow.name)
     if sort is SortKey.RELEVANCE:
         if rank is not None:
-            primary = rank.desc() if query.descending else rank.asc()  # FTS5 rank: lower is better
-            return [primary, _NAME, SkillRow.id]
+            ranked = rank.desc() if query.descending else rank.asc()  # rank: lower is better
+            return [ranked, name, SkillRow.id]
         sort = SortKey.NAME
-    key = _SORT_COLUMNS[sort]
+    key = name if sort is SortKey.NAME else _SORT_COLUMNS[sort]
     primary = key.desc() if query.descending else key.asc()
     # Ties broken by name then id, so the order is stable.
-    tail = [SkillRow.id] if sort is SortKey.NAME else [_NAME, SkillRow.id]
-    if sort in _NOT_NULL or query.descending:  # SQLite puts NULLs last in a descending order
+    tail = [SkillRow.id] if sort is SortKey.NAME else [name, SkillRow.id]
+    if sort in _NOT_NULL or backend.nulls_last_by_default(query.descending):
         return [primary, *tail]
     # NULLs (missing figures) last, written so that an index on the column serves the order.
     return [primary.nulls_last(), *tail]
@@ -309,4 +272,4 @@ def id_lists(ids: Sequence[str], size: int = _CHUNK) -> Iterator[tuple[str, dict
         yield ", ".join(f":i{n}" for n in range(len(chunk))), {f"i{n}": value for n, value in enumerate(chunk)}
 
 
-__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "first_ids", "fts_expression", "id_lists"]
+__all__ = ["SkillQuery", "SortKey", "build_select", "chunks", "first_ids", "fts_expression", "id_lists", "search_words"]

@@ -140,7 +140,7 @@ class SkillRepository(StorePart):
     def query(self, query: SkillQuery = _ALL, *, cancellation: Cancellation | None = None) -> QueryResult:
         """The ids ``query`` selects, in its order, and how many match. ``cancellation`` may stop
         it from another thread (a StorageError): nobody waits for its answer any more."""
-        statement = build_select(query)
+        statement = build_select(query, self.database.backend)
         with self.database.read() as session:
             # Core execution: ids need no ORM identity map, which costs more than SQLite here.
             connection = session.connection()
@@ -161,7 +161,7 @@ class SkillRepository(StorePart):
         """The first ``count`` ids ``query(query)`` would list (offset and limit aside), read
         without ranking or sorting every match: what a table shows first, at once."""
         with self.database.read() as session:
-            return first_ids(session.connection(), query, count)
+            return first_ids(session.connection(), query, count, self.database.backend)
 
     def summaries(self, ids: Sequence[str]) -> list[SkillSummary]:
         """Rows for these ids, in the given order; ids no longer present are skipped.

@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Select, func, select, text, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from skillstudio.model import utc_now
+from skillstudio.store.backends import upsert_insert
 from skillstudio.store.bulk import binds, execute_many
 from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError, RunClaimed, RunNotFound
@@ -190,7 +190,7 @@ class RunStore:
                 text(
                     "UPDATE studio_verification_runs SET claimed_by = :token, claimed_pid = :pid, "
                     "claimed_host = :host, claimed_at = :now, heartbeat_at = :now "
-                    "WHERE id = :id AND claimed_by IS :holder"
+                    "WHERE id = :id AND claimed_by IS NOT DISTINCT FROM :holder"
                 ),
                 {
                     "token": claim.token,
@@ -477,11 +477,9 @@ def insert_games(database: Database, table: type[Base], run_id: str, games: Iter
     ]
     if not rows:
         return 0
-    statement = sqlite_insert(table).values(binds(rows[0])).on_conflict_do_nothing()
+    statement = database.backend.insert(table).values(binds(rows[0])).on_conflict_do_nothing()
     with database.write() as session:
-        before = session.scalar(select(func.total_changes()))
-        execute_many(session.connection(), statement, rows)
-        return int(session.scalar(select(func.total_changes())) or 0) - int(before or 0)
+        return execute_many(session.connection(), statement, rows)  # the rows inserted: new games
 
 
 def game_of(row: Any) -> GameRow:  # RunGameRow or paired_runs.BaselineGameRow
@@ -584,7 +582,7 @@ def write_interval(work: UnitOfWork, intervals: Sequence[tuple[str, SuccessInter
     if not intervals:
         return
     now = utc_now()
-    statement = sqlite_insert(SkillIntervalRow)
+    statement = upsert_insert(work.session, SkillIntervalRow)
     work.session.execute(
         statement.on_conflict_do_update(
             index_elements=["skill_id"],
@@ -608,7 +606,7 @@ def claim_plays(work: UnitOfWork, skill_id: str, claim: PlayClaim) -> None:
     """Remember each play's key, so a file imported again counts none of them twice."""
     now = utc_now()
     work.session.execute(
-        sqlite_insert(PlayImportRow).on_conflict_do_nothing(),
+        upsert_insert(work.session, PlayImportRow).on_conflict_do_nothing(),
         [
             {
                 "key": key,

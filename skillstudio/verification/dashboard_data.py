@@ -156,10 +156,10 @@ class Snapshot:
         return cls((), Histogram(_edges(HISTOGRAM_BINS), (0,) * HISTOGRAM_BINS, 0, 0), (), ())
 
 
-def _ids_of(query: SkillQuery) -> ScalarSelect[str]:
+def _ids_of(repository: SkillRepository, query: SkillQuery) -> ScalarSelect[str]:
     """The query's matching ids as a subquery (its filters and search; order and paging dropped)."""
     plain = replace(query, sort=SortKey.NAME, descending=False, offset=0, limit=None)
-    return build_select(plain).order_by(None).scalar_subquery()
+    return build_select(plain, repository.database.backend).order_by(None).scalar_subquery()
 
 
 def tier_distribution(
@@ -171,7 +171,7 @@ def tier_distribution(
     tier = func.coalesce(SkillRow.confidence, Confidence.TENTATIVE.value)
     statement = (
         select(SkillRow.domain, SkillRow.game_module, tier, func.count())
-        .where(SkillRow.id.in_(_ids_of(query)))
+        .where(SkillRow.id.in_(_ids_of(repository, query)))
         .group_by(SkillRow.domain, SkillRow.game_module, tier)
     )
     with repository.database.read() as session:
@@ -190,7 +190,9 @@ def success_rate_histogram(
 ) -> Histogram:
     """Success rates of the skills matching ``query`` that have decided games, in ``bins``
     equal bins over [0, 1] (the last bin includes 100%)."""
-    statement = select(SkillRow.success_rate, SkillRow.verification_count).where(SkillRow.id.in_(_ids_of(query)))
+    statement = select(SkillRow.success_rate, SkillRow.verification_count).where(
+        SkillRow.id.in_(_ids_of(repository, query))
+    )
     with repository.database.read() as session:
         rows = session.execute(statement).all()
     counts = [0] * bins
@@ -400,7 +402,9 @@ def _alone(history: Sequence[HistoryPoint], kind: EvidenceKind) -> tuple[History
 
 def _matching_ids(repository: SkillRepository, query: SkillQuery) -> list[str]:
     """The ids of the query's skills that have evidence (only they can be contradicted)."""
-    statement = select(VerificationRow.skill_id).where(VerificationRow.skill_id.in_(_ids_of(query))).distinct()
+    statement = (
+        select(VerificationRow.skill_id).where(VerificationRow.skill_id.in_(_ids_of(repository, query))).distinct()
+    )
     with repository.database.read() as session:
         return list(session.scalars(statement))
 

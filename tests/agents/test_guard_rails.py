@@ -134,7 +134,7 @@ def test_a_failed_write_does_not_use_a_slot(repository: SkillRepository, monkeyp
     tool = AgentSkillTool(repository, "agent-7", clock=Clock(), provider=None)
 
     def busy(*args, **kwargs):
-        raise LibraryBusy(repository.database.path, 0.5)
+        raise LibraryBusy(repository.database.location, 0.5)
 
     monkeypatch.setattr(tool.repository, "create", busy)
     with pytest.raises(AgentToolError) as refused:
@@ -168,7 +168,7 @@ def test_a_committed_write_is_reported_as_stored_when_linting_fails(
     clock.now += 31
 
     def locked(self, skill):
-        raise LibraryBusy(repository.database.path, 0.5)
+        raise LibraryBusy(repository.database.location, 0.5)
 
     monkeypatch.setattr(Linter, "lint_and_store", locked)
     if made is None:

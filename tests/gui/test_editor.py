@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 pytest.importorskip("PySide6")
@@ -27,6 +25,7 @@ from skillstudio.packages.prune import apply_prune, plan_prune  # noqa: E402
 from skillstudio.store import Actor, Database, SkillExtras, SkillRepository  # noqa: E402
 from tests.factories import ai_skill, content_skill, example_skill, instructions_skill  # noqa: E402
 from tests.gui.conftest import answer_next_modal  # noqa: E402
+from tests.outside import engine_writes  # noqa: E402
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
@@ -295,7 +294,7 @@ def test_a_concurrent_change_shows_a_conflict_and_overwrites_nothing(
 ) -> None:
     editor = open_editor(make(name="Ours at first"))
     skill_id = editor.skill.id
-    with sqlite3.connect(database.path) as other:
+    with engine_writes(database) as other:  # another program: no change is announced
         other.execute("UPDATE skills SET name = 'Theirs' WHERE id = ?", (skill_id,))
     retype(qtbot, editor.name_edit, "Mine")
     seen: dict[str, object] = {}

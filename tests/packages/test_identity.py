@@ -33,12 +33,12 @@ def make_library(path: Path, skills: list) -> Path:
     return path
 
 
-def ids_in(path: Path) -> set[str]:
+def ids_in(path: Path | str) -> set[str]:
     with Database(path) as database:
         return set(SkillRepository(database).query().ids)
 
 
-def descriptions(path: Path) -> dict[str, str]:
+def descriptions(path: Path | str) -> dict[str, str]:
     with Database(path) as database:
         repository = SkillRepository(database)
         return {i: repository.get(i).description for i in repository.query().ids}
@@ -128,26 +128,33 @@ def test_a_signature_that_does_not_verify_is_refused(capsys, tmp_path: Path) -> 
 # --- trust on first use -------------------------------------------------------------------------
 
 
+def fill(target: str, skills: list) -> str:
+    with Database(target) as database:
+        SkillRepository(database).create_many(skills)
+    return target
+
+
 @pytest.fixture
-def published(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """kessler/ra1-naval@1.0.0 signed by kessler's key, imported into a target library; and a
-    forger's library holding the same skills with other descriptions."""
+def published(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, more_libraries):
+    """kessler/ra1-naval@1.0.0 signed by kessler's key, imported into a target library; a
+    forger's library holding the same skills with other descriptions; and kessler's library
+    (each on the test's backend)."""
     skills = [factories.ai_skill(), factories.content_skill()]
     use_config_home(monkeypatch, tmp_path / "kessler-config")
-    source = make_library(tmp_path / "kessler.db", skills)
+    source = fill(more_libraries("kessler"), skills)
     legit = tmp_path / "naval.icpkg"
     assert (
         run(capsys, "export", "--db", str(source), "-o", str(legit), "--publisher", "kessler", "--name", "ra1-naval")[0]
         == 0
     )
-    target = make_library(tmp_path / "target.db", [])
+    target = more_libraries("target")
     assert run(capsys, "import", "--db", str(target), str(legit))[0] == 0
-    forger = make_library(tmp_path / "forger.db", [replace(s, description="Forged advice") for s in skills])
-    return legit, target, forger
+    forger = fill(more_libraries("forger"), [replace(s, description="Forged advice") for s in skills])
+    return legit, target, forger, source
 
 
 def test_forged_package_signed_by_another_key_is_refused(capsys, tmp_path: Path, monkeypatch, published) -> None:
-    legit, target, forger = published
+    legit, target, forger, _source = published
     use_config_home(monkeypatch, tmp_path / "forger-config")
     forged = tmp_path / "forged.icpkg"
     assert (
@@ -185,7 +192,7 @@ def test_forged_package_signed_by_another_key_is_refused(capsys, tmp_path: Path,
 
 
 def test_unsigned_package_claiming_a_signed_identity_is_refused(capsys, tmp_path: Path, published) -> None:
-    legit, target, forger = published
+    legit, target, forger, _source = published
     with Database(forger) as database:
         skills = SkillRepository(database).get_many(SkillRepository(database).query().ids)
     data = export_package(skills, PackageMeta("ra1-naval", "kessler", "2.0.0"))  # no key: unsigned
@@ -198,8 +205,8 @@ def test_unsigned_package_claiming_a_signed_identity_is_refused(capsys, tmp_path
 
 
 def test_same_key_updates_as_before(capsys, tmp_path: Path, published) -> None:
-    _legit, target, _ = published
-    with Database(tmp_path / "kessler.db") as database:
+    _legit, target, _, source = published
+    with Database(source) as database:
         repository = SkillRepository(database)
         skill = repository.get(repository.query().ids[0])
         repository.update(replace(skill, description="Better advice"))
@@ -208,7 +215,7 @@ def test_same_key_updates_as_before(capsys, tmp_path: Path, published) -> None:
         capsys,
         "export",
         "--db",
-        str(tmp_path / "kessler.db"),
+        str(source),
         "-o",
         str(newer),
         "--publisher",

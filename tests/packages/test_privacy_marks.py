@@ -28,13 +28,12 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def pdf_library(tmp_path: Path) -> tuple[Path, str]:
-    path = tmp_path / "pdf.db"
-    with Database(path, create=True) as database:
+def pdf_library(library_target: str) -> tuple[str, str]:
+    with Database(library_target) as database:
         skill = SkillRepository(database, Actor("kessler")).create(
             instructions_skill(name="pdf", body=Instructions(CODE, (), None, ()))
         )
-    return path, skill.id
+    return library_target, skill.id
 
 
 def test_marked_finding_no_longer_refuses_a_package_and_is_not_redacted(capsys, pdf_library, tmp_path: Path) -> None:

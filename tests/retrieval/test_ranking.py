@@ -15,6 +15,7 @@ from skillstudio.store import RunSkillEntry, SkillRepository, body_hash
 from skillstudio.store.paired_runs import LiftRecord, PairedRuns
 from skillstudio.store.runs import RunStore
 from tests.factories import ai_skill
+from tests.outside import engine_writes
 
 
 def quality_of(games: int, rate: float, rating: float | None = None) -> float:
@@ -297,6 +298,7 @@ def _two_equal_skills(repository: SkillRepository) -> tuple[str, str]:
     return a.id, b.id
 
 
+@pytest.mark.sqlite_only("SQLite's dynamic typing: an engine's text in a number column")
 def test_negative_count_by_an_engine_is_no_evidence(repository: SkillRepository) -> None:
     a, b = _two_equal_skills(repository)
     with sqlite3.connect(repository.database.path) as engine:
@@ -310,6 +312,7 @@ def test_negative_count_by_an_engine_is_no_evidence(repository: SkillRepository)
         assert hit.verification_count == 0
 
 
+@pytest.mark.sqlite_only("SQLite's dynamic typing: an engine's text in a number column")
 @pytest.mark.parametrize("mode", [Mode.FTS, Mode.TAGS, Mode.RRF])
 def test_text_success_rate_by_an_engine_does_not_crash(repository: SkillRepository, mode: Mode) -> None:
     a, b = _two_equal_skills(repository)
@@ -324,11 +327,18 @@ def test_text_success_rate_by_an_engine_does_not_crash(repository: SkillReposito
         assert 0.6 <= hit.score.evidence <= 1.4 and math.isfinite(hit.score.final)
 
 
-@pytest.mark.parametrize("bad", ["very high", float("nan"), None])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param("very high", marks=pytest.mark.sqlite_only("SQLite's dynamic typing: text in a number column")),
+        float("nan"),
+        None,
+    ],
+)
 def test_malformed_success_rate_counts_as_no_evidence(repository: SkillRepository, bad: object) -> None:
     _a, b = _two_equal_skills(repository)
-    with sqlite3.connect(repository.database.path) as engine:
-        # SQLite stores a NaN as NULL; a text that is no number stays text
+    with engine_writes(repository.database) as engine:
+        # SQLite stores a NaN as NULL (PostgreSQL as NaN); a text that is no number stays text
         engine.execute("UPDATE skills SET verification_count = 40, success_rate = ? WHERE id = ?", (bad, b))
     result = Retriever(repository, None).retrieve("engineers capture refinery", mode=Mode.FTS)
     hit = next(hit for hit in result.hits if hit.skill_id == b)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import struct
 import subprocess
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 
 import numpy as np
@@ -22,6 +22,7 @@ from skillstudio.store import Actor, SkillRepository
 from skillstudio.store import embeddings as embeddings_module
 from skillstudio.store.embeddings import description_hash, label_text
 from tests.factories import ai_skill
+from tests.outside import QmarkConnection, engine_writes
 
 MODEL = "test/axes"
 
@@ -56,9 +57,9 @@ def run(repository: SkillRepository, provider: AxisProvider, **options: object) 
     return list(embed_library(repository, provider, **options))
 
 
-def engine(repository: SkillRepository) -> sqlite3.Connection:
-    """Another connection to the library file, as an engine writing D057's tables would have."""
-    return sqlite3.connect(repository.database.path)
+def engine(repository: SkillRepository) -> AbstractContextManager[QmarkConnection]:
+    """Another connection to the library, as an engine writing D057's tables would have."""
+    return engine_writes(repository.database)
 
 
 def make_skills(repository: SkillRepository, descriptions: dict[str, str]) -> dict[str, str]:
@@ -256,13 +257,14 @@ def test_index_follows_every_writer_without_reloading(repository: SkillRepositor
 
     # another process writes a vector into the same file
     script = (
-        "import sqlite3, struct, sys\n"
-        "c = sqlite3.connect(sys.argv[1])\n"
-        "c.execute('INSERT INTO skill_embeddings(skill_id, embedding, model_id) VALUES (?, ?, ?)',"
-        " (sys.argv[2], struct.pack('<4f', 1, 0, 0, 0), sys.argv[3]))\n"
-        "c.commit()\n"
+        "import struct, sys\n"
+        "from sqlalchemy import create_engine, text\n"
+        "with create_engine(sys.argv[1]).begin() as c:\n"
+        "    c.execute(text('INSERT INTO skill_embeddings(skill_id, embedding, model_id) VALUES (:i, :e, :m)'),"
+        " {'i': sys.argv[2], 'e': struct.pack('<4f', 1, 0, 0, 0), 'm': sys.argv[3]})\n"
     )
-    subprocess.run([sys.executable, "-c", script, str(repository.database.path), ids["d"], MODEL], check=True)
+    url = repository.database.engine.url.render_as_string(hide_password=False)
+    subprocess.run([sys.executable, "-c", script, url, ids["d"], MODEL], check=True)
     assert top() == ids["d"]
 
     # another connection moves it to another module: the filter follows

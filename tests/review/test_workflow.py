@@ -6,11 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sqlalchemy import inspect, text
 
 from skillstudio.agents import AgentSkillTool
 from skillstudio.cli.main import main as cli
@@ -22,14 +22,16 @@ from skillstudio.review import approve, change_since_approved, pending_queue, re
 from skillstudio.store import Actor, AuditAction, ConflictError, Database, ImportItem, QualityOutcome, SkillRepository
 from skillstudio.store.migrations import LATEST_VERSION
 from tests.factories import ai_skill, content_skill, example_skill
+from tests.outside import another_program
 
 
 def test_migration_5_tables(database: Database) -> None:
     assert LATEST_VERSION >= 5
-    connection = sqlite3.connect(database.path)
-    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    versions = [row[0] for row in connection.execute("SELECT version FROM studio_schema_migrations ORDER BY version")]
-    connection.close()
+    tables = set(inspect(database.engine).get_table_names())
+    with another_program(database) as connection:
+        versions = list(
+            connection.execute(text("SELECT version FROM studio_schema_migrations ORDER BY version")).scalars()
+        )
     assert {"studio_review_decisions", "studio_risk_findings"} <= tables
     assert versions == list(range(1, LATEST_VERSION + 1))
 

@@ -36,3 +36,10 @@ def make_library(path: Path, count: int, confidence: Confidence = Confidence.TEN
 
 def with_quality(skill, confidence: Confidence):
     return replace(skill, quality=Quality(0, 0.0, None, confidence, None))
+
+
+def fill_library(target: str, count: int, confidence: Confidence = Confidence.TENTATIVE) -> str:
+    """``make_library`` on a library that exists already (a test's, on its backend)."""
+    with Database(target) as database:
+        SkillRepository(database, Actor("tester")).create_many(playable_skills(count, confidence))
+    return target

@@ -151,10 +151,10 @@ def test_many_skills_per_transaction_store_what_one_per_transaction_stores(tmp_p
     assert any("'external'" in text for (text,) in stored_one_each["revisions"])
 
 
-def test_chunks_are_filled_with_many_skills_and_cancel_stops_within_one(tmp_path: Path) -> None:
-    from tests.verification.helpers import make_library, playable_skills
+def test_chunks_are_filled_with_many_skills_and_cancel_stops_within_one(more_libraries, tmp_path: Path) -> None:
+    from tests.verification.helpers import fill_library, playable_skills
 
-    with Database(make_library(tmp_path / "lib.db", 5)) as database:
+    with Database(fill_library(more_libraries("lib"), 5)) as database:
         skills = SkillRepository(database).get_many([s.id for s in playable_skills(5)])
         run_id = start_run(database, skills, opponent=HARD, games=7, seed=3, chunk_games=10)
         events = list(run_verification(database, run_id))

@@ -15,7 +15,7 @@ from skillstudio.store import Database, SkillQuery, SkillRepository
 from skillstudio.store.runs import RunStore
 from skillstudio.verification import sequential
 from skillstudio.verification.sequential import ABOVE, BELOW, UNDECIDED
-from tests.verification.helpers import make_library
+from tests.verification.helpers import fill_library
 
 HARD = ["--opponent", "IC Default Hard"]
 
@@ -63,8 +63,8 @@ def test_cli_baseline_reports_the_lift_and_flags_a_worse_plan(sample: str, capsy
     assert json.loads(capsys.readouterr().out)["runs"][0]["lift"] == {"skills": 2, "worse_than_default_plan": 1}
 
 
-def test_cli_until_decided(tmp_path: Path, capsys) -> None:
-    db = str(make_library(tmp_path / "lib.db", 2))
+def test_cli_until_decided(more_libraries, tmp_path: Path, capsys) -> None:
+    db = str(fill_library(more_libraries("lib"), 2))
     base = ["--db", db, "verify", *HARD, "--seed", "3", "--quiet"]
     assert main([*base, "--until-decided", "--max-games", "100"]) == 0
     text = capsys.readouterr().out
@@ -129,8 +129,8 @@ def test_cli_refuses_what_does_not_fit_and_writes_nothing(sample: str, capsys) -
     assert _runs(sample) == 0
 
 
-def test_until_decided_checks_delta_against_the_librarys_own_bars(tmp_path: Path, capsys) -> None:
-    db = str(make_library(tmp_path / "lib.db", 1))
+def test_until_decided_checks_delta_against_the_librarys_own_bars(more_libraries, tmp_path: Path, capsys) -> None:
+    db = str(fill_library(more_libraries("lib"), 1))
     verify = ["--db", db, "verify", *HARD, "--seed", "3", "--quiet", "--until-decided", "--max-games", "20"]
     assert main(["--db", db, "config", "set", "--library", "thresholds.proven", "0.95"]) == 0
     capsys.readouterr()

@@ -1,4 +1,4 @@
-"""Concurrent runners on one real SQLite file: one runner owns a run at a time (an atomic claim,
+"""Concurrent runners on one real library (a SQLite file, a server database): one runner owns a run at a time (an atomic claim,
 released on exit, taken over once its holder is gone), applying a skill's session is idempotent,
 and concurrent batches of one skill add up (quality is recomputed from the evidence inside the
 transaction that adds it). Real threads and processes, no mocks."""
@@ -6,10 +6,10 @@ transaction that adds it). Real threads and processes, no mocks."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,8 @@ from skillstudio.verification.runner import (
     start_run,
     verify,
 )
-from tests.verification.helpers import make_library, playable_skills
+from tests.outside import engine_writes
+from tests.verification.helpers import playable_skills
 
 HARD = "IC Default Hard"
 SKILLS, GAMES, CHUNK, SEED = 6, 10, 2, 17
@@ -42,34 +43,41 @@ def _skills(database: Database):
     return [repository.get(skill.id) for skill in playable_skills(SKILLS)]
 
 
-def _snapshot(path: Path) -> dict[str, object]:
+def _snapshot(path: str) -> dict[str, object]:
     """What a run left in the library: evidence rows, quality, promotions."""
-    with sqlite3.connect(path) as connection:
+    with engine_writes(path) as connection:
         evidence = connection.execute(
             "SELECT skill_id, COUNT(*), SUM(wins), SUM(losses + draws + wins) FROM studio_verifications "
             "GROUP BY skill_id ORDER BY skill_id"
-        ).fetchall()
+        ).all()
         quality = connection.execute(
             "SELECT id, verification_count, success_rate, confidence FROM skills ORDER BY id"
-        ).fetchall()
+        ).all()
         audit = connection.execute(
             "SELECT skill_id, action, COUNT(*) FROM studio_audit_log "
             "WHERE action IN ('skill.verify', 'skill.promote', 'skill.demote') GROUP BY skill_id, action ORDER BY 1, 2"
-        ).fetchall()
+        ).all()
     return {"evidence": evidence, "quality": quality, "audit": audit}
 
 
-def _reference(tmp_path: Path) -> dict[str, object]:
-    path = make_library(tmp_path / "reference.db", SKILLS)
+def _library(make: Callable[[str], str], name: str, count: int = SKILLS) -> str:
+    """A new library on the test's backend holding ``count`` playable skills."""
+    target = make(name)
+    with Database(target) as database:
+        SkillRepository(database, Actor("tester")).create_many(playable_skills(count))
+    return target
+
+
+def _reference(make: Callable[[str], str]) -> dict[str, object]:
+    path = _library(make, "reference")
     with Database(path) as database:
         final = collect(verify(database, _skills(database), opponent=HARD, games=GAMES, seed=SEED, chunk_games=CHUNK))
         assert final.status == "finished"
     return _snapshot(path)
 
 
-def _interrupted(path: Path, games_done: int = 14) -> str:
+def _interrupted(path: str, games_done: int = 14) -> str:
     """A run stopped part-way (skill 0 applied, skill 1 half played), deterministically."""
-    make_library(path, SKILLS)
     with Database(path) as database:
         run_id = start_run(database, _skills(database), opponent=HARD, games=GAMES, seed=SEED, chunk_games=CHUNK)
         events = run_verification(database, run_id)
@@ -81,9 +89,9 @@ def _interrupted(path: Path, games_done: int = 14) -> str:
     return run_id
 
 
-def test_two_resumes_at_once_count_the_evidence_once(tmp_path: Path) -> None:
-    reference = _reference(tmp_path)
-    path = tmp_path / "lib.db"
+def test_two_resumes_at_once_count_the_evidence_once(more_libraries) -> None:
+    reference = _reference(more_libraries)
+    path = _library(more_libraries, "lib")
     run_id = _interrupted(path)
     barrier = threading.Barrier(2)
     outcomes: list[object] = [None, None]
@@ -113,9 +121,9 @@ def test_two_resumes_at_once_count_the_evidence_once(tmp_path: Path) -> None:
         assert RunStore(database).run(run_id).status == "finished"
 
 
-def test_a_claimed_run_is_refused_by_the_cli_until_released(tmp_path: Path, capsys) -> None:
-    reference = _reference(tmp_path)
-    path = make_library(tmp_path / "lib.db", SKILLS)
+def test_a_claimed_run_is_refused_by_the_cli_until_released(more_libraries, capsys) -> None:
+    reference = _reference(more_libraries)
+    path = _library(more_libraries, "lib")
     with Database(path) as database:
         run_id = start_run(database, _skills(database), opponent=HARD, games=GAMES, seed=SEED, chunk_games=CHUNK)
         events = run_verification(database, run_id)
@@ -129,9 +137,9 @@ def test_a_claimed_run_is_refused_by_the_cli_until_released(tmp_path: Path, caps
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError])
-def test_the_claim_is_released_on_interrupt_and_error(tmp_path: Path, stop: type[BaseException]) -> None:
-    reference = _reference(tmp_path)
-    path = make_library(tmp_path / "lib.db", SKILLS)
+def test_the_claim_is_released_on_interrupt_and_error(more_libraries, stop: type[BaseException]) -> None:
+    reference = _reference(more_libraries)
+    path = _library(more_libraries, "lib")
     with Database(path) as database:
         run_id = start_run(database, _skills(database), opponent=HARD, games=GAMES, seed=SEED, chunk_games=CHUNK)
         events = run_verification(database, run_id)
@@ -149,8 +157,8 @@ def _dead_pid() -> int:
     return process.pid
 
 
-def _set_claim(path: Path, run_id: str, pid: int, host: str, heartbeat: str) -> None:
-    with sqlite3.connect(path) as connection:
+def _set_claim(path: str, run_id: str, pid: int, host: str, heartbeat: str) -> None:
+    with engine_writes(path) as connection:
         connection.execute(
             "UPDATE studio_verification_runs SET claimed_by = 'someone', claimed_pid = ?, claimed_host = ?, "
             "claimed_at = ?, heartbeat_at = ? WHERE id = ?",
@@ -158,13 +166,13 @@ def _set_claim(path: Path, run_id: str, pid: int, host: str, heartbeat: str) -> 
         )
 
 
-def test_a_stale_claim_is_taken_over(tmp_path: Path) -> None:
+def test_a_stale_claim_is_taken_over(more_libraries) -> None:
     import socket
 
     from skillstudio.model import utc_now
 
-    reference = _reference(tmp_path)
-    path = tmp_path / "lib.db"
+    reference = _reference(more_libraries)
+    path = _library(more_libraries, "lib")
     run_id = _interrupted(path)
     host = socket.gethostname()
     # A live holder (this process) with a fresh heartbeat: refused.
@@ -177,21 +185,23 @@ def test_a_stale_claim_is_taken_over(tmp_path: Path) -> None:
         assert collect(run_verification(database, run_id)).status == "finished"
     assert _snapshot(path) == reference
     # Another host's holder whose heartbeat is older than the bound: stale too.
-    run_two = _interrupted(tmp_path / "two.db")
-    _set_claim(tmp_path / "two.db", run_two, os.getpid(), "elsewhere", "2000-01-01T00:00:00Z")
-    with Database(tmp_path / "two.db") as database:
+    two = _library(more_libraries, "two")
+    run_two = _interrupted(two)
+    _set_claim(two, run_two, os.getpid(), "elsewhere", "2000-01-01T00:00:00Z")
+    with Database(two) as database:
         assert collect(run_verification(database, run_two)).status == "finished"
-    assert _snapshot(tmp_path / "two.db") == reference
+    assert _snapshot(two) == reference
 
 
-def test_applying_a_session_twice_adds_nothing(tmp_path: Path) -> None:
+def test_applying_a_session_twice_adds_nothing(more_libraries) -> None:
     """Even with the claim out of the way (a run reopened by hand), each skill's session is
     stored at most once."""
-    reference = _reference(tmp_path)
-    path = tmp_path / "reference.db"
+    path = _library(more_libraries, "once")
     with Database(path) as database:
+        collect(verify(database, _skills(database), opponent=HARD, games=GAMES, seed=SEED, chunk_games=CHUNK))
         [run] = RunStore(database).runs()
-    with sqlite3.connect(path) as connection:
+    reference = _snapshot(path)
+    with engine_writes(path) as connection:
         connection.execute("UPDATE studio_verification_runs SET status = 'running' WHERE id = ?", (run.id,))
         connection.execute("UPDATE studio_run_skills SET applied_at = NULL WHERE run_id = ?", (run.id,))
     with Database(path) as database:
@@ -201,8 +211,8 @@ def test_applying_a_session_twice_adds_nothing(tmp_path: Path) -> None:
     assert _snapshot(path) == reference
 
 
-def test_concurrent_batches_of_one_skill_add_up(tmp_path: Path) -> None:
-    path = make_library(tmp_path / "lib.db", 1)
+def test_concurrent_batches_of_one_skill_add_up(more_libraries) -> None:
+    path = _library(more_libraries, "lib", 1)
     [skill] = playable_skills(1)
     processes = [
         subprocess.Popen(
@@ -233,17 +243,17 @@ def test_concurrent_batches_of_one_skill_add_up(tmp_path: Path) -> None:
         assert process.wait(120) == 0, process.stderr.read().decode() if process.stderr else ""
         if process.stderr:
             process.stderr.close()
-    with sqlite3.connect(path) as connection:
+    with engine_writes(path) as connection:
         rows, decided = connection.execute(
             "SELECT COUNT(*), SUM(wins + losses + draws) FROM studio_verifications WHERE skill_id = ?", (skill.id,)
-        ).fetchone()
-        [count] = connection.execute("SELECT verification_count FROM skills WHERE id = ?", (skill.id,)).fetchone()
+        ).one()
+        [count] = connection.execute("SELECT verification_count FROM skills WHERE id = ?", (skill.id,)).one()
     assert rows == 6
     assert count == decided
 
 
-def test_concurrent_batches_of_one_skill_add_up_in_threads(tmp_path: Path) -> None:
-    path = make_library(tmp_path / "lib.db", 1)
+def test_concurrent_batches_of_one_skill_add_up_in_threads(more_libraries) -> None:
+    path = _library(more_libraries, "lib", 1)
     [skill] = playable_skills(1)
     barrier = threading.Barrier(6)
     errors: list[BaseException] = []
@@ -264,18 +274,18 @@ def test_concurrent_batches_of_one_skill_add_up_in_threads(tmp_path: Path) -> No
     for thread in threads:
         thread.join(120)
     assert not errors, errors
-    with sqlite3.connect(path) as connection:
+    with engine_writes(path) as connection:
         rows, decided = connection.execute(
             "SELECT COUNT(*), SUM(wins + losses + draws) FROM studio_verifications WHERE skill_id = ?", (skill.id,)
-        ).fetchone()
-        [count] = connection.execute("SELECT verification_count FROM skills WHERE id = ?", (skill.id,)).fetchone()
+        ).one()
+        [count] = connection.execute("SELECT verification_count FROM skills WHERE id = ?", (skill.id,)).one()
     assert rows == 6
     assert count == decided
 
 
-def test_two_resume_processes_at_once_count_the_evidence_once(tmp_path: Path) -> None:
-    reference = _reference(tmp_path)
-    path = tmp_path / "lib.db"
+def test_two_resume_processes_at_once_count_the_evidence_once(more_libraries) -> None:
+    reference = _reference(more_libraries)
+    path = _library(more_libraries, "lib")
     run_id = _interrupted(path)
     command = [sys.executable, "-m", "skillstudio", "--db", str(path), "verify", "--resume", run_id, "--json"]
     processes = [

@@ -27,8 +27,9 @@ HARD = "IC Default Hard"
 
 
 @pytest.fixture
-def library(tmp_path: Path):
-    with Database(make_library(tmp_path / "lib.db", 2), create=False) as database:
+def library(library_target: str):
+    with Database(library_target) as database:
+        SkillRepository(database, Actor("tester")).create_many(playable_skills(2))
         yield database
 
 

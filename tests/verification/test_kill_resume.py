@@ -5,38 +5,41 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
 from skillstudio.cli.main import main
 from skillstudio.store import Database, SkillRepository
 from skillstudio.store.runs import RunStore
-from tests.verification.helpers import make_library, playable_skills
+from tests.outside import another_program
+from tests.verification.helpers import fill_library, playable_skills
 
 ARGS = ["verify", "--games", "10", "--opponent", "IC Default Hard", "--seed", "17", "--chunk", "2", "--quiet"]
 
 
-def _games_recorded(path: Path) -> int:
+def _games_recorded(path: str) -> int:
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as connection:
-            return connection.execute("SELECT COUNT(*) FROM studio_run_games").fetchone()[0]
-    except sqlite3.Error:
+        with another_program(path) as connection:
+            return int(connection.execute(text("SELECT COUNT(*) FROM studio_run_games")).scalar_one())
+    except DBAPIError:  # the batch holds the file's lock a moment (SQLite)
         return 0
 
 
-def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, capsys) -> None:
+def test_killed_run_resumes_to_the_uninterrupted_result(more_libraries, tmp_path: Path, capsys) -> None:
     count = 4
-    complete = make_library(tmp_path / "complete.db", count)
+    complete = fill_library(more_libraries("complete"), count)
     assert main(["--db", str(complete), *ARGS]) == 0
     with Database(complete) as database:
         [reference_run] = RunStore(database).runs()
         reference_counts = RunStore(database).counts(reference_run.id)
         reference_quality = {s.id: SkillRepository(database).get(s.id).quality for s in playable_skills(count)}
 
-    killed = make_library(tmp_path / "killed.db", count)
+    killed = fill_library(more_libraries("killed"), count)
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")])
     )

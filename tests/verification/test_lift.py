@@ -23,7 +23,7 @@ from skillstudio.verification.lift import (
 )
 from skillstudio.verification.runner import RunFinished, start_run
 from tests.factories import ai_skill
-from tests.verification.helpers import make_library, playable_skills
+from tests.verification.helpers import fill_library, playable_skills
 
 HARD = "IC Default Hard"
 
@@ -34,8 +34,8 @@ def _baseline_run(database: Database, skills, games: int = 12, seed: int = 4, ch
     )
 
 
-def test_the_default_plan_plays_the_skills_games_with_the_same_seeds(tmp_path: Path) -> None:
-    path = make_library(tmp_path / "lib.db", 2)
+def test_the_default_plan_plays_the_skills_games_with_the_same_seeds(more_libraries, tmp_path: Path) -> None:
+    path = fill_library(more_libraries("lib"), 2)
     with Database(path) as database:
         skills = SkillRepository(database).get_many([s.id for s in playable_skills(2)])
         run_id = _baseline_run(database, skills)
@@ -80,8 +80,8 @@ def test_a_plan_worse_than_the_default_plan_is_flagged(tmp_path: Path) -> None:
         assert shown.current_body and shown.lift == record
 
 
-def test_error_games_are_left_out_pairwise_and_never_flag(tmp_path: Path) -> None:
-    with Database(tmp_path / "lib.db", create=True) as database:
+def test_error_games_are_left_out_pairwise_and_never_flag(library_target, tmp_path: Path) -> None:
+    with Database(library_target) as database:
         broken = ai_skill()
         broken = replace(broken, provenance=replace(broken.provenance, game_module="nosuchmodule"))
         skill = SkillRepository(database, Actor("t")).create(broken)
@@ -93,8 +93,10 @@ def test_error_games_are_left_out_pairwise_and_never_flag(tmp_path: Path) -> Non
         assert PairedRuns(database).baseline_games(run_id) == []  # no partner is played for an error game
 
 
-def test_a_baseline_cut_short_marks_the_run_cancelled_and_resume_finishes_the_lift(tmp_path: Path) -> None:
-    path = make_library(tmp_path / "lib.db", 2)
+def test_a_baseline_cut_short_marks_the_run_cancelled_and_resume_finishes_the_lift(
+    more_libraries, tmp_path: Path
+) -> None:
+    path = fill_library(more_libraries("lib"), 2)
     with Database(path) as database:
         skills = SkillRepository(database).get_many([s.id for s in playable_skills(2)])
         run_id = _baseline_run(database, skills, chunk=4)
@@ -112,8 +114,8 @@ def test_a_baseline_cut_short_marks_the_run_cancelled_and_resume_finishes_the_li
         assert RunStore(database).run(run_id).status == "finished"
 
 
-def test_a_lift_measured_with_an_older_body_says_so(tmp_path: Path) -> None:
-    path = make_library(tmp_path / "lib.db", 1)
+def test_a_lift_measured_with_an_older_body_says_so(more_libraries, tmp_path: Path) -> None:
+    path = fill_library(more_libraries("lib"), 1)
     with Database(path) as database:
         repository = SkillRepository(database, Actor("t"))
         [skill] = repository.get_many([playable_skills(1)[0].id])
@@ -134,8 +136,8 @@ def test_pairs_count_only_when_both_games_were_decided() -> None:
 
 
 @pytest.mark.parametrize("kind", ["revalidate"])
-def test_only_verify_runs_play_a_baseline(tmp_path: Path, kind: str) -> None:
-    path = make_library(tmp_path / "lib.db", 1)
+def test_only_verify_runs_play_a_baseline(more_libraries, tmp_path: Path, kind: str) -> None:
+    path = fill_library(more_libraries("lib"), 1)
     with Database(path) as database:
         skills = SkillRepository(database).get_many([playable_skills(1)[0].id])
         run_id = start_run(database, skills, opponent=HARD, games=3, kind=kind, options={"baseline": True})

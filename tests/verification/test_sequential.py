@@ -21,7 +21,7 @@ from skillstudio.verification.policy import DEFAULT_POLICY, VerificationPolicy
 from skillstudio.verification.runner import collect, run_verification, start_run
 from skillstudio.verification.sequential import ABOVE, BELOW, UNDECIDED, Bar, Sprt, Stopping, bar_for, simulate
 from tests.factories import ai_skill
-from tests.verification.helpers import make_library, playable_skills
+from tests.verification.helpers import fill_library, playable_skills
 
 RUNS = 2_000
 ALPHA = 0.05
@@ -134,8 +134,8 @@ def _until_decided(database: Database, skills, **options) -> str:
     )
 
 
-def test_a_run_stops_each_skill_when_the_test_decides(tmp_path: Path) -> None:
-    path = make_library(tmp_path / "lib.db", 5)
+def test_a_run_stops_each_skill_when_the_test_decides(more_libraries, tmp_path: Path) -> None:
+    path = fill_library(more_libraries("lib"), 5)
     with Database(path) as database:
         skills = SkillRepository(database).get_many([s.id for s in playable_skills(5)])
         run_id = _until_decided(database, skills)
@@ -165,14 +165,14 @@ def _first(games: list[GameRow], n: int) -> tuple[int, int]:
     return sum(g.outcome == "win" for g in rows), sum(g.outcome != "error" for g in rows)
 
 
-def test_a_cancelled_run_resumes_to_the_same_decisions(tmp_path: Path) -> None:
-    reference = make_library(tmp_path / "reference.db", 4)
+def test_a_cancelled_run_resumes_to_the_same_decisions(more_libraries, tmp_path: Path) -> None:
+    reference = fill_library(more_libraries("reference"), 4)
     with Database(reference) as database:
         skills = SkillRepository(database).get_many([s.id for s in playable_skills(4)])
         run_id = _until_decided(database, skills, seed=5)
         collect(run_verification(database, run_id))
         expected = {k: (d.decision, d.decided) for k, d in PairedRuns(database).decisions(run_id).items()}
-    interrupted = make_library(tmp_path / "interrupted.db", 4)
+    interrupted = fill_library(more_libraries("interrupted"), 4)
     with Database(interrupted) as database:
         skills = SkillRepository(database).get_many([s.id for s in playable_skills(4)])
         run_id = _until_decided(database, skills, seed=5)
@@ -190,10 +190,10 @@ def test_a_cancelled_run_resumes_to_the_same_decisions(tmp_path: Path) -> None:
     assert found == expected
 
 
-def test_games_in_flight_past_a_decision_are_not_kept(tmp_path: Path) -> None:
+def test_games_in_flight_past_a_decision_are_not_kept(library_target, tmp_path: Path) -> None:
     """A parallel executor may return a round of a skill the test has already decided (and
     applied): those games are dropped, so the stored games are what the stopping rule saw."""
-    with Database(tmp_path / "lib.db", create=True) as database:
+    with Database(library_target) as database:
         skill = SkillRepository(database, Actor("t")).create(ai_skill())
         info = RunStore(database).run(_until_decided(database, [skill]))
         stopping = Stopping(database, info, {skill.id: (Bar("candidate", 0.4, 1), Sprt(0.4))})
@@ -205,8 +205,8 @@ def test_games_in_flight_past_a_decision_are_not_kept(tmp_path: Path) -> None:
         assert PairedRuns(database).decisions(info.id)[skill.id].decision == ABOVE
 
 
-def test_a_skill_of_only_error_games_stops_after_one_round(tmp_path: Path) -> None:
-    with Database(tmp_path / "lib.db", create=True) as database:
+def test_a_skill_of_only_error_games_stops_after_one_round(library_target, tmp_path: Path) -> None:
+    with Database(library_target) as database:
         skill = SkillRepository(database, Actor("t")).create(
             replace(ai_skill(), provenance=replace(ai_skill().provenance, game_module="nosuchmodule"))
         )

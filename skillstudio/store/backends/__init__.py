@@ -1,0 +1,180 @@
+"""The two places a library lives: a SQLite file, or a database on a PostgreSQL server.
+
+A :class:`Backend` holds only what differs between them: how a connection is made and set up,
+how a write takes the library's write lock, which driver errors mean "busy", the change token
+another process's commit moves, how a running statement is interrupted, and the SQL of keyword
+search, tag filters and the name order. Everything above (``store.database`` and the repository's
+parts) is written once, in SQLAlchemy, for both (docs/architecture.md, "One store, two backends").
+
+:func:`backend_for` picks one: a SQLAlchemy URL with a ``postgresql`` scheme is a server
+library, anything else a file path.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import ColumnElement, Connection, Engine, SQLColumnExpression, Subquery
+from sqlalchemy.orm import InstrumentedAttribute, Session
+
+from skillstudio.store.errors import LibraryError
+
+if TYPE_CHECKING:
+    from skillstudio.store.database import Database
+
+# Channel a PostgreSQL library's change trigger notifies on (the payload: the new change token);
+# a listener for live changes across machines subscribes to it.
+CHANGE_CHANNEL = "skillstudio_changes"
+
+
+class Backend(ABC):
+    """One library's storage: its engine, locking, change token, and dialect-specific SQL.
+
+    ``location`` names the library in every message: the file's path, or the server URL with
+    any password masked.
+    """
+
+    name: str  # "sqlite" | "postgresql"
+    location: str
+
+    # --- opening, locking, errors ----------------------------------------------------------------
+
+    @abstractmethod
+    def create_engine(self) -> Engine:
+        """Check what is at the location (refusing what is not a library, changing nothing),
+        and return an engine set up for it."""
+
+    @abstractmethod
+    def prepare(self, database: Database, *, create: bool) -> None:
+        """Whatever opening must write (SQLite: WAL mode) and the migrations, if any are due."""
+
+    @abstractmethod
+    def begin_write(self, session: Session, wait_ms: int) -> None:
+        """Begin ``session``'s transaction holding the library's write lock, waiting at most
+        ``wait_ms`` for it; a driver error that :meth:`is_busy` recognises if it stays taken."""
+
+    def begin_read(self, session: Session) -> None:
+        """Begin ``session``'s transaction on one consistent snapshot of the library."""
+        session.connection()
+
+    @abstractmethod
+    def is_busy(self, error: BaseException) -> bool:
+        """Whether a driver error means another writer held a lock we waited for."""
+
+    @abstractmethod
+    def opening_error(self, error: BaseException) -> LibraryError:
+        """A driver error while opening, said for a person."""
+
+    @abstractmethod
+    def storage_error(self, error: BaseException) -> LibraryError:
+        """A driver error during a read or write, said for a person (naming the library)."""
+
+    @abstractmethod
+    def change_token(self) -> int:
+        """A number that changes whenever anyone (another process or machine, too) commits."""
+
+    def close(self, engine: Engine) -> None:
+        engine.dispose()
+
+    # --- dialect-specific SQL ----------------------------------------------------------------------
+
+    @abstractmethod
+    def skill_key(self) -> SQLColumnExpression[Any]:
+        """The column of ``skills`` that :meth:`text_matches`' ``key`` joins to."""
+
+    @abstractmethod
+    def text_matches(
+        self,
+        words: Sequence[str],
+        *,
+        ranked: bool,
+        pool: int | None = None,
+        descending: bool = False,
+    ) -> Subquery:
+        """The skills whose name, description or tags contain every word as a word prefix
+        (FTS5's ``"word"*`` for each, all required): a subquery of ``key`` (see :meth:`skill_key`)
+        and, if ``ranked``, ``rank`` (lower is more relevant). With ``pool``, only the ``pool``
+        best (worst with ``descending``)."""
+
+    @abstractmethod
+    def any_word_ranking(
+        self, connection: Connection, terms: Sequence[str], *, prefix: bool, tags_only: bool, pool: int
+    ) -> Subquery:
+        """The ``pool`` skills sharing most with any of ``terms`` (each a prefix if ``prefix``;
+        in tags only if ``tags_only``): ``key`` and ``score`` (higher is better, > 0), weighted
+        by where the word is (name, tags, description)."""
+
+    @abstractmethod
+    def word_frequencies(self, connection: Connection, words: Sequence[str]) -> dict[str, int]:
+        """How many skills contain each word as a prefix; words in none are left out."""
+
+    @abstractmethod
+    def tag_conditions(
+        self, tags_column: SQLColumnExpression[str], tag: str, number: int, *, narrow: bool
+    ) -> list[ColumnElement[bool]]:
+        """Conditions for "the skill carries exactly this tag" (tags not a JSON array: none).
+        ``narrow``: first narrow by the text index (cheap when the tag is rare)."""
+
+    @abstractmethod
+    def untagged(self, tags_column: SQLColumnExpression[str]) -> ColumnElement[bool]:
+        """The skill carries no tag (tags that are not a JSON array count as none)."""
+
+    @abstractmethod
+    def name_order(self, column: InstrumentedAttribute[str]) -> ColumnElement[str]:
+        """The name as the browser sorts it: case-insensitively, as migration 13's index holds it."""
+
+    @abstractmethod
+    def walked(self, column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
+        """``column`` written so the planner keeps walking the order's index (SQLite: ``+column``)."""
+
+    @abstractmethod
+    def nulls_last_by_default(self, descending: bool) -> bool:
+        """Whether an order in this direction already puts NULLs last."""
+
+    @abstractmethod
+    def approximate_skill_count(self, connection: Connection) -> int:
+        """About how many skills there are, at once (never a full count)."""
+
+    def insert(self, table: Any) -> Any:
+        """An INSERT with ``on_conflict_do_nothing`` / ``on_conflict_do_update`` (the two
+        dialects' Insert classes share them, but no common type)."""
+        return dialect_insert(self.name, table)
+
+
+def dialect_insert(dialect: str, table: Any) -> Any:
+    """``insert(table)`` of the dialect, whose ON CONFLICT clauses both backends share."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
+
+
+def upsert_insert(session: Session | Connection, table: Any) -> Any:
+    """``dialect_insert`` for the dialect ``session`` talks to."""
+    bind = session.get_bind() if isinstance(session, Session) else session
+    return dialect_insert(bind.dialect.name, table)
+
+
+def is_server_url(target: str | os.PathLike[str]) -> bool:
+    """A ``postgresql://`` or ``postgresql+driver://`` URL (a team library on a server)."""
+    return isinstance(target, str) and target.split("://", 1)[0].split("+", 1)[0] in {"postgresql", "postgres"}
+
+
+def backend_for(target: str | os.PathLike[str], *, create: bool) -> Backend:
+    """The backend of a library: a PostgreSQL URL, else a file path."""
+    if is_server_url(target):
+        from skillstudio.store.backends.postgresql import PostgresBackend
+
+        return PostgresBackend(str(target), create=create)
+    from skillstudio.store.backends.sqlite import SqliteBackend
+
+    return SqliteBackend(target, create=create)
+
+
+__all__ = ["CHANGE_CHANNEL", "Backend", "backend_for", "dialect_insert", "is_server_url", "upsert_insert"]

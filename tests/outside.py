@@ -1,0 +1,50 @@
+"""Writing to a library as another program would (the engine, a psql session): its own
+connection, none of SkillStudio's setup, on either backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, CursorResult, create_engine, make_url, text
+
+from skillstudio.store import Database
+from skillstudio.store.backends import is_server_url
+
+
+@contextmanager
+def another_program(library: Database | str | Path) -> Iterator[Connection]:
+    """A connection of another program to a library (an open one, a path or a URL), committed
+    at the end."""
+    if isinstance(library, Database):
+        url = library.engine.url
+    else:
+        url = make_url(str(library) if is_server_url(str(library)) else f"sqlite:///{library}")
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            yield connection
+    finally:
+        engine.dispose()
+
+
+class QmarkConnection:
+    """``execute(sql, params)`` with sqlite3's ``?`` placeholders, on another program's
+    connection to either backend (tests written against sqlite3 keep their SQL)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> CursorResult[Any]:
+        parts = sql.split("?")
+        named = parts[0] + "".join(f":p{n}{part}" for n, part in enumerate(parts[1:]))
+        return self.connection.execute(text(named), {f"p{n}": value for n, value in enumerate(params)})
+
+
+@contextmanager
+def engine_writes(library: Database | str | Path) -> Iterator[QmarkConnection]:
+    """``another_program`` taking ``?`` placeholders, as an engine's sqlite3 code writes."""
+    with another_program(library) as connection:
+        yield QmarkConnection(connection)

@@ -1,0 +1,238 @@
+"""What only a server library has: opening by URL, connection errors, the server's write lock,
+cancelling a statement on the server, and writers on several connections (machines)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+import psycopg
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
+
+from skillstudio.cli.main import main
+from skillstudio.library import create_library, open_library
+from skillstudio.library.sample import load_sample
+from skillstudio.store import (
+    Actor,
+    Cancellation,
+    ConflictError,
+    Database,
+    LibraryBusy,
+    LibraryError,
+    LibraryNotFound,
+    NotALibrary,
+    SkillQuery,
+    SkillRepository,
+    StorageError,
+)
+from skillstudio.store.backends.postgresql import WRITE_LOCK_KEY, mask, tsquery
+from skillstudio.store.migrations import LATEST_VERSION
+from tests.factories import ai_skill
+from tests.outside import another_program
+from tests.postgres_server import PostgresServer
+
+
+@pytest.fixture
+def empty_url(postgres_server: PostgresServer):
+    url = postgres_server.empty_database()
+    yield url
+    postgres_server.drop(url)
+
+
+@pytest.fixture
+def library_url(postgres_server: PostgresServer):
+    url = postgres_server.library_database()
+    yield url
+    postgres_server.drop(url)
+
+
+def test_a_url_opens_creates_and_refuses_like_a_path(empty_url: str) -> None:
+    with pytest.raises(NotALibrary, match="holds no skill library"):
+        Database(empty_url)  # an empty database is not created into unasked
+    with Database(empty_url, create=True) as database:
+        assert database.dialect == "postgresql"
+        with another_program(database) as other:
+            versions = list(other.execute(text("SELECT version FROM studio_schema_migrations ORDER BY 1")).scalars())
+        assert versions == list(range(1, LATEST_VERSION + 1))
+    with pytest.raises(LibraryError, match="already holds a skill library"):
+        Database(empty_url, create=True)
+    with Database(empty_url) as database, pytest.raises(LibraryError, match="on a server, not in a file"):
+        _ = database.path
+
+
+def test_open_library_and_the_cli_take_a_url(empty_url: str, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    create_library(empty_url, sample=True).close()
+    with open_library(empty_url) as database:
+        assert SkillRepository(database).count() == len(load_sample())
+    monkeypatch.setenv("SKILLSTUDIO_DB", empty_url)
+    with open_library() as database:
+        assert database.location == make_url(empty_url).render_as_string(hide_password=True)
+    assert main(["stats", "--db", empty_url]) == 0
+    assert empty_url in capsys.readouterr().out
+
+
+def test_an_unreachable_server_is_named_with_the_reason_and_no_password(postgres_server: PostgresServer) -> None:
+    port = make_url(postgres_server.admin_url).port
+    with pytest.raises(LibraryNotFound) as caught:
+        Database("postgresql+psycopg://someone:s3cret@127.0.0.1:1/team")
+    message = str(caught.value)
+    assert "127.0.0.1:1" in message and "refused" in message.lower() and "s3cret" not in message
+    with pytest.raises(LibraryNotFound, match='database "no_such_library" does not exist'):
+        Database(f"postgresql+psycopg://postgres@127.0.0.1:{port}/no_such_library")
+    assert mask("postgresql+psycopg://someone:s3cret@host/db") == "postgresql+psycopg://someone:***@host/db"
+    assert "s3cret" not in repr(open_target_error("postgresql://someone:s3cret@127.0.0.1:1/team"))
+
+
+def open_target_error(url: str) -> LibraryError:
+    try:
+        Database(url)
+    except LibraryError as error:
+        return error
+    raise AssertionError("opened")
+
+
+def test_a_held_write_lock_is_busy_not_a_traceback(library_url: str) -> None:
+    with Database(library_url, lock_wait=0.3) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        skill = repository.create(ai_skill())
+        url = make_url(library_url)
+        with psycopg.connect(host=url.host, port=url.port, user=url.username, dbname=url.database) as other:
+            other.execute("SELECT pg_advisory_lock(%s)", (WRITE_LOCK_KEY,))  # another writer, mid-transaction
+            with pytest.raises(LibraryBusy, match="is busy: another program is writing"):
+                repository.update(replace(skill, name="blocked"))
+            assert repository.get(skill.id).name == skill.name  # reads are not blocked
+        assert repository.update(replace(skill, name="free again")).name == "free again"
+
+
+def test_writers_on_many_connections_never_lose_an_update(library_url: str) -> None:
+    """Each writer reads, then saves what it read changed: a save based on a version another
+    committed meanwhile is a conflict; every save that succeeded is in the history."""
+    with Database(library_url) as first:
+        skill = SkillRepository(first, Actor("seed")).create(ai_skill())
+    saved: list[str] = []
+    conflicts: list[str] = []
+
+    def writer(number: int) -> None:
+        with Database(library_url) as database:  # as on another machine: its own connections
+            repository = SkillRepository(database, Actor(f"designer-{number}"))
+            for round_ in range(6):
+                current = repository.get(skill.id)
+                try:
+                    repository.update(replace(current, description=f"{number}.{round_}"))
+                    saved.append(f"{number}.{round_}")
+                except ConflictError:
+                    conflicts.append(f"{number}.{round_}")
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    with Database(library_url) as database:
+        repository = SkillRepository(database)
+        final = repository.get(skill.id)
+        updates = [r for r in repository.history.revisions(skill.id) if r.action == "update"]
+    assert len(saved) + len(conflicts) == 36 and saved
+    assert final.version == 1 + len(saved)  # each save moved the version once: none was lost
+    assert len(updates) == len(saved)
+    assert final.description in saved
+
+
+def test_a_cancelled_read_stops_on_the_server_and_the_connection_reads_again(library_url: str) -> None:
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        repository.create_many([ai_skill() for _ in range(3)])
+        started = threading.Event()
+
+        def slow(connection, cursor, statement, *_args):  # the listing's statement runs for minutes
+            if statement.lstrip().startswith("SELECT skills.id"):
+                started.set()
+                return statement.replace("FROM skills", "FROM skills, pg_sleep(300) AS pause", 1), _args[0]
+            return statement, _args[0]
+
+        event.listen(database.engine, "before_cursor_execute", slow, retval=True)
+        cancellation = Cancellation()
+        failures: list[BaseException] = []
+
+        def read() -> None:
+            try:
+                repository.query(SkillQuery(), cancellation=cancellation)
+            except LibraryError as error:
+                failures.append(error)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        assert started.wait(timeout=10)
+        while reader.is_alive() and not failures:
+            cancellation.cancel()
+            reader.join(timeout=0.2)
+        assert isinstance(failures[0], StorageError) and "interrupted" in str(failures[0])
+        event.remove(database.engine, "before_cursor_execute", slow)
+        for _ in range(3):  # every pooled connection reads normally again
+            assert len(repository.query(SkillQuery()).ids) == 3
+
+
+def test_search_words_become_prefix_terms_and_never_syntax() -> None:
+    assert tsquery(["tank", "ar"], prefix=True) == "'tank':* & 'ar':*"
+    assert tsquery(["tank_rush"], prefix=True) == "('tank' <-> 'rush':*)"
+    assert tsquery(["Naval", "air"], prefix=True, weight="B", any_word=True) == "'naval':*B | 'air':*B"
+    assert tsquery(["___"], prefix=True) == ""
+
+
+def test_search_on_a_server_has_fts5s_prefix_semantics(library_url: str) -> None:
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        tank = repository.create(ai_skill(name="Tank rush", description="armour early", tags=("anti-air",)))
+        navy = repository.create(ai_skill(name="Naval raid", description="tankers at sea", tags=("naval",)))
+
+        def search(words: str) -> list[str]:
+            return repository.query(SkillQuery(text=words)).ids
+
+        assert set(search("tank")) == {tank.id, navy.id}  # a prefix of "tankers" too
+        assert search("tank ar") == [tank.id]  # every word required, each a prefix
+        assert search("anti-air") == [tank.id]  # punctuation is never syntax
+        assert search("ANTI") == [tank.id]
+        assert search('"naval" OR -tank') == []  # words only: naval, or, tank all required
+        assert search("tank")[0] == tank.id  # in the name: more relevant than in the description
+
+
+def test_each_committed_write_moves_the_change_token_once_and_notifies(library_url: str) -> None:
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        url = make_url(library_url)
+        with psycopg.connect(
+            host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
+        ) as listener:
+            listener.execute("LISTEN skillstudio_changes")
+            before = database.data_version()
+            repository.create_many([ai_skill() for _ in range(20)])  # dozens of statements, one transaction
+            assert database.data_version() == before + 1
+            heard = list(listener.notifies(timeout=5, stop_after=1))
+            assert [note.channel for note in heard] == ["skillstudio_changes"]
+            with pytest.raises(ConflictError):  # a write that fails commits nothing, announces nothing
+                skill = repository.get(repository.query(SkillQuery()).ids[0])
+                repository.update(replace(skill, name="a"))
+                repository.update(replace(skill, name="stale"))
+            assert database.data_version() == before + 2  # the first update only
+
+
+def test_a_server_restart_is_a_clear_error_then_the_library_reconnects(
+    postgres_server: PostgresServer, library_url: str
+) -> None:
+    if postgres_server.data_dir is None:
+        pytest.skip("the server is not this session's own cluster (SKILLSTUDIO_TEST_POSTGRES_URL): not restarted")
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        skill = repository.create(ai_skill())
+        postgres_server.pg_ctl_run("stop")
+        try:
+            with pytest.raises(StorageError, match=r"lost the connection to the library .*refused"):
+                repository.get(skill.id)
+            with pytest.raises(StorageError, match="lost the connection"):
+                database.data_version()
+        finally:
+            postgres_server.pg_ctl_run("start")
+        assert repository.get(skill.id) == skill  # reconnected: nothing lost, nothing half-written
+        assert repository.update(replace(skill, name="after the restart")).name == "after the restart"
