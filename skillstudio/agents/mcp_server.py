@@ -27,7 +27,16 @@ from skillstudio.agents.tool import (
     InvalidAgentId,
     check_agent_id,
 )
-from skillstudio.store import Actor, Database, LibraryBusy, SkillNotFound, SkillRepository, StorageError
+from skillstudio.store import (
+    Actor,
+    Database,
+    LibraryBusy,
+    LibraryError,
+    SkillNotFound,
+    SkillRepository,
+    StorageError,
+    team_roles,
+)
 
 if TYPE_CHECKING:  # the SDK is an optional dependency, imported when a server is built
     from mcp.server.mcpserver import MCPServer
@@ -175,6 +184,16 @@ def serve_database(
     rate_window: float = DEFAULT_RATE_WINDOW,
     game_module: str = "ra1",
 ) -> None:
+    """On a team library the server records the login role as the creator of what the agent
+    writes, so the agent's id must be that role (or it could not update its own skills)."""
+    role = team_roles.identity(database)
+    if role is not None and role != (agent_id, "agent"):
+        raise LibraryError(
+            f"{database.location} records this login as {role[1]} {role[0]!r}: an agent serves as its own"
+            f" login role, so connect as the agent's role and give --agent-id {role[0]}"
+            if role[1] == "agent"
+            else f"{database.location}: {role[0]!r} is a human's login; an agent connects as its own agent role"
+        )
     repository = SkillRepository(database, Actor(agent_id, "agent"))
     tool = AgentSkillTool(repository, agent_id, rate_limit=rate_limit, rate_window=rate_window, game_module=game_module)
     build_server(tool).run("stdio")

@@ -18,6 +18,7 @@ from skillstudio.cli import packages as packages_cli
 from skillstudio.cli import publish as publish_cli
 from skillstudio.cli import retrieval as retrieval_cli
 from skillstudio.cli import review as review_cli
+from skillstudio.cli import team as team_cli
 from skillstudio.cli.arguments import whole_number
 from skillstudio.library import ENV_VAR, create_library, open_library
 from skillstudio.model import Confidence, Domain, ReviewState, SourceKind, ValidationError
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     COMMANDS.update(review_cli.add_commands(commands, common, as_json))
     COMMANDS.update(retrieval_cli.add_commands(commands, common, as_json))
     config_cli.add_commands(commands, common, as_json)
+    team_cli.add_parsers(commands, as_json)
     return parser
 
 
@@ -139,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
             return config_cli.run(args)
         if args.command in publish_cli.COMMANDS:  # each names its library itself
             return publish_cli.run(args, _query_from, _WaitNotice())
+        if args.command == "team":  # names its server itself
+            return team_cli.run(args)
         with open_library(getattr(args, "db", None), on_wait=_WaitNotice()) as database:
             return COMMANDS[args.command](args, database)
     except (

@@ -73,7 +73,7 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
         database = Database(path, create=True)
         try:
             if sample:
-                _add_sample(database)
+                fill_with_sample(database)
         except BaseException:
             database.close()
             raise
@@ -91,7 +91,7 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
         database = Database(temporary, create=True)
         try:
             if sample:
-                _add_sample(database)
+                fill_with_sample(database)
         finally:
             database.close()  # the last close checkpoints the WAL into the main file
         os.replace(temporary, target)
@@ -101,7 +101,8 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
     return Database(target)
 
 
-def _add_sample(database: Database) -> None:
+def fill_with_sample(database: Database) -> None:
+    """Add the bundled sample library's skills, with their verification counts, in one write."""
     items = [(item.skill, item.verifications) for item in load_sample()]
     SkillRepository(database, SAMPLE_ACTOR).create_many(items, message="bundled sample library")
 
