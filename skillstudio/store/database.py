@@ -28,6 +28,7 @@ from skillstudio.store.backends import Backend, backend_for
 from skillstudio.store.backends.sqlite import SqliteBackend
 from skillstudio.store.errors import LibraryBusy, LibraryError, StorageError
 from skillstudio.store.events import ChangeBus
+from skillstudio.store.live_changes import ChangeListener
 
 T = TypeVar("T")
 
@@ -67,6 +68,7 @@ class Database:
         self.engine: Engine = self.backend.create_engine()
         self.changes = ChangeBus()  # every repository on this library announces its writes here
         self._cache: dict[str, tuple[int, Any]] = {}
+        self._listeners: list[ChangeListener] = []
         try:
             self.backend.prepare(self, create=create)
         except DBAPIError as error:
@@ -179,7 +181,22 @@ class Database:
         self._cache[key] = (version, value)  # a write racing compute() only makes the next call recompute
         return value
 
+    def watch_changes(
+        self, on_change: Callable[[], None], on_connection: Callable[[bool, str], None] | None = None
+    ) -> bool:
+        """Have the server push other writers' commits: ``on_change()`` (and ``on_connection(up,
+        reason)`` when the connection drops and returns) run on a listening thread until
+        :meth:`close`. False where the server cannot push (a file): watch :meth:`data_version`."""
+        listener = self.backend.listen(on_change, on_connection)
+        if listener is None:
+            return False
+        self._listeners.append(listener)
+        return True
+
     def close(self) -> None:
+        for listener in self._listeners:
+            listener.stop()
+        self._listeners.clear()
         self._cache.clear()
         self.backend.close(self.engine)
 

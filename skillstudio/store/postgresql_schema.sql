@@ -686,7 +686,7 @@ BEGIN
     -- one row (a chain of versions that every later update walks).
     IF current_setting('skillstudio.change_noted', true) IS DISTINCT FROM 'yes' THEN
         UPDATE studio_changes SET version = version + 1 WHERE id = 1;
-        PERFORM pg_notify('skillstudio_changes', '');
+        PERFORM pg_notify('skillstudio_changes', coalesce(current_setting('skillstudio.origin', true), ''));
         PERFORM set_config('skillstudio.change_noted', 'yes', true);
     END IF;
     RETURN NULL;

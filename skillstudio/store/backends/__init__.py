@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, SQLColumnExpression, Subquery
@@ -24,9 +24,10 @@ from skillstudio.store.errors import LibraryError
 
 if TYPE_CHECKING:
     from skillstudio.store.database import Database
+    from skillstudio.store.live_changes import ChangeListener
 
-# Channel a PostgreSQL library's change trigger notifies on (the payload: the new change token);
-# a listener for live changes across machines subscribes to it.
+# Channel a PostgreSQL library's change trigger notifies on (the payload: the writer's origin,
+# store/live_changes.py); a listener for live changes across machines subscribes to it.
 CHANGE_CHANNEL = "skillstudio_changes"
 
 
@@ -78,6 +79,13 @@ class Backend(ABC):
 
     def close(self, engine: Engine) -> None:
         engine.dispose()
+
+    def listen(
+        self, on_change: Callable[[], None], on_connection: Callable[[bool, str], None] | None
+    ) -> ChangeListener | None:
+        """Start hearing other writers' commits as the server pushes them; None where the
+        server cannot push (SQLite: compare :meth:`change_token` instead)."""
+        return None
 
     # --- dialect-specific SQL ----------------------------------------------------------------------
 

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from sqlalchemy import (
     bindparam,
     column,
     create_engine,
+    event,
     func,
     literal_column,
     select,
@@ -41,7 +42,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from skillstudio.store import migrations
+from skillstudio.store import live_changes, migrations
 from skillstudio.store.backends import Backend
 from skillstudio.store.errors import LibraryBusy, LibraryError, LibraryNotFound, NotALibrary, StorageError
 from skillstudio.store.orm import SkillRow
@@ -90,6 +91,8 @@ class PostgresBackend(Backend):
         self._create = create
         self._current = False
         self._engine: Engine | None = None
+        # Marks this process's connections, so its own commits are not heard as others' (live_changes).
+        self.origin = live_changes.new_origin()
 
     # --- opening ---------------------------------------------------------------------------------
 
@@ -100,6 +103,7 @@ class PostgresBackend(Backend):
             connect_args={"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "skillstudio"},
         )
         self._engine = engine
+        event.listen(engine, "connect", self._mark_origin)
         try:
             with engine.connect() as connection:
                 self._current = self._inspect(connection)
@@ -110,6 +114,25 @@ class PostgresBackend(Backend):
             engine.dispose()
             raise
         return engine
+
+    def _mark_origin(self, dbapi_connection: Any, _record: object) -> None:
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SELECT set_config(%s, %s, false)", (live_changes.ORIGIN_SETTING, self.origin))
+        dbapi_connection.commit()
+
+    def listen(
+        self, on_change: Callable[[], None], on_connection: Callable[[bool, str], None] | None
+    ) -> live_changes.ChangeListener:
+        import psycopg
+
+        conninfo = self.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+        def connect() -> psycopg.Connection[Any]:
+            return psycopg.connect(
+                conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, application_name="skillstudio-listen"
+            )
+
+        return live_changes.ChangeListener(connect, self.origin, on_change, on_connection).start()
 
     def _inspect(self, connection: Connection) -> bool:
         """Refuse what is not a library (or, creating, one that is); True if nothing to migrate."""
