@@ -55,7 +55,7 @@ def test_recent_libraries_say_why_one_cannot_be_opened(tmp_path: Path) -> None:
     folder_gone = tmp_path / "removed" / "lib.db"
     recent = recent_libraries([str(here), str(gone), str(here), str(folder_gone), str(tmp_path)])
     assert [r.path for r in recent] == [here, gone, folder_gone, tmp_path]  # once each, newest first
-    assert recent[0] == RecentLibrary(here, None)
+    assert recent[0] == RecentLibrary(str(here), None)
     assert "gone" in (recent[1].problem or "")
     assert "folder" in (recent[2].problem or "") and str(folder_gone.parent) in (recent[2].problem or "")
     assert recent[3].problem == "This is not a file."
@@ -72,3 +72,11 @@ def test_remembering_a_library_puts_it_first_and_keeps_the_list_short() -> None:
 def test_the_documentation_is_found_in_a_checkout() -> None:
     readme = documentation()
     assert readme == ROOT / "README.md" and (readme.parent / "docs" / "architecture.md").is_file()
+
+
+def test_a_team_library_is_remembered_by_its_url_without_a_password() -> None:
+    remembered = remember_recent(["/libs/a.db"], "postgresql+psycopg://alice:s3cret@db.studio:5433/skills")
+    assert remembered == ["postgresql+psycopg://alice@db.studio:5433/skills", "/libs/a.db"]
+    recent = recent_libraries(remembered)
+    assert recent[0].path is None and recent[0].name == "skills" and recent[0].problem is None
+    assert recent[1].path == Path("/libs/a.db") and recent[1].name == "a.db"

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from skillstudio import __version__
 from skillstudio.gui.qt_main_window import QtMainWindow
-from skillstudio.library import open_library
+from skillstudio.library import actor_for, open_library
 from skillstudio.paths import resource
 from skillstudio.store import Actor, LibraryError, SkillRepository
 
@@ -41,8 +41,8 @@ def main(db: str | None = None) -> int:
         print(f"skillstudio: {error}", file=sys.stderr)
         return 1
     settings = QSettings()
-    actor = Actor(str(settings.value("user/name", "") or Actor.current_user().id), "human")
-    window = QtMainWindow(SkillRepository(database, actor), settings)
+    person = Actor(str(settings.value("user/name", "") or Actor.current_user().id), "human")
+    window = QtMainWindow(SkillRepository(database, actor_for(database, person)), settings, person=person)
     window.ready.connect(freeze_startup_objects)  # once the docks are built too, behind the shown browser
     window.show()
     try:

@@ -66,7 +66,10 @@ class BrowserState(QObject):
 
     @property
     def library_path(self) -> Path | None:
-        return None if self._repository is None else self._repository.database.path
+        """The open library's file; None without one or for a team library (it has none)."""
+        if self._repository is None or self._repository.database.dialect != "sqlite":
+            return None
+        return self._repository.database.path
 
     def set_repository(self, repository: SkillRepository) -> None:
         """Show ``repository``: another library (``library_opened``) or another user name."""

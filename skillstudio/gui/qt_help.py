@@ -122,7 +122,7 @@ class QtDocumentation(QDialog):
         self.resize(900, 700)
 
 
-def about_text(library: Path | None) -> str:
+def about_text(library: Path | str | None) -> str:
     """What About SkillStudio says: versions of everything a bug report needs, and the library."""
     shown = str(library) if library is not None else "none open"
     return (

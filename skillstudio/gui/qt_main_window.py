@@ -56,9 +56,17 @@ from skillstudio.gui.qt_filter_panel import QtFilterPanel
 from skillstudio.gui.qt_trash_dialog import QtTrashDialog
 from skillstudio.gui.skill_table_model import COLUMNS, CONFIDENCE_COLUMN, SkillTableModel
 from skillstudio.gui.workers import LibraryOp, show_error, without_full_collections
-from skillstudio.library import create_library, recent_libraries, remember_recent, sample_library_path
+from skillstudio.library import (
+    actor_for,
+    create_library,
+    library_name,
+    recent_libraries,
+    remember_recent,
+    sample_library_path,
+)
 from skillstudio.model import ValidationError
 from skillstudio.store import Actor, Database, LibraryChange, LibraryError, SkillQuery, SkillRepository
+from skillstudio.store.backends import is_server_url
 
 if TYPE_CHECKING:  # built once the window shows (see _add_docks)
     from skillstudio.gui.dashboard import QtDashboard
@@ -109,15 +117,23 @@ class QtMainWindow(QMainWindow):
     browser (dashboard, retrieval preview) are built once the browser has shown: ``ready``."""
 
     ready = Signal()  # every panel is built (the docks too)
+    # From a team library's listening thread (Database.watch_changes); queued to the GUI thread.
+    pushed_change = Signal(object)  # the Database another writer committed to
+    connection_changed = Signal(object, bool, str)  # (Database, connected, reason)
 
-    def __init__(self, repository: SkillRepository, settings: QSettings | None = None) -> None:
+    def __init__(
+        self, repository: SkillRepository, settings: QSettings | None = None, *, person: Actor | None = None
+    ) -> None:
         super().__init__()
         self.settings = settings or QSettings()
+        # Who uses the app: the actor of each library opened (a team library's server names its own).
+        self._person = person or repository.actor
         self.setAcceptDrops(True)
         self.resize(*_fitting_size(1400, 820))
         self.undo_stack = QUndoStack(self)
         self._editors: list = []  # open skill editors, asked before the window closes
         self._data_version = 0
+        self._pushed_pending = False  # a team library's server said others committed: reload when idle
         self._pending_selection: list[str] = []  # to select once the running query shows it
         self._keep_filters = False  # the pending skill is a saved one: never clear filters for it
         self._restoring = False  # the window itself is re-selecting rows after a query
@@ -182,6 +198,8 @@ class QtMainWindow(QMainWindow):
 
         self._build_actions()
         self.state.library_opened.connect(self._on_library_opened)
+        self.pushed_change.connect(self._on_pushed_change)
+        self.connection_changed.connect(self._on_connection_changed)
         self.state.library_changed.connect(self._on_library_change)
         self.state.busy_changed.connect(self._show_busy)
         self.state.message.connect(self._show_message)
@@ -340,11 +358,20 @@ class QtMainWindow(QMainWindow):
         self.search.clear()  # the state's query starts empty for each library
         self.search.blockSignals(False)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self._data_version = repository.database.data_version()
-        path = repository.database.path
-        self.setWindowTitle(f"{path.stem} — SkillStudio")
-        self.setWindowFilePath(str(path))
-        self._remember_recent(path)
+        database = repository.database
+        self._pushed_pending = False
+        self.connection_label.hide()
+        if database.watch_changes(
+            lambda: self.pushed_change.emit(database),
+            lambda connected, reason: self.connection_changed.emit(database, connected, reason),
+        ):
+            self._data_version = 0  # the server pushes changes: nothing to compare
+        else:
+            self._data_version = database.data_version()
+        path = self.state.library_path
+        self.setWindowTitle(f"{path.stem if path is not None else library_name(database.location)} — SkillStudio")
+        self.setWindowFilePath(str(path) if path is not None else "")
+        self._remember_recent(database.location)
         self.status.setText("Searching…")  # the table's first query runs
         self._update_actions()
 
@@ -360,16 +387,33 @@ class QtMainWindow(QMainWindow):
         return True
 
     def open_library_file(self, path: str | Path) -> bool:
+        """Open a library file or a team library's URL."""
         if self._refuse_while_busy():
             return False
         try:
             database = Database(path)
         except LibraryError as error:
             show_error(self, "Cannot open library", error)
-            self._forget_recent(Path(path))
+            if not is_server_url(str(path)):  # a server may be back later: keep it in the list
+                self._forget_recent(str(Path(path)))
             return False
-        self.install(SkillRepository(database, self.repository.actor))
+        self.install(SkillRepository(database, actor_for(database, self._person)))
         return True
+
+    def open_team_library_dialog(self) -> None:
+        url, accepted = QInputDialog.getText(
+            self,
+            "Open Team Library",
+            "The team library's URL, e.g. postgresql+psycopg://you@server/skills\n"
+            "(the password comes from PGPASSWORD, ~/.pgpass or a service file; SkillStudio keeps none):",
+        )
+        url = url.strip()
+        if not accepted or not url:
+            return
+        if not is_server_url(url):
+            show_error(self, "Cannot open library", LibraryError(f"{url!r} is not a postgresql+psycopg:// URL"))
+            return
+        self.open_library_file(url)
 
     def new_library(self) -> None:
         if self._refuse_while_busy():
@@ -384,7 +428,7 @@ class QtMainWindow(QMainWindow):
         except LibraryError as error:
             show_error(self, "Cannot create library", error)
             return
-        self.install(SkillRepository(database, self.repository.actor))
+        self.install(SkillRepository(database, self._person))
 
     def library_folder(self) -> Path:
         """Where the file dialogs start: the open library's folder (else the home folder)."""
@@ -410,12 +454,12 @@ class QtMainWindow(QMainWindow):
         value = self.settings.value("recent_libraries", [])
         return [str(v) for v in (value if isinstance(value, list) else [value] if value else [])]
 
-    def _remember_recent(self, path: Path) -> None:
-        self.settings.setValue("recent_libraries", remember_recent(self.recent_libraries(), path))
+    def _remember_recent(self, location: str) -> None:
+        self.settings.setValue("recent_libraries", remember_recent(self.recent_libraries(), location))
         self._rebuild_recent_menu()
 
-    def _forget_recent(self, *paths: Path) -> None:
-        gone = {str(path) for path in paths}
+    def _forget_recent(self, *locations: str) -> None:
+        gone = set(locations)
         self.settings.setValue("recent_libraries", [p for p in self.recent_libraries() if p not in gone])
         self._rebuild_recent_menu()
 
@@ -425,14 +469,14 @@ class QtMainWindow(QMainWindow):
         self.recent_menu.clear()
         recent = recent_libraries(self.recent_libraries())
         for number, library in enumerate(recent, start=1):
-            action = self.recent_menu.addAction(f"&{number} {library.path.name}  —  {library.path}")
+            action = self.recent_menu.addAction(f"&{number} {library.name}  —  {library.location}")
             if library.problem is not None:
                 action.setEnabled(False)
                 action.setToolTip(library.problem)
             else:
-                action.setToolTip(str(library.path))
-                action.triggered.connect(lambda _checked=False, p=library.path: self.open_library_file(p))
-        missing = [library.path for library in recent if library.problem is not None]
+                action.setToolTip(library.location)
+                action.triggered.connect(lambda _checked=False, p=library.location: self.open_library_file(p))
+        missing = [library.location for library in recent if library.problem is not None]
         if missing:
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("&Forget the Missing Ones", lambda: self._forget_recent(*missing))
@@ -607,17 +651,25 @@ class QtMainWindow(QMainWindow):
         """A write from this process (the panels follow it themselves through the state). It
         moved the file's data_version too: remember that, so only other processes reload all."""
         repository = self.state.repository
-        if repository is not None:
+        if repository is not None and repository.database.dialect == "sqlite":
             self._data_version = repository.database.data_version()
 
     def check_external_changes(self) -> None:
-        """Another process (the CLI, an engine, an agent) committed: reload what we show."""
+        """Another process (the CLI, an engine, an agent) committed: reload what we show.
+
+        A file is asked for its data_version each second; a team library's server pushes each
+        commit (``pushed_change``), so it is never polled."""
         if self.dashboard is not None and self.dashboard.running:
             return  # a verification batch of ours is writing; everything reloads when it ends
         if self.state.busy:
             return  # our own operation is writing; its change announcement follows
         repository = self.state.repository
         if repository is None:
+            return
+        if repository.database.dialect != "sqlite":
+            if self._pushed_pending:
+                self._pushed_pending = False
+                self.reload_all()
             return
         try:
             version = repository.database.data_version()
@@ -626,6 +678,23 @@ class QtMainWindow(QMainWindow):
         if version != self._data_version:
             self._data_version = version
             self.reload_all()
+
+    def _on_pushed_change(self, database: Database) -> None:
+        if self.state.repository is None or self.state.repository.database is not database:
+            return  # from a library closed meanwhile
+        self._pushed_pending = True
+        self.check_external_changes()  # now, or on the next tick once our own work is done
+
+    def _on_connection_changed(self, database: Database, connected: bool, reason: str) -> None:
+        if self.state.repository is None or self.state.repository.database is not database:
+            return
+        if connected:
+            self.connection_label.hide()
+            self._show_message(f"Reconnected to {database.location}", 5000)
+        else:
+            self.connection_label.setText("Connection to the team library lost; reconnecting…")
+            self.connection_label.setToolTip(f"{database.location}: {reason}")
+            self.connection_label.show()
 
     def reload_all(self) -> None:
         self.filters.reload_choices()
@@ -666,7 +735,8 @@ class QtMainWindow(QMainWindow):
         self.new_library_action = action("&New Library…", self.new_library, QKeySequence("Ctrl+Shift+N"))
         self.open_library_action = action("&Open Library…", self.open_library_dialog, QKeySequence.StandardKey.Open)
         self.sample_action = action("Open &Sample Library", self.open_sample_library)
-        file_menu.addActions([self.new_library_action, self.open_library_action])
+        self.open_team_action = action("Open &Team Library…", self.open_team_library_dialog)
+        file_menu.addActions([self.new_library_action, self.open_library_action, self.open_team_action])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.setToolTipsVisible(True)  # a greyed-out library says why
         self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)  # files come and go
@@ -781,6 +851,10 @@ class QtMainWindow(QMainWindow):
         for widget in (self.busy_label, self.busy_bar):
             widget.hide()
             self.statusBar().addPermanentWidget(widget)
+        self.connection_label = QLabel(self)  # a team library's lost connection, until it is back
+        self.connection_label.setStyleSheet("color: #b00020")
+        self.connection_label.hide()
+        self.statusBar().addPermanentWidget(self.connection_label)
         self.status = QLabel(self)
         self.statusBar().addPermanentWidget(self.status)
 
@@ -902,7 +976,7 @@ class QtMainWindow(QMainWindow):
     def show_about(self) -> None:
         from skillstudio.gui.qt_help import about_text
 
-        QMessageBox.about(self, "About SkillStudio", about_text(self.state.library_path))
+        QMessageBox.about(self, "About SkillStudio", about_text(self.repository.database.location))
 
     # --- sharing (docs/packages.md) ---------------------------------------------------------------
 

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+from sqlalchemy.engine import make_url
 
 from skillstudio.library.sample import load_sample
-from skillstudio.store import Actor, Database, LibraryError, SkillRepository
+from skillstudio.store import Actor, Database, LibraryError, SkillRepository, team_roles
 from skillstudio.store.backends import is_server_url
 
 ENV_VAR = "SKILLSTUDIO_DB"
@@ -109,11 +110,39 @@ def fill_with_sample(database: Database) -> None:
 
 @dataclass(frozen=True)
 class RecentLibrary:
-    """A library opened before, and why it cannot be opened now (None: it can, as far as a look
-    at the file tells; opening it still checks the rest)."""
+    """A library opened before (a file's path or a team library's URL), and why it cannot be
+    opened now (None: it can, as far as a look at the file tells; opening it still checks the
+    rest; a server is not asked until the library is opened)."""
 
-    path: Path
+    location: str
     problem: str | None = None
+
+    @property
+    def path(self) -> Path | None:
+        """The file, for a file library."""
+        return None if is_server_url(self.location) else Path(self.location)
+
+    @property
+    def name(self) -> str:
+        """What a menu shows first: the file's name, or the server database's name."""
+        return self.path.name if self.path is not None else library_name(self.location)
+
+
+def library_name(location: str) -> str:
+    """A library's short name: its file's stem, or its server database's name."""
+    if is_server_url(location):
+        return make_url(location).database or location
+    return Path(location).stem
+
+
+def actor_for(database: Database, person: Actor) -> Actor:
+    """Who writes to ``database``: on a team library, the login role the server records
+    (team_roles); elsewhere ``person``, the app's user."""
+    identity = team_roles.identity(database)
+    if identity is None:
+        return person
+    role, kind = identity
+    return Actor(role, "agent" if kind == "agent" else "human")
 
 
 def unopenable_reason(path: Path) -> str | None:
@@ -130,12 +159,19 @@ def unopenable_reason(path: Path) -> str | None:
 
 
 def recent_libraries(remembered: Sequence[str]) -> list[RecentLibrary]:
-    """The remembered paths (newest first), each with what stands in the way of opening it."""
-    paths = [Path(text) for text in dict.fromkeys(remembered) if text]
-    return [RecentLibrary(path, unopenable_reason(path)) for path in paths[:RECENT_LIMIT]]
+    """The remembered libraries (newest first), each with what stands in the way of opening it."""
+    locations = [text for text in dict.fromkeys(remembered) if text][:RECENT_LIMIT]
+    return [RecentLibrary(text, None if is_server_url(text) else unopenable_reason(Path(text))) for text in locations]
+
+
+def without_password(location: str) -> str:
+    """A team library's URL without any password in it (what SkillStudio may keep); a path as it is."""
+    if not is_server_url(location):
+        return location
+    return make_url(location)._replace(password=None).render_as_string(hide_password=False)  # set() keeps a None
 
 
 def remember_recent(remembered: Sequence[str], path: str | os.PathLike[str]) -> list[str]:
     """The remembered paths with ``path`` first (once), the oldest dropped past RECENT_LIMIT."""
-    newest = str(path) if is_server_url(str(path)) else str(Path(path))
+    newest = without_password(str(path)) if is_server_url(str(path)) else str(Path(path))
     return [newest, *(text for text in dict.fromkeys(remembered) if text and text != newest)][:RECENT_LIMIT]
