@@ -27,6 +27,7 @@ from skillstudio.store import (
     SkillRepository,
     StorageError,
 )
+from skillstudio.store.backends import CHANGE_CHANNEL
 from skillstudio.store.backends.postgresql import WRITE_LOCK_KEY, mask, tsquery
 from skillstudio.store.migrations import LATEST_VERSION
 from tests.factories import ai_skill
@@ -205,12 +206,12 @@ def test_each_committed_write_moves_the_change_token_once_and_notifies(library_u
         with psycopg.connect(
             host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
         ) as listener:
-            listener.execute("LISTEN skillstudio_changes")
+            listener.execute(f"LISTEN {CHANGE_CHANNEL}")
             before = database.data_version()
             repository.create_many([ai_skill() for _ in range(20)])  # dozens of statements, one transaction
             assert database.data_version() == before + 1
             heard = list(listener.notifies(timeout=5, stop_after=1))
-            assert [note.channel for note in heard] == ["skillstudio_changes"]
+            assert [note.channel for note in heard] == [CHANGE_CHANNEL]
             with pytest.raises(ConflictError):  # a write that fails commits nothing, announces nothing
                 skill = repository.get(repository.query(SkillQuery()).ids[0])
                 repository.update(replace(skill, name="a"))
