@@ -3,15 +3,18 @@ connection, none of SkillStudio's setup, on either backend."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from sqlalchemy import Connection, CursorResult, create_engine, make_url, text
 
 from skillstudio.store import Database
 from skillstudio.store.backends import is_server_url
+from skillstudio.store.backends.postgresql import WRITE_LOCK_KEY
 
 
 @contextmanager
@@ -48,3 +51,25 @@ def engine_writes(library: Database | str | Path) -> Iterator[QmarkConnection]:
     """``another_program`` taking ``?`` placeholders, as an engine's sqlite3 code writes."""
     with another_program(library) as connection:
         yield QmarkConnection(connection)
+
+
+@contextmanager
+def holding_the_write_lock(library: str | Path) -> Iterator[None]:
+    """Another program holds the library's write lock while the block runs (SQLite: an open
+    ``BEGIN IMMEDIATE``; a server library: its advisory write lock)."""
+    if is_server_url(str(library)):
+        url = make_url(str(library))
+        with psycopg.connect(
+            host=url.host, port=url.port, user=url.username, password=url.password, dbname=url.database
+        ) as holder:
+            holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            yield
+            holder.rollback()
+        return
+    holder = sqlite3.connect(library, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield
+        holder.execute("ROLLBACK")
+    finally:
+        holder.close()

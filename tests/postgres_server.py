@@ -27,6 +27,7 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 URL_VARIABLE = "SKILLSTUDIO_TEST_POSTGRES_URL"
+PASSWORD_ROLE = "skillstudio_password_role"  # our cluster asks this role for a password
 _BINARY_FOLDERS = ("/usr/local/bin", *sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True))
 
 
@@ -155,6 +156,9 @@ def start_server() -> PostgresServer | str:
     if made.returncode != 0:
         shutil.rmtree(base, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {made.stderr.strip() or made.stdout.strip()}")
+    # One role must give a password (the credentials tests); everyone else is trusted.
+    hba = data_dir / "pg_hba.conf"
+    hba.write_text(f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
     port = _free_port()
     options = (
         f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={socket_dir}"

@@ -203,7 +203,6 @@ def test_tag_counts_follow_every_write_as_counting_every_row_would(library_targe
         assert set(repository.query(SkillQuery(tags=("object-tag",))).ids) == tagged
 
 
-@pytest.mark.sqlite_only("an engine's gameplay.db is a SQLite file")
 def test_tag_counts_of_a_file_an_engine_made_are_counted_when_it_is_first_opened(tmp_path: Path) -> None:
     path = tmp_path / "gameplay.db"
     with sqlite3.connect(path) as connection:

@@ -27,11 +27,12 @@ from skillstudio.store import (
     SkillRepository,
     StorageError,
 )
+from skillstudio.store.backends import CHANGE_CHANNEL
 from skillstudio.store.backends.postgresql import WRITE_LOCK_KEY, mask, tsquery
 from skillstudio.store.migrations import LATEST_VERSION
 from tests.factories import ai_skill
 from tests.outside import another_program
-from tests.postgres_server import PostgresServer
+from tests.postgres_server import PASSWORD_ROLE, PostgresServer
 
 
 @pytest.fixture
@@ -205,12 +206,12 @@ def test_each_committed_write_moves_the_change_token_once_and_notifies(library_u
         with psycopg.connect(
             host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
         ) as listener:
-            listener.execute("LISTEN skillstudio_changes")
+            listener.execute(f"LISTEN {CHANGE_CHANNEL}")
             before = database.data_version()
             repository.create_many([ai_skill() for _ in range(20)])  # dozens of statements, one transaction
             assert database.data_version() == before + 1
             heard = list(listener.notifies(timeout=5, stop_after=1))
-            assert [note.channel for note in heard] == ["skillstudio_changes"]
+            assert [note.channel for note in heard] == [CHANGE_CHANNEL]
             with pytest.raises(ConflictError):  # a write that fails commits nothing, announces nothing
                 skill = repository.get(repository.query(SkillQuery()).ids[0])
                 repository.update(replace(skill, name="a"))
@@ -236,3 +237,30 @@ def test_a_server_restart_is_a_clear_error_then_the_library_reconnects(
             postgres_server.pg_ctl_run("start")
         assert repository.get(skill.id) == skill  # reconnected: nothing lost, nothing half-written
         assert repository.update(replace(skill, name="after the restart")).name == "after the restart"
+
+
+def test_a_password_comes_from_libpq_and_a_wrong_one_is_refused_without_echo(
+    postgres_server: PostgresServer, library_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    if postgres_server.data_dir is None:
+        pytest.skip("the server is not this session's own cluster (SKILLSTUDIO_TEST_POSTGRES_URL)")
+    with another_program(library_url) as admin:
+        admin.execute(text(f"DROP ROLE IF EXISTS {PASSWORD_ROLE}"))
+        admin.execute(text(f"CREATE ROLE {PASSWORD_ROLE} LOGIN SUPERUSER PASSWORD 'right-one'"))
+    url = make_url(library_url).set(username=PASSWORD_ROLE).render_as_string(hide_password=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "no-pgpass"))  # the developer's ~/.pgpass stays out
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    with pytest.raises(LibraryNotFound, match="password") as caught:
+        Database(url.replace(f"{PASSWORD_ROLE}@", f"{PASSWORD_ROLE}:wrong-one@"))
+    assert "wrong-one" not in str(caught.value) and "***" in str(caught.value)
+    monkeypatch.setenv("PGPASSWORD", "right-one")  # libpq's own ways: PGPASSWORD, ~/.pgpass, a service
+    with Database(url) as database:
+        assert SkillRepository(database).count() == 0
+    monkeypatch.delenv("PGPASSWORD")
+    pgpass = tmp_path / "pgpass"
+    parsed = make_url(url)
+    pgpass.write_text(f"{parsed.host}:{parsed.port}:*:{PASSWORD_ROLE}:right-one\n")
+    pgpass.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    with Database(url) as database:
+        assert SkillRepository(database).count() == 0

@@ -20,6 +20,7 @@ from sqlalchemy import BigInteger, Float, Text, func, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from skillstudio.model import utc_now
+from skillstudio.store.backends import upsert_insert
 from skillstudio.store.database import Database
 from skillstudio.store.events import AuditAction
 from skillstudio.store.orm import Base, RunSkillRow, SkillCompositionRow, SkillRow
@@ -282,9 +283,9 @@ class PairedRuns(StorePart):
             }
             for r in records
         ]
-        statement = self.database.backend.insert(RunLiftRow)
         keys = [k for k in rows[0] if k not in ("run_id", "skill_id")]
         with self._work(AuditAction.VERIFY) as work:
+            statement = upsert_insert(work.session, RunLiftRow)
             work.session.execute(
                 statement.on_conflict_do_update(
                     index_elements=["run_id", "skill_id"], set_={k: statement.excluded[k] for k in keys}
@@ -367,9 +368,9 @@ class PairedRuns(StorePart):
         ]
         if not rows:
             return
-        statement = self.database.backend.insert(RunDecisionRow)
         keys = [k for k in rows[0] if k not in ("run_id", "skill_id")]
         with self.database.write() as session:
+            statement = upsert_insert(session, RunDecisionRow)
             session.execute(
                 statement.on_conflict_do_update(
                     index_elements=["run_id", "skill_id"], set_={k: statement.excluded[k] for k in keys}

@@ -477,8 +477,8 @@ def insert_games(database: Database, table: type[Base], run_id: str, games: Iter
     ]
     if not rows:
         return 0
-    statement = database.backend.insert(table).values(binds(rows[0])).on_conflict_do_nothing()
     with database.write() as session:
+        statement = upsert_insert(session, table).values(binds(rows[0])).on_conflict_do_nothing()
         return execute_many(session.connection(), statement, rows)  # the rows inserted: new games
 
 

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 T = TypeVar("T")
 
 
-def run_session(db: Path, agent_id: str, work: Callable[[ClientSession], Awaitable[T]], *extra: str) -> T:
+def run_session(db: Path | str, agent_id: str, work: Callable[[ClientSession], Awaitable[T]], *extra: str) -> T:
     """Start the server as a subprocess, initialise a session, run ``work``, shut it down."""
 
     async def main() -> T:

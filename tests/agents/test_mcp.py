@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,22 +12,21 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
-from skillstudio.library import create_library
 from skillstudio.model import ReviewState
 from skillstudio.store import Actor, Database, SkillRepository
 from tests.agents.mcp_helpers import ToolFailed, result_data, run_session
+from tests.outside import holding_the_write_lock
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def library(tmp_path: Path) -> Path:
-    path = tmp_path / "agents.db"
-    create_library(path, sample=False).close()
-    return path
+def library(library_target: str) -> str:
+    """An empty library on each backend: agents write to a team library on a server too."""
+    return library_target
 
 
-def test_only_search_create_update_are_offered(library: Path) -> None:
+def test_only_search_create_update_are_offered(library: str) -> None:
     async def work(session):
         tools = (await session.list_tools()).tools
         return {tool.name: tool for tool in tools}
@@ -39,7 +37,7 @@ def test_only_search_create_update_are_offered(library: Path) -> None:
     assert "created_by" not in tools["skill_create"].input_schema["properties"]
 
 
-def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path) -> None:
+def test_agent_creates_and_updates_land_pending_with_its_identity(library: str) -> None:
     async def work(session):
         created = result_data(
             await session.call_tool(
@@ -93,7 +91,7 @@ def test_agent_creates_and_updates_land_pending_with_its_identity(library: Path)
         assert skill.created_by == "agent-7"
 
 
-def test_delete_cannot_be_reached(library: Path) -> None:
+def test_delete_cannot_be_reached(library: str) -> None:
     async def work(session):
         created = result_data(
             await session.call_tool("skill_create", {"name": "Keep me", "description": "d", "instructions": "i"})
@@ -119,7 +117,7 @@ def test_delete_cannot_be_reached(library: Path) -> None:
         assert not repository.history.audit(action="skill.delete")
 
 
-def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:
+def test_rate_limit_and_dedup_over_mcp(library: str) -> None:
     async def work(session):
         payload = {
             "name": "Mine the chokepoint",
@@ -139,7 +137,7 @@ def test_rate_limit_and_dedup_over_mcp(library: Path) -> None:
         assert SkillRepository(database).count() == 1
 
 
-def test_invalid_input_is_refused(library: Path) -> None:
+def test_invalid_input_is_refused(library: str) -> None:
     async def work(session):
         out = []
         for arguments in (
@@ -178,7 +176,7 @@ def _session_with_env(db: Path, agent_id: str, work, env: dict[str, str], *extra
     return asyncio.run(main())
 
 
-def test_errors_carry_a_code_and_versions_guard_updates(library: Path) -> None:
+def test_errors_carry_a_code_and_versions_guard_updates(library: str) -> None:
     """Every refusal is an isError result with {"error": code, "message": ...} and text "code: ...";
     a call refused as busy takes no rate-limit slot; a stale version is a conflict."""
     payload = {"name": "Scout the ore", "description": "Send a scout to the ore.", "instructions": "Scout the ore."}
@@ -191,11 +189,8 @@ def test_errors_carry_a_code_and_versions_guard_updates(library: Path) -> None:
 
     async def work(session):
         out = {}
-        holder = sqlite3.connect(library, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")  # another program holds the write lock
-        out["busy"] = error_of(await session.call_tool("skill_create", payload))
-        holder.execute("ROLLBACK")
-        holder.close()
+        with holding_the_write_lock(library):  # another program holds the write lock
+            out["busy"] = error_of(await session.call_tool("skill_create", payload))
         out["created"] = result_data(await session.call_tool("skill_create", payload))  # the slot was not used
         out["rate_limited"] = error_of(await session.call_tool("skill_create", {**payload, "name": "Other"}))
         out["invalid"] = error_of(await session.call_tool("skill_create", {**payload, "name": "x" * 500}))

@@ -3,7 +3,7 @@
 A :class:`Backend` holds only what differs between them: how a connection is made and set up,
 how a write takes the library's write lock, which driver errors mean "busy", the change token
 another process's commit moves, how a running statement is interrupted, and the SQL of keyword
-search, tag filters and the name order. Everything above (``store.database`` and the repository's
+search, tag filters and the name order (upserts: :func:`upsert_insert`). Everything above (``store.database`` and the repository's
 parts) is written once, in SQLAlchemy, for both (docs/architecture.md, "One store, two backends").
 
 :func:`backend_for` picks one: a SQLAlchemy URL with a ``postgresql`` scheme is a server
@@ -146,14 +146,10 @@ class Backend(ABC):
     def approximate_skill_count(self, connection: Connection) -> int:
         """About how many skills there are, at once (never a full count)."""
 
-    def insert(self, table: Any) -> Any:
-        """An INSERT with ``on_conflict_do_nothing`` / ``on_conflict_do_update`` (the two
-        dialects' Insert classes share them, but no common type)."""
-        return dialect_insert(self.name, table)
-
 
 def dialect_insert(dialect: str, table: Any) -> Any:
-    """``insert(table)`` of the dialect, whose ON CONFLICT clauses both backends share."""
+    """``insert(table)`` of the dialect, with ``on_conflict_do_nothing`` / ``on_conflict_do_update``
+    and ``excluded`` (the two dialects' Insert classes share them, but no common type)."""
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
@@ -164,7 +160,8 @@ def dialect_insert(dialect: str, table: Any) -> Any:
 
 
 def upsert_insert(session: Session | Connection, table: Any) -> Any:
-    """``dialect_insert`` for the dialect ``session`` talks to."""
+    """``dialect_insert`` for the dialect ``session`` talks to: the store's one way to write an
+    INSERT ... ON CONFLICT."""
     bind = session.get_bind() if isinstance(session, Session) else session
     return dialect_insert(bind.dialect.name, table)
 
