@@ -403,6 +403,14 @@ def test_pragmas_follow_d034(database: Database) -> None:
         assert pragma("cache_size") == -16384
 
 
+def test_connections_neither_map_the_file_nor_keep_sorts_in_memory(database: Database) -> None:
+    """Unlike D034 (docs/storage.md): each pooled connection's 64 MiB map of a large library,
+    and every large sort held in memory, took a browser on 1M skills hundreds of MB."""
+    with database.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA mmap_size").scalar() == 0
+        assert connection.exec_driver_sql("PRAGMA temp_store").scalar() == 1  # FILE
+
+
 def test_data_version_moves_when_another_connection_commits(repository: SkillRepository, database: Database) -> None:
     before = database.data_version()
     with sqlite3.connect(database.path) as other:
