@@ -29,6 +29,7 @@ def test_packed_ids_answer_as_the_list_and_its_row_dict(ids: list[str], sizes: l
     assert [packed[-row] for row in range(1, len(ids) + 1)] == [ids[-row] for row in range(1, len(ids) + 1)]
     assert packed[3:40] == ids[3:40] and packed[::-7] == ids[::-7]
     assert [packed.row_of(skill_id) for skill_id in ids] == [rows[skill_id] for skill_id in ids]
+    assert [packed.index(skill_id) for skill_id in ids] == [ids.index(skill_id) for skill_id in ids]
     assert packed.row_of(absent) == rows.get(absent) and (absent in packed) == (absent in rows)
     with pytest.raises(IndexError):
         packed[len(ids)]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
 from skillstudio.gui.qt_confidence_delegate import CONTRADICTION_ROLE
-from skillstudio.gui.workers import LatestOnly, readable
+from skillstudio.gui.workers import LatestOnly, give_back_freed_memory, readable
 from skillstudio.store import (
     Cancellation,
     ChangeKind,
@@ -153,6 +153,7 @@ def _all_ids(repository: SkillRepository, query: SkillQuery, cancellation: Cance
     another query is asked for first: ``cancellation`` stops SQLite then). Packed: a million ids
     as strings, and a dict of where each one is, would take 200 MB."""
     ids = repository.query_ids(query, cancellation=cancellation)
+    give_back_freed_memory()  # the reading's temporaries, and the answer shown before this one
     return _Answer(query, ids, repository.count())
 
 

@@ -54,7 +54,7 @@ class PackedIds(Sequence[str]):
             hashes = np.fromiter(map(hash, chunk), dtype=np.int64, count=len(chunk)).view(np.uint64)
             keys.frombytes(((hashes & _LOW) << _ROW_BITS | rows).tobytes())
         if len(ends) > _LOW:
-            raise ValueError(f"{len(ends):,} ids: more than PackedIds numbers")
+            raise ValueError(f"{len(ends):,} ids: PackedIds numbers at most {_LOW:,} rows")
         index = np.frombuffer(keys, dtype=np.uint64)
         index.sort()
         return cls(text, ends, index)

@@ -204,7 +204,9 @@ def success_rate_histogram(
     rate = SkillRow.success_rate
     decided = and_(func.coalesce(SkillRow.verification_count, 0) != 0, rate.is_not(None))
     index = case(
-        (not_(decided), literal(-1)), *((rate * bins >= k, literal(k)) for k in range(bins - 1, 0, -1)), else_=literal(0)
+        (not_(decided), literal(-1)),
+        *((rate * bins >= k, literal(k)) for k in range(bins - 1, 0, -1)),
+        else_=literal(0),
     )
     statement = _matching(query).with_only_columns(index, func.count()).group_by(index)
     with repository.database.read() as session:

@@ -81,8 +81,8 @@ def test_the_histogram_counts_as_binning_every_row_in_python(library: SkillRepos
             continue
         verified += 1
         counts[min(dd.HISTOGRAM_BINS - 1, max(0, int(float(rate) * dd.HISTOGRAM_BINS)))] += 1
-    histogram = dd.success_rate_histogram(library, query)
-    assert (histogram.counts, histogram.verified, histogram.unverified) == (tuple(counts), verified, len(rows) - verified)
+    found = dd.success_rate_histogram(library, query)
+    assert (found.counts, found.verified, found.unverified) == (tuple(counts), verified, len(rows) - verified)
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=repr)
