@@ -547,3 +547,13 @@ def test_a_run_id_prefix_is_matched_literally(repository: SkillRepository) -> No
     assert runs.resolve(run_id[:4]) == run_id
     with pytest.raises(RunNotFound):
         runs.resolve(run_id[:2] + "_" + run_id[3:6])  # '_' is a character here, not a wildcard
+
+
+def test_the_audit_logs_actors_are_everyone_its_entries_name(database: Database) -> None:
+    """Read by SQLite: the audit log dialog read every entry of the log for them (a million
+    entries for a million created skills)."""
+    for name in ("bob", "Alice", "zoë", "agent:x", "Émile", "bob"):
+        SkillRepository(database, Actor(name)).create(ai_skill())
+    history = SkillRepository(database, Actor("tester")).history
+    assert history.actors() == sorted({entry.actor for entry in history.audit()})
+    assert history.actors() == ["Alice", "agent:x", "bob", "zoë", "Émile"]
