@@ -361,7 +361,7 @@ def snapshot(
         tuple(series),
         tuple(win_rate_by_opponent(repository, chosen)),
         thresholds(policy),
-        contradictions(repository, _matching_ids(repository, query), policy),
+        _contradicted(repository, query, policy),
         tuple(win_rate_by_opponent(repository, chosen, kind=EvidenceKind.GAMEPLAY)),
         _others([found.get(skill_id) for skill_id in chosen[max_skills:]]),
         ranked,
@@ -409,11 +409,21 @@ def _alone(history: Sequence[HistoryPoint], kind: EvidenceKind) -> tuple[History
     return tuple(points)
 
 
-def _matching_ids(repository: SkillRepository, query: SkillQuery) -> list[str]:
-    """The ids of the query's skills that have evidence (only they can be contradicted)."""
+def _contradicted(
+    repository: SkillRepository, query: SkillQuery, policy: VerificationPolicy
+) -> dict[str, Contradiction]:
+    """The contradicted tiers among the query's skills that have evidence (only they can be),
+    judged ``_JUDGED_AT_ONCE`` skills at a time: judging reads each one's row, evidence and
+    body, and a library verified through would otherwise hold them all at once."""
     statement = select(VerificationRow.skill_id).where(VerificationRow.skill_id.in_(_ids_of(query))).distinct()
+    found: dict[str, Contradiction] = {}
     with repository.database.read() as session:
-        return list(session.scalars(statement))
+        for ids in session.connection().execute(statement).scalars().partitions(_JUDGED_AT_ONCE):
+            found.update(contradictions(repository, ids, policy))
+    return found
+
+
+_JUDGED_AT_ONCE = 2000
 
 
 def write_csv(path: str | Path, headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:

@@ -1,5 +1,6 @@
 """The dashboard's tier and success-rate counts, counted by SQLite, equal counting the rows in
-Python (the old path) on the same data, odd values an engine may write included."""
+Python (the old path) on the same data, odd values an engine may write included; its
+contradicted tiers, judged a chunk at a time, equal judging them all at once."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from skillstudio.library import create_library
 from skillstudio.model import Confidence, Domain, Provenance, Quality, Source
 from skillstudio.store import Actor, Database, SkillQuery, SkillRepository
 from skillstudio.verification import dashboard_data as dd
+from skillstudio.verification.standing import contradictions
 from tests.factories import ai_skill, content_skill
 
 QUERIES = [
@@ -93,3 +96,14 @@ def test_the_tiers_count_as_counting_every_row_in_python(library: SkillRepositor
         counts[confidence or Confidence.TENTATIVE.value] += 1
     found = {(g.domain, g.game_module): g.counts for g in dd.tier_distribution(library, query)}
     assert found == expected
+
+
+def test_contradicted_tiers_judged_a_few_at_a_time_are_those_judged_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with create_library(tmp_path / "sample.db", sample=True) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        at_once = contradictions(repository, repository.query(SkillQuery()).ids)
+        assert len(at_once) > 1, "the sample holds contradicted tiers (IC Default balanced opening)"
+        monkeypatch.setattr(dd, "_JUDGED_AT_ONCE", 1)
+        assert dd.snapshot(repository, SkillQuery(), []).contradicted == at_once
