@@ -53,7 +53,7 @@ SQLITE_BUSY = 5
 # for two that cost a library browser its memory (docs/storage.md, "Pragmas"): no memory map (each
 # pooled connection mapped its own 64 MiB of the file, a fraction of a large library, counted
 # again per connection) and temporary storage in files (in memory, SQLite never spills a sort:
-# ranking every match of a common word among a million skills held 100 MB).
+# ranking every match of a common word among a million skills took 91 MB instead of 37).
 CONNECTION_PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
