@@ -151,7 +151,7 @@ def _first_screen(repository: SkillRepository, query: SkillQuery) -> _FirstScree
 def _all_ids(repository: SkillRepository, query: SkillQuery, cancellation: Cancellation) -> _Answer:
     """Off the GUI thread, after the first screen: every id, and where each one is (unless
     another query is asked for first: ``cancellation`` stops SQLite then). Packed: a million ids
-    as strings, and a dict of where each one is, would take 200 MB."""
+    as strings, and a dict of where each one is, took some 160 MB."""
     ids = repository.query_ids(query, cancellation=cancellation)
     give_back_freed_memory()  # the reading's temporaries, and the answer shown before this one
     return _Answer(query, ids, repository.count())

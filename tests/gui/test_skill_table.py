@@ -93,7 +93,7 @@ def test_a_new_query_shows_without_waiting_for_the_rest_of_the_last_one(
 
 
 def test_the_whole_answer_is_kept_packed_and_answers_as_the_query(qtbot, repository: SkillRepository, owner) -> None:
-    """A million ids as strings, with a dict of their rows, took 200 MB of the window's memory."""
+    """A million ids as strings, with a dict of their rows, took 160 MB of the window's memory."""
     repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(FIRST_SCREEN + 40)])
     state = BrowserState(repository, owner)
     model = SkillTableModel(state, owner)
