@@ -71,14 +71,18 @@ SUMMARY_COLUMNS = (
 
 class _Plain:
     """The plain-SQLite limit of each figure: the same first page (or rows) read by bare sqlite3
-    with hand-written SQL, in the same process and run."""
+    with hand-written SQL, in the same process and run, with the app's page cache, memory map
+    and temporary storage."""
 
     def __init__(self, path: Path) -> None:
         import sqlite3
 
+        from skillstudio.store.database import CONNECTION_PRAGMAS
+
         self.connection = sqlite3.connect(path)
-        for pragma in ("PRAGMA cache_size = -16384", "PRAGMA mmap_size = 67108864", "PRAGMA temp_store = MEMORY"):
-            self.connection.execute(pragma)
+        for pragma in CONNECTION_PRAGMAS:
+            if pragma.split()[1] in {"cache_size", "mmap_size", "temp_store"}:
+                self.connection.execute(pragma)
 
     def time(self, sql: str, *params: object) -> float:
         started = time.perf_counter()

@@ -411,6 +411,15 @@ def test_pragmas_follow_d034(database: Database) -> None:
         assert pragma("cache_size") == -16384
 
 
+@pytest.mark.sqlite_only("SQLite's PRAGMAs")
+def test_connections_neither_map_the_file_nor_keep_sorts_in_memory(database: Database) -> None:
+    """Unlike D034 (docs/storage.md): each pooled connection's 64 MiB map of a large library,
+    and every large sort held in memory, took a browser on 1M skills hundreds of MB."""
+    with database.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA mmap_size").scalar() == 0
+        assert connection.exec_driver_sql("PRAGMA temp_store").scalar() == 1  # FILE
+
+
 def test_data_version_moves_when_another_connection_commits(repository: SkillRepository, database: Database) -> None:
     before = database.data_version()
     with another_program(database) as other:
@@ -550,3 +559,13 @@ def test_a_run_id_prefix_is_matched_literally(repository: SkillRepository) -> No
     assert runs.resolve(run_id[:4]) == run_id
     with pytest.raises(RunNotFound):
         runs.resolve(run_id[:2] + "_" + run_id[3:6])  # '_' is a character here, not a wildcard
+
+
+def test_the_audit_logs_actors_are_everyone_its_entries_name(database: Database) -> None:
+    """Read by SQLite: the audit log dialog read every entry of the log for them (a million
+    entries for a million created skills)."""
+    for name in ("bob", "Alice", "zoë", "agent:x", "Émile", "bob"):
+        SkillRepository(database, Actor(name)).create(ai_skill())
+    history = SkillRepository(database, Actor("tester")).history
+    assert history.actors() == sorted({entry.actor for entry in history.audit()})
+    assert history.actors() == ["Alice", "agent:x", "bob", "zoë", "Émile"]

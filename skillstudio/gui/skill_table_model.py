@@ -17,19 +17,19 @@ the library's settings (the policy that judges tiers) change.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer, Signal
 
 from skillstudio.gui.qt_confidence_delegate import CONTRADICTION_ROLE
-from skillstudio.gui.workers import LatestOnly, readable
+from skillstudio.gui.workers import LatestOnly, give_back_freed_memory, readable
 from skillstudio.store import (
     Cancellation,
     ChangeKind,
     LibraryChange,
-    QueryResult,
+    PackedIds,
     SkillQuery,
     SkillRepository,
     SkillSummary,
@@ -132,11 +132,10 @@ class _FirstScreen:
 
 @dataclass(frozen=True)
 class _Answer:
-    """All of one query's ids (in order, with each one's row number) and the library's size."""
+    """All of one query's ids, in order, and the library's size."""
 
     query: SkillQuery
-    result: QueryResult
-    rows: dict[str, int]
+    ids: PackedIds
     library_size: int
 
 
@@ -151,10 +150,11 @@ def _first_screen(repository: SkillRepository, query: SkillQuery) -> _FirstScree
 
 def _all_ids(repository: SkillRepository, query: SkillQuery, cancellation: Cancellation) -> _Answer:
     """Off the GUI thread, after the first screen: every id, and where each one is (unless
-    another query is asked for first: ``cancellation`` stops SQLite then)."""
-    result = repository.query(query, cancellation=cancellation)
-    rows = {skill_id: row for row, skill_id in enumerate(result.ids)}  # a million: not on the GUI thread
-    return _Answer(query, result, rows, repository.count())
+    another query is asked for first: ``cancellation`` stops SQLite then). Packed: a million ids
+    as strings, and a dict of where each one is, took some 160 MB."""
+    ids = repository.query_ids(query, cancellation=cancellation)
+    give_back_freed_memory()  # the reading's temporaries, and the answer shown before this one
+    return _Answer(query, ids, repository.count())
 
 
 class SkillTableModel(QAbstractTableModel):
@@ -174,8 +174,8 @@ class SkillTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.state = state
         self.query = state.query  # the query of the rows shown (or being loaded)
-        self._ids: list[str] = []
-        self._rows: dict[str, int] = {}
+        self._ids: Sequence[str] = []
+        self._row_of: Callable[[str], int | None] = dict[str, int]().get  # where an id of _ids is
         self._cache: OrderedDict[str, SkillSummary] = OrderedDict()
         self._marks: dict[str, RowMarks] = {}  # of the cached rows that have any
         self.total = 0  # matching skills (== len(ids) once the whole answer is in)
@@ -236,7 +236,8 @@ class SkillTableModel(QAbstractTableModel):
         self._changed_ids.clear()
         self._requery = False
         self.beginResetModel()
-        self._ids, self._rows, self.total, self.library_size = [], {}, 0, 0
+        self._show_ids([])
+        self.total, self.library_size = 0, 0
         self._cache.clear()
         self._marks.clear()
         self.endResetModel()
@@ -264,8 +265,7 @@ class SkillTableModel(QAbstractTableModel):
 
     def _show_first_screen(self, screen: _FirstScreen) -> None:
         self.beginResetModel()
-        self._ids = screen.ids
-        self._rows = {skill_id: row for row, skill_id in enumerate(self._ids)}
+        self._show_ids(screen.ids)
         self._cache.clear()
         self._cache.update((summary.id, summary) for summary in screen.rows)
         self._marks = dict(screen.marks)
@@ -281,19 +281,24 @@ class SkillTableModel(QAbstractTableModel):
 
     def _show_all(self, answer: _Answer) -> None:
         self.library_size = answer.library_size
-        ids = answer.result.ids
+        ids = answer.ids
         shown = len(self._ids)
-        if ids[:shown] == self._ids:  # as it should be: the rest goes below the first screen
+        if ids[:shown] == list(self._ids):  # as it should be: the rest goes below the first screen
             if len(ids) > shown:
                 self.beginInsertRows(QModelIndex(), shown, len(ids) - 1)
-                self._ids, self._rows = ids, answer.rows
+                self._show_ids(ids)
                 self.endInsertRows()
         else:  # the library changed in between: show the whole answer afresh
             self.beginResetModel()
-            self._ids, self._rows = ids, answer.rows
+            self._show_ids(ids)
             self.endResetModel()
-        self.total = answer.result.total
+        self.total = len(ids)
         self.query_finished.emit()
+
+    def _show_ids(self, ids: Sequence[str]) -> None:
+        """Rows for these ids (a first screen's few as a list, a whole answer packed)."""
+        self._ids = ids
+        self._row_of = ids.row_of if isinstance(ids, PackedIds) else {i: row for row, i in enumerate(ids)}.get
 
     def _fail(self, error: BaseException) -> None:
         self.query_failed.emit(readable(error))
@@ -310,7 +315,7 @@ class SkillTableModel(QAbstractTableModel):
         for skill_id in changed:
             self._cache.pop(skill_id, None)
             self._marks.pop(skill_id, None)
-            row = self._rows.get(skill_id)
+            row = self._row_of(skill_id)
             if row is not None:
                 rows.append(row)
         if rows:
@@ -320,7 +325,7 @@ class SkillTableModel(QAbstractTableModel):
         return self._ids
 
     def row_of(self, skill_id: str) -> int | None:
-        return self._rows.get(skill_id)
+        return self._row_of(skill_id)
 
     def id_at(self, row: int) -> str:
         return self._ids[row]

@@ -19,6 +19,7 @@ from skillstudio.store.errors import (
     StorageError,
 )
 from skillstudio.store.events import AuditAction, ChangeBus, ChangeKind, LibraryChange, initiated_by
+from skillstudio.store.packed_ids import PackedIds
 from skillstudio.store.query import SkillQuery, SortKey, fts_expression
 from skillstudio.store.repository import SkillRepository
 from skillstudio.store.skill_rows import body_hash
@@ -83,6 +84,7 @@ __all__ = [
     "LibraryStats",
     "LibraryTooNew",
     "NotALibrary",
+    "PackedIds",
     "PendingText",
     "PlayClaim",
     "QualityOutcome",

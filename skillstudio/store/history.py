@@ -63,6 +63,12 @@ class History:
         with self.database.read() as session:
             return [_audit_entry(row) for row in session.scalars(statement)]
 
+    def actors(self) -> list[str]:
+        """Everyone in the audit log, sorted: asked of SQLite, since the log holds an entry per
+        write (a million of them for a million created skills)."""
+        with self.database.read() as session:
+            return list(session.scalars(select(AuditRow.actor).distinct().order_by(AuditRow.actor)))
+
 
 def revision_of(session: Session, skill_id: str, number: int) -> Revision:
     row = session.scalar(select(RevisionRow).where(RevisionRow.skill_id == skill_id, RevisionRow.number == number))

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 
 from skillstudio.model import ReviewState, Skill
 from skillstudio.model.evidence import VerificationRecord
@@ -44,6 +44,7 @@ from skillstudio.store.findings import Findings
 from skillstudio.store.history import History
 from skillstudio.store.imports import PackageKey, apply_import
 from skillstudio.store.orm import SkillMetaRow, SkillRow
+from skillstudio.store.packed_ids import PackedIds
 from skillstudio.store.privacy_marks import PrivacyMarks
 from skillstudio.store.query import SkillQuery, build_select, chunks, first_ids
 from skillstudio.store.reviews import Reviews
@@ -57,6 +58,14 @@ from skillstudio.store.types import Actor, ImportItem, QueryResult, SkillSummary
 from skillstudio.store.unit_of_work import StorePart
 
 _ALL = SkillQuery()
+_ID_CHUNK = 10_000  # ids read from the cursor at a time while packing them
+
+
+def _paged(statement: Select[str], query: SkillQuery) -> Select[str]:
+    """``statement`` with the query's offset and limit, if it has any."""
+    if query.offset:
+        statement = statement.offset(query.offset)
+    return statement if query.limit is None else statement.limit(query.limit)
 
 
 class SkillRepository(StorePart):
@@ -148,14 +157,20 @@ class SkillRepository(StorePart):
                 if query.offset or query.limit is not None:
                     counted = select(func.count()).select_from(statement.order_by(None).subquery())
                     total = connection.execute(counted).scalar_one()
-                    paged = statement.offset(query.offset)
-                    if query.limit is not None:
-                        paged = paged.limit(query.limit)
-                    ids = list(connection.execute(paged).scalars())
+                    ids = list(connection.execute(_paged(statement, query)).scalars())
                 else:
                     ids = list(connection.execute(statement).scalars())
                     total = len(ids)
         return QueryResult(ids, total, query)
+
+    def query_ids(self, query: SkillQuery = _ALL, *, cancellation: Cancellation | None = None) -> PackedIds:
+        """``query(query).ids``, packed as they are read: a table of a million rows keeps them
+        in tens of megabytes, never as a million strings at once (:class:`PackedIds`)."""
+        with self.database.read() as session:
+            connection = session.connection()
+            with cancellation.watching(connection) if cancellation is not None else nullcontext():
+                rows = connection.execute(_paged(build_select(query, self.database.backend), query)).scalars()
+                return PackedIds.from_chunks(rows.partitions(_ID_CHUNK))
 
     def first_page(self, query: SkillQuery, count: int) -> list[str]:
         """The first ``count`` ids ``query(query)`` would list (offset and limit aside), read

@@ -59,7 +59,7 @@ def load_audit(
 ) -> AuditPage:
     entries = repository.history.audit(actor=actor, action=action, since=since, until=until, limit=LIMIT)
     names = {s.id: s.name for s in repository.summaries(sorted(named_ids(entries)))}
-    actors = sorted({entry.actor for entry in repository.history.audit()}) if with_actors else None
+    actors = repository.history.actors() if with_actors else None
     return AuditPage(entries, names, actors)
 
 

@@ -56,14 +56,18 @@ SQLITE_BUSY = 5
 # D034's busy_timeout: how long one statement lets SQLite wait for a lock (short waits).
 BUSY_TIMEOUT_MS = 2000
 
-# D034: every IC database, plus the gameplay.db settings (skill tables live in gameplay.db).
+# D034: every IC database, plus the gameplay.db settings (skill tables live in gameplay.db), but
+# for two that cost a library browser its memory (docs/storage.md, "Pragmas"): no memory map (each
+# pooled connection mapped its own 64 MiB of the file, a fraction of a large library, counted
+# again per connection) and temporary storage in files (in memory, SQLite never spills a sort:
+# ranking every match of a common word among a million skills took 91 MB instead of 37).
 CONNECTION_PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
     "PRAGMA synchronous = NORMAL",
     "PRAGMA cache_size = -16384",
-    "PRAGMA mmap_size = 67108864",
-    "PRAGMA temp_store = MEMORY",
+    "PRAGMA mmap_size = 0",
+    "PRAGMA temp_store = FILE",
     "PRAGMA wal_autocheckpoint = 2000",
 )
 # D034 also asks for trusted_schema=OFF. Older SQLite builds (3.40, Debian 12's) then refuse the
