@@ -14,7 +14,7 @@ import pytest
 
 from skillstudio.store import Actor, Database, SkillRepository
 from tests.libraries import BACKENDS, new_library
-from tests.postgres_server import PostgresServer, start_server
+from tests.postgres_server import REQUIRED_VARIABLE, PostgresServer, start_server
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -40,6 +40,8 @@ def postgres_server() -> Iterator[PostgresServer]:
     """The session's PostgreSQL server (tests/postgres_server.py); skipped only without one."""
     server = start_server()
     if isinstance(server, str):
+        if os.environ.get(REQUIRED_VARIABLE):  # CI: the PostgreSQL runs are not optional there
+            pytest.fail(f"{REQUIRED_VARIABLE} is set but there is no PostgreSQL server: {server}")
         pytest.skip(server)
     try:
         yield server

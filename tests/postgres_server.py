@@ -4,7 +4,8 @@
 when ``initdb`` and ``pg_ctl`` are found (PATH, /usr/local/bin, /usr/lib/postgresql/*/bin), a
 cluster is made in a temporary folder, listening on 127.0.0.1 on a free port, run as the
 ``postgres`` user when the tests run as root (PostgreSQL refuses root), and stopped when the
-session ends (or the interpreter exits). Only without the binaries are the tests skipped.
+session ends (or the interpreter exits). Only without the binaries are the tests skipped, and
+not even then under ``SKILLSTUDIO_REQUIRE_POSTGRES`` (CI): there they fail.
 
 Each test gets a database of its own, copied from a template that already holds an empty
 library (``CREATE DATABASE ... TEMPLATE``): a few milliseconds instead of running the DDL.
@@ -27,6 +28,7 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 URL_VARIABLE = "SKILLSTUDIO_TEST_POSTGRES_URL"
+REQUIRED_VARIABLE = "SKILLSTUDIO_REQUIRE_POSTGRES"  # set by .ci/run: no server fails the run, never skips
 PASSWORD_ROLE = "skillstudio_password_role"  # our cluster asks this role for a password
 _BINARY_FOLDERS = ("/usr/local/bin", *sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True))
 
@@ -176,4 +178,4 @@ def start_server() -> PostgresServer | str:
     return server
 
 
-__all__ = ["URL_VARIABLE", "PostgresServer", "find_binaries", "start_server"]
+__all__ = ["REQUIRED_VARIABLE", "URL_VARIABLE", "PostgresServer", "find_binaries", "start_server"]
