@@ -250,3 +250,24 @@ def test_mcp_refuses_an_agent_id_other_than_the_login_role(team_url: str, capsys
     assert "give --agent-id bot-7" in capsys.readouterr().err
     assert main(["mcp", "--db", as_role(team_url, "alice"), "--agent-id", "alice"]) == 1
     assert "is a human's login" in capsys.readouterr().err
+
+
+def test_a_connection_service_file_names_the_server_and_no_password_is_kept(
+    team_url: str, tmp_path, monkeypatch
+) -> None:
+    u = make_url(team_url)
+    services = tmp_path / "pg_service.conf"
+    services.write_text(f"[skills]\nhost={u.host}\nport={u.port}\nuser=alice\ndbname={u.database}\n")
+    monkeypatch.setenv("PGSERVICEFILE", str(services))
+    with Database("postgresql+psycopg:///?service=skills") as database:
+        assert SkillRepository(database).count() == len(load_sample())
+        assert team_roles.identity(database) == ("alice", "human")
+
+
+def test_the_documentation_lists_each_privilege_the_roles_hold() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "team-library.md").read_text(encoding="utf-8")
+    for privilege in team_roles.PRIVILEGES:
+        tables = privilege.tables if privilege.tables == "every table" else f"`{privilege.tables}`"
+        assert f"| `{privilege.role}` | {tables} | {privilege.grants} |" in text
