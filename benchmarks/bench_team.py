@@ -13,7 +13,9 @@ refusals. Then every acknowledged token must be found in its skill's revision hi
 write records one revision in the same transaction); one that is not is a *lost update*.
 
 The library is a fresh copy of the sample for a path (default: a temporary SQLite file), or the
-team library at a ``postgresql+psycopg://`` URL as it is. The limit printed beside the figures
+team library at a ``postgresql+psycopg://`` URL (its roles set up, each writer logging in as a
+member of its own: ``designer-N``, ``agent-N``; the server must let them in, e.g. through
+``~/.pgpass``). The limit printed beside the figures
 is the same number of processes doing bare single-row UPDATEs in their own transactions on the
 same backend, with no checks: what the storage alone can acknowledge.
 """
@@ -39,8 +41,19 @@ def _with_token(text: str, token: str) -> str:
     return f"{text.split(TOKEN_MARK)[0]}{TOKEN_MARK}{token}"
 
 
+def _as_member(db: str, name: str) -> str:
+    """A team library's URL as its member ``name`` (the server records who writes); a path as it is."""
+    if "://" not in db:
+        return db
+    from sqlalchemy.engine import make_url
+
+    return make_url(db).set(username=name).render_as_string(hide_password=False)
+
+
 def _designer(db: str, number: int, seconds: float, out: str) -> None:
     from skillstudio.store import Actor, ConflictError, Database, LibraryBusy, SkillRepository
+
+    db = _as_member(db, f"designer-{number}")
 
     writes: list[tuple[str, str, float]] = []  # (skill id, token, seconds the save took)
     conflicts = busy = 0
@@ -76,6 +89,7 @@ def _agent(db: str, number: int, seconds: float, out: str) -> None:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     agent_id = f"agent-{number}"
+    db = _as_member(db, agent_id)
     writes: list[tuple[str, str, float]] = []
     refused: dict[str, int] = {}
     rng = random.Random(1000 + number)
@@ -239,8 +253,16 @@ def _summary(kind: str, results: list[dict[str, Any]], seconds: float) -> dict[s
     }
 
 
-def _prepare(db: str | None, folder: Path) -> str:
-    if db and "://" in db:
+def _prepare(db: str | None, folder: Path, designers: int, agents: int) -> str:
+    if db and "://" in db:  # a team library: each writer logs in as a member of its own
+        from skillstudio.store import Database, team_roles
+
+        with Database(db) as database:
+            team_roles.set_up(database)
+            for number in range(designers):
+                team_roles.grant(database, f"designer-{number}", "human")
+            for number in range(agents):
+                team_roles.grant(database, f"agent-{number}", "agent")
         return db
     from skillstudio.library import create_library
 
@@ -252,7 +274,7 @@ def _prepare(db: str | None, folder: Path) -> str:
 
 def run(db: str | None, designers: int, agents: int, seconds: float) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="skillstudio-team-"))
-    target = _prepare(db, folder)
+    target = _prepare(db, folder, designers, agents)
     started = time.monotonic()
     running = _run(_designer, target, designers, seconds, folder, "designer") + _run(
         _agent, target, agents, seconds, folder, "agent"

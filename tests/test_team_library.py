@@ -3,6 +3,7 @@ changes between SkillStudio processes (docs/team-library.md)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -271,3 +272,16 @@ def test_the_documentation_lists_each_privilege_the_roles_hold() -> None:
     for privilege in team_roles.PRIVILEGES:
         tables = privilege.tables if privilege.tables == "every table" else f"`{privilege.tables}`"
         assert f"| `{privilege.role}` | {tables} | {privilege.grants} |" in text
+
+
+def test_the_team_benchmark_runs_on_a_team_library_and_loses_nothing(team_url: str, tmp_path) -> None:
+    pytest.importorskip("mcp")
+    from benchmarks import bench_team
+
+    assert bench_team.main(["--quick", "--db", team_url, "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "team-postgresql.json").read_text(encoding="utf-8"))
+    assert report["designers"]["acknowledged"] > 0 and report["agents"]["acknowledged"] > 0
+    assert report["lost_updates"] == 0 and report["agents"]["failed_processes"] == 0
+    with raw(team_url, "postgres") as admin:  # the agents wrote as their own roles
+        creators = {row[0] for row in admin.execute("SELECT DISTINCT created_by FROM studio_skill_meta")}
+    assert "agent-0" in creators
