@@ -77,7 +77,7 @@ class _Plain:
     def __init__(self, path: Path) -> None:
         import sqlite3
 
-        from skillstudio.store.database import CONNECTION_PRAGMAS
+        from skillstudio.store.backends.sqlite import CONNECTION_PRAGMAS
 
         self.connection = sqlite3.connect(path)
         for pragma in CONNECTION_PRAGMAS:

@@ -20,7 +20,8 @@ from skillstudio.library import create_library
 from skillstudio.library.sample import load_sample
 from skillstudio.model import ReviewState
 from skillstudio.store import Actor, Database, SkillRepository, StorageError, team_roles
-from skillstudio.store.team_roles import HUMAN_ROLE, TeamRoleError
+from skillstudio.store.errors import TeamRoleError
+from skillstudio.store.team_roles import HUMAN_ROLE
 from tests.factories import ai_skill
 from tests.postgres_server import PostgresServer
 

@@ -15,7 +15,6 @@ from skillstudio.library import create_library
 from skillstudio.store import Database, LibraryError, NotALibrary, SkillRepository, team_roles
 from skillstudio.store.backends import is_server_url
 from skillstudio.store.backends.postgresql import mask
-from skillstudio.store.team_roles import TeamRoleError
 
 EXIT_OK = 0
 
@@ -52,8 +51,6 @@ def run(args: argparse.Namespace) -> int:
                 print(f"set a password as the server's administrator: ALTER ROLE \"{args.name}\" PASSWORD '...'")
                 return EXIT_OK
             members = team_roles.member_list(database)
-    except TeamRoleError as error:
-        raise LibraryError(str(error)) from None
     except DBAPIError as error:
         raise LibraryError(f"team {verb} on {mask(args.url)} failed: {_first_line(error)}") from None
     if args.json:

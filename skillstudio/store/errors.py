@@ -134,3 +134,7 @@ class RunClaimed(LibraryError):
         where = "" if not host or host == socket.gethostname() else f" on {host}"
         super().__init__(f"run {run_id} is being resumed by process {pid}{where} since {since}")
         self.run_id, self.pid, self.host, self.since = run_id, pid, host, since
+
+
+class TeamRoleError(LibraryError, ValueError):
+    """A team member's role name or kind that cannot be granted; the message says why."""

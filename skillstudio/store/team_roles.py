@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, text
 
+from skillstudio.store.errors import TeamRoleError
+
 if TYPE_CHECKING:
     from skillstudio.store.database import Database
 
@@ -79,10 +81,6 @@ _IDENTITY_COLUMNS = (
 )
 
 _ROLE_NAME = re.compile(r"[a-z_][a-z0-9_.-]{0,62}")
-
-
-class TeamRoleError(ValueError):
-    """A role name or kind that cannot be granted; the message says why."""
 
 
 def _is_agent() -> str:

@@ -415,7 +415,9 @@ def _contradicted(
     """The contradicted tiers among the query's skills that have evidence (only they can be),
     judged ``_JUDGED_AT_ONCE`` skills at a time: judging reads each one's row, evidence and
     body, and a library verified through would otherwise hold them all at once."""
-    statement = select(VerificationRow.skill_id).where(VerificationRow.skill_id.in_(_ids_of(repository, query))).distinct()
+    statement = (
+        select(VerificationRow.skill_id).where(VerificationRow.skill_id.in_(_ids_of(repository, query))).distinct()
+    )
     found: dict[str, Contradiction] = {}
     with repository.database.read() as session:
         for ids in session.connection().execute(statement).scalars().partitions(_JUDGED_AT_ONCE):

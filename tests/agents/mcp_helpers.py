@@ -23,7 +23,9 @@ def run_session(db: Path | str, agent_id: str, work: Callable[[ClientSession], A
             command=sys.executable,
             args=["-m", "skillstudio", "mcp", "--db", str(db), "--agent-id", agent_id, *extra],
         )
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        # errlog given now: stdio_client's default is the sys.stderr of when mcp was first imported,
+        # which may be a closed capture of an earlier test.
+        async with stdio_client(params, errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             return await asyncio.wait_for(work(session), timeout=60)
 
