@@ -199,6 +199,26 @@ def test_search_on_a_server_has_fts5s_prefix_semantics(library_url: str) -> None
         assert search("tank")[0] == tank.id  # in the name: more relevant than in the description
 
 
+def test_tag_filters_and_counts_run_in_a_parallel_query(library_url: str) -> None:
+    """A big library's scans go parallel; the tag functions' EXCEPTION blocks (subtransactions)
+    must then keep them in the leader instead of failing the query."""
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        tagged = repository.create(ai_skill(name="Tank rush", tags=("naval", "early")))
+        repository.create(ai_skill(name="Plain", tags=()))
+    url = make_url(library_url)
+    with psycopg.connect(host=url.host, port=url.port, user=url.username, dbname=url.database) as connection:
+        for setting in ("parallel_setup_cost = 0", "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0"):
+            connection.execute(f"SET {setting}")
+        connection.execute("SET force_parallel_mode = on")  # every plan that may go parallel does
+        assert connection.execute("SELECT id FROM skills WHERE studio_tags_json(tags) ? 'naval'").fetchall() == [
+            (tagged.id,)
+        ]
+        assert connection.execute("SELECT COUNT(*) FROM skills WHERE studio_untagged(tags)").fetchone() == (1,)
+        counts = connection.execute("SELECT tag, COUNT(*) FROM skills, studio_tag_texts(tags) AS tag GROUP BY tag")
+        assert sorted(counts.fetchall()) == [("early", 1), ("naval", 1)]
+
+
 def test_each_committed_write_moves_the_change_token_once_and_notifies(library_url: str) -> None:
     with Database(library_url) as database:
         repository = SkillRepository(database, Actor("tester"))

@@ -101,8 +101,10 @@ FOR EACH ROW EXECUTE FUNCTION studio_skill_search_sync();
 -- The values SQLite's json_each() gives for a skill's tags, as a JSON array: an array's
 -- elements, an object's values, a lone value itself; text that is not JSON gives none (SQLite:
 -- json_valid). The tag filter and the tag counts read it, as SQLite's read json_each().
+-- Not PARALLEL SAFE, nor are the functions calling it: an EXCEPTION block starts a
+-- subtransaction, which a parallel query refuses (the planner goes parallel on a big library).
 CREATE FUNCTION studio_tags_json(tags TEXT) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE
 AS $$
 DECLARE
     parsed jsonb;
@@ -121,7 +123,7 @@ $$;
 -- ;;
 -- SQLite's json_array_length(tags) = 0: no tags unless the tags are a non-empty JSON array.
 CREATE FUNCTION studio_untagged(tags TEXT) RETURNS boolean
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE
 AS $$
 BEGIN
     RETURN jsonb_typeof(tags::jsonb) IS DISTINCT FROM 'array' OR jsonb_array_length(tags::jsonb) = 0;
@@ -133,7 +135,7 @@ $$;
 CREATE INDEX studio_skills_tags ON skills USING gin (studio_tags_json(tags));
 -- ;;
 CREATE FUNCTION studio_tag_texts(tags TEXT) RETURNS SETOF TEXT
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE
 AS $$ SELECT e #>> '{}' FROM jsonb_array_elements(studio_tags_json(tags)) AS e WHERE jsonb_typeof(e) = 'string' $$;
 -- ;;
 
