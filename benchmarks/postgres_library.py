@@ -13,6 +13,7 @@ again after it, and the library is vacuumed and analysed, as a server would be a
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import time
 from pathlib import Path
@@ -99,7 +100,7 @@ def load(sqlite_path: Path, url: str, *, progress: bool = True) -> None:
             " WHERE table_schema = current_schema() AND is_identity = 'YES'"
         ).fetchall():
             server.execute(
-                f"SELECT setval(pg_get_serial_sequence(%s, %s), COALESCE(MAX(\"{column}\"), 0) + 1, false)"
+                f'SELECT setval(pg_get_serial_sequence(%s, %s), COALESCE(MAX("{column}"), 0) + 1, false)'
                 f' FROM "{table}"',
                 (table, column),
             )
@@ -155,4 +156,34 @@ def check_copy(sqlite_path: Path, url: str, samples: int = 5) -> dict[str, int]:
     return counts
 
 
-__all__ = ["check_copy", "load"]
+def server_library(admin_url: str, url: str, sqlite_path: Path) -> str:
+    """``url``'s database holding a checked copy of the library at ``sqlite_path``: kept from an
+    earlier run when its stamp (the file's name, size and time, and the server schema's hash)
+    still matches, else made again."""
+    from psycopg import sql
+    from sqlalchemy.engine import make_url
+
+    from skillstudio.store.backends.postgresql import schema_statements
+
+    name = make_url(url).database
+    stat = sqlite_path.stat()
+    schema = hashlib.sha256("\n".join(schema_statements()).encode()).hexdigest()[:16]
+    stamp = f"copy of {sqlite_path.name}, {stat.st_size} bytes, modified {stat.st_mtime_ns}; schema {schema}"
+    with _connect(admin_url) as admin:
+        kept = admin.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (name,)
+        ).fetchone()
+        if kept is not None and kept[0] == stamp:
+            return url
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
+    print(f"  copying {sqlite_path.name} into the server's database {name}…", flush=True)
+    load(sqlite_path, url)
+    counts = check_copy(sqlite_path, url)
+    print(f"  checked: {counts['skills']:,} skills, every shared table's rows, the derived tables", flush=True)
+    with _connect(admin_url) as admin:
+        admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(stamp)))
+    return url
+
+
+__all__ = ["check_copy", "load", "server_library"]

@@ -134,10 +134,9 @@ def _as_postgres(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command]
 
 
-def start_server(folder: Path | None = None, settings: str = "") -> PostgresServer | str:
+def start_server(folder: Path | None = None) -> PostgresServer | str:
     """The session's server, or why there is none (the reason a skip names). ``folder``: the
-    cluster lives there and is kept when stopped (one made there before is started again);
-    ``settings``: more ``-c name=value`` options for the server."""
+    cluster lives there and is kept when stopped (one made there before is started again)."""
     explicit = os.environ.get(URL_VARIABLE, "").strip()
     if explicit and folder is None:
         return PostgresServer(explicit)
@@ -160,8 +159,8 @@ def start_server(folder: Path | None = None, settings: str = "") -> PostgresServ
         )
 
     if not (data_dir / "PG_VERSION").exists():
-        command = [initdb, "-D", str(data_dir), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "-N"]
-        made = run(command)
+        encoding = ["-E", "UTF8", "--locale=C.UTF-8"]
+        made = run([initdb, "-D", str(data_dir), "-U", "postgres", "--auth=trust", *encoding, "-N"])
         if made.returncode != 0:
             if folder is None:
                 shutil.rmtree(base, ignore_errors=True)
@@ -173,7 +172,6 @@ def start_server(folder: Path | None = None, settings: str = "") -> PostgresServ
     options = (
         f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={socket_dir}"
         " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        + (f" {settings}" if settings else "")
     )
     server = PostgresServer(
         f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres",
