@@ -91,8 +91,8 @@ def load(sqlite_path: Path, url: str, *, progress: bool = True) -> None:
             if progress and rows:
                 print(f"    {table}: {rows:,} rows in {time.perf_counter() - started:.0f} s", flush=True)
         server.execute(
-            "INSERT INTO studio_skill_search(skill_id, document)"
-            " SELECT id, studio_skill_document(name, description, tags) FROM skills"
+            "INSERT INTO studio_skill_search(skill_id, name_key, document)"
+            " SELECT id, lower(name), studio_skill_document(name, description, tags) FROM skills"
         )
         # Identity columns continue after the copied ids.
         for table, column in server.execute(
@@ -133,7 +133,7 @@ def check_copy(sqlite_path: Path, url: str, samples: int = 5) -> dict[str, int]:
         differences = server.execute(
             "SELECT"
             " (SELECT COUNT(*) FROM skills s FULL JOIN studio_skill_search f ON f.skill_id = s.id"
-            "   WHERE s.id IS NULL OR f.skill_id IS NULL"
+            "   WHERE s.id IS NULL OR f.skill_id IS NULL OR f.name_key IS DISTINCT FROM lower(s.name)"
             "   OR f.document IS DISTINCT FROM studio_skill_document(s.name, s.description, s.tags)),"
             " (SELECT COUNT(*) FROM studio_tag_counts t FULL JOIN ("
             "   SELECT tag, COUNT(*) AS skills FROM skills, studio_tag_texts(skills.tags) AS tag GROUP BY tag) r"

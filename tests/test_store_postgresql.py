@@ -258,6 +258,27 @@ def test_every_browse_orders_first_page_walks_an_index_instead_of_sorting(librar
     assert sorted_orders == [], "\n".join(sorted_orders)
 
 
+def test_a_searchs_first_page_ranks_the_matches_once_when_ranks_tie_past_the_pool(library_url: str) -> None:
+    """A common word often gives many matches the same rank; the pool a first page is chosen
+    from is then ordered by name and id too, instead of being grown (every match ranked again)
+    until the tie is inside it. The page is still the full order's beginning."""
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        # The same words in the same places: one rank for all; the names differ after them.
+        repository.create_many([ai_skill(name=f"Tank rush {letter}") for letter in "qwertyuiopasdfgh"])
+        rankings: list[str] = []
+
+        def count(_connection, _cursor, statement, *_args) -> None:
+            if "ts_rank" in statement:
+                rankings.append(statement)
+
+        event.listen(database.engine, "before_cursor_execute", count)
+        page = repository.first_page(SkillQuery(text="tank"), 3)
+        event.remove(database.engine, "before_cursor_execute", count)
+        assert page == repository.query(SkillQuery(text="tank")).ids[:3]
+    assert len(rankings) == 1
+
+
 def test_each_committed_write_moves_the_change_token_once_and_notifies(library_url: str) -> None:
     with Database(library_url) as database:
         repository = SkillRepository(database, Actor("tester"))

@@ -52,7 +52,10 @@ CREATE TABLE skill_compositions (
 -- Keyword search: FTS5's unicode61 words (runs of letters and digits, case-folded) of the name,
 -- tags and description, weighted A, B and C for ranking like bm25's column weights. Kept per
 -- skill in studio_skill_search (by triggers on skills, as SQLite keeps skills_fts), so ranking
--- reads stored vectors instead of computing one per match.
+-- reads stored vectors instead of computing one per match. Beside each vector, the name as the
+-- browser sorts it (lower(name), bytewise): ranks tie often (a common word in the same field),
+-- and the best matches of a first page are then chosen in the browser's very order (rank, name,
+-- id) in the one pass that ranks them, instead of reading every match again to order the ties.
 CREATE FUNCTION studio_search_words(value TEXT) RETURNS TEXT
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT regexp_replace(lower(coalesce(value, '')), '[^[:alnum:]]+', ' ', 'g') $$;
@@ -67,6 +70,7 @@ $$;
 -- ;;
 CREATE TABLE studio_skill_search (
     skill_id  TEXT COLLATE "C" PRIMARY KEY,
+    name_key  TEXT COLLATE "C" NOT NULL,
     document  tsvector NOT NULL
 );
 -- ;;
@@ -81,9 +85,9 @@ BEGIN
     IF TG_OP = 'UPDATE' AND OLD.id IS DISTINCT FROM NEW.id THEN
         DELETE FROM studio_skill_search WHERE skill_id = OLD.id;
     END IF;
-    INSERT INTO studio_skill_search(skill_id, document)
-    VALUES (NEW.id, studio_skill_document(NEW.name, NEW.description, NEW.tags))
-    ON CONFLICT (skill_id) DO UPDATE SET document = excluded.document;
+    INSERT INTO studio_skill_search(skill_id, name_key, document)
+    VALUES (NEW.id, lower(NEW.name), studio_skill_document(NEW.name, NEW.description, NEW.tags))
+    ON CONFLICT (skill_id) DO UPDATE SET name_key = excluded.name_key, document = excluded.document;
     RETURN NULL;
 END
 $$;

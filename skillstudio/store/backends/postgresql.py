@@ -9,7 +9,8 @@
 * Reads run in a REPEATABLE READ snapshot, as SQLite's WAL readers do.
 * Keyword search reads ``studio_skill_search`` (each skill's tsvector, kept by triggers, GIN
   indexed) with the prefix semantics of FTS5 (``to_tsquery('simple', 'tank:* & ar:*')``),
-  ranked by ts_rank.
+  ranked by ts_rank; a first page's pool is chosen in the full order (rank, the name key kept
+  beside the vector, id), so tied ranks never make it read the matches again.
 * The change token is ``studio_changes.version``, moved once by every transaction that writes.
 """
 
@@ -84,6 +85,7 @@ def mask(target: str) -> str:
 
 class PostgresBackend(Backend):
     name = "postgresql"
+    pool_in_full_order = True  # studio_skill_search keeps the name's sort key beside the vector
 
     def __init__(self, target: str, *, create: bool) -> None:
         self.url = server_url(target)
@@ -225,7 +227,8 @@ class PostgresBackend(Backend):
         statement = select(SEARCH.c.skill_id.label("key"), *([rank] if ranked or pool is not None else []))
         statement = statement.where(SEARCH.c.document.bool_op("@@")(query))
         if pool is not None:
-            statement = statement.order_by(rank.desc() if descending else rank.asc()).limit(pool)
+            ranked_order = rank.desc() if descending else rank.asc()
+            statement = statement.order_by(ranked_order, SEARCH.c.name_key, SEARCH.c.skill_id).limit(pool)
         return statement.subquery("fts")
 
     def any_word_ranking(
@@ -280,7 +283,7 @@ class PostgresBackend(Backend):
 
 
 # Each skill's words, kept by triggers on skills (postgresql_schema.sql).
-SEARCH = table("studio_skill_search", column("skill_id", Text), column("document"))
+SEARCH = table("studio_skill_search", column("skill_id", Text), column("name_key", Text), column("document"))
 
 
 def _tsquery(text_query: str) -> ColumnElement[Any]:
