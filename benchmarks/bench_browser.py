@@ -140,8 +140,11 @@ class _PlainPostgres:
         import psycopg
         from sqlalchemy.engine import make_url
 
-        self.connection = psycopg.connect(make_url(url).set(drivername="postgresql").render_as_string(False))
-        self.connection.autocommit = True
+        # Planned for each search's word, as the store's are (psycopg would prepare a statement
+        # run five times, and the server then keep one generic plan for every word).
+        self.connection = psycopg.connect(
+            make_url(url).set(drivername="postgresql").render_as_string(False), autocommit=True, prepare_threshold=None
+        )
 
     def time(self, sql: str, *params: object) -> float:
         started = time.perf_counter()
