@@ -9,7 +9,15 @@ same first page (or rows) with hand-written SQL in the same run. Also the filter
 the store's first pages without the GUI (the 1M figures), and the GUI process's peak RSS.
 Libraries are generated once per size and kept in benchmarks/out/.
 
+The store's first pages also run on a team library (``--backends sqlite postgresql``): each
+size's SQLite library is copied into a PostgreSQL server (benchmarks/postgres_library.py),
+either ``--postgres-url``'s or a throwaway cluster started as the tests start theirs
+(tests/postgres_server.py; ``--pgdata DIR`` keeps it, and its copies, between runs), and each
+figure is printed beside a plain-PostgreSQL limit (bare psycopg, hand-written SQL) and the
+SQLite one. ``--store-only`` skips the GUI.
+
     python -m benchmarks.bench_browser [--sizes 10000 100000] [--quick] [--repeats 7] [--fresh]
+        [--backends sqlite postgresql] [--store-only] [--postgres-url URL | --pgdata DIR]
 """
 
 from __future__ import annotations
@@ -69,10 +77,22 @@ SUMMARY_COLUMNS = (
 )
 
 
+# The store's filtered list (_store_queries), with its backend's spelling of the order; ``walk``
+# marks the filtered columns so that SQLite walks the order's index for a first page, as the
+# store writes it (backends.sqlite: +column), instead of reading every skill of the domain.
+_FILTER_SQL = (
+    "SELECT id FROM skills WHERE {walk}domain IN ('ai_strategy') AND {walk}confidence IN ('established', 'proven')"
+    " AND {walk}game_module IN ('ra1') ORDER BY success_rate DESC{nulls}, {name}, id"
+)
+
+
 class _Plain:
     """The plain-SQLite limit of each figure: the same first page (or rows) read by bare sqlite3
     with hand-written SQL, in the same process and run, with the app's page cache, memory map
     and temporary storage."""
+
+    filtered_sql = _FILTER_SQL.format(walk="", nulls="", name="name COLLATE NOCASE")
+    filtered_page_sql = _FILTER_SQL.format(walk="+", nulls="", name="name COLLATE NOCASE") + " LIMIT 200"
 
     def __init__(self, path: Path) -> None:
         import sqlite3
@@ -97,6 +117,9 @@ class _Plain:
             rows,
         )
 
+    def search_page(self, words: list[str], rows: int) -> float:
+        return self.ranked_page(" ".join(f'"{word}"*' for word in words), rows)
+
     def rows(self, ids: list[str]) -> float:
         marks = ", ".join("?" * len(ids))
         return self.time(
@@ -104,6 +127,43 @@ class _Plain:
             f" WHERE s.id IN ({marks})",
             *ids,
         )
+
+
+class _PlainPostgres:
+    """The plain-PostgreSQL limit: the same first page read by bare psycopg with hand-written
+    SQL, on its own connection to the same server, in the same run."""
+
+    filtered_sql = _FILTER_SQL.format(walk="", nulls=" NULLS LAST", name="lower(name)")
+    filtered_page_sql = filtered_sql + " LIMIT 200"
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        # Planned for each search's word, as the store's are (psycopg would prepare a statement
+        # run five times, and the server then keep one generic plan for every word).
+        self.connection = psycopg.connect(
+            make_url(url).set(drivername="postgresql").render_as_string(False), autocommit=True, prepare_threshold=None
+        )
+
+    def time(self, sql: str, *params: object) -> float:
+        started = time.perf_counter()
+        self.connection.execute(sql, params).fetchall()
+        return time.perf_counter() - started
+
+    def search_page(self, words: list[str], rows: int) -> float:
+        """Every match ranked (ts_rank, the weights the app gives name, tags and description),
+        the best ``rows`` kept and joined to their skills."""
+        return self.time(
+            "SELECT s.id FROM (SELECT skill_id, ts_rank('{0.025, 0.25, 0.5, 1.0}', document, q) AS k"
+            " FROM studio_skill_search, to_tsquery('simple', %s) AS q WHERE document @@ q"
+            " ORDER BY k DESC LIMIT %s) AS r JOIN skills AS s ON s.id = r.skill_id ORDER BY r.k DESC",
+            " & ".join(f"{word}:*" for word in words),
+            rows,
+        )
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 def _measure_in_process(path: Path, repeats: int, light: bool = False) -> dict[str, object]:
@@ -338,7 +398,7 @@ def _measure_in_process(path: Path, repeats: int, light: bool = False) -> dict[s
     return results
 
 
-def _store_queries(repository, plain: _Plain, repeats: int, skill_query) -> dict[str, object]:
+def _store_queries(repository, plain: _Plain | _PlainPostgres, repeats: int, skill_query) -> dict[str, object]:
     """The store's first pages without the GUI (the figures asked for at 1M), and the full list
     behind them (what the table reads after its first screen)."""
     from skillstudio.model import Confidence, Domain
@@ -350,10 +410,6 @@ def _store_queries(repository, plain: _Plain, repeats: int, skill_query) -> dict
         game_modules=("ra1",),
         sort=SortKey.SUCCESS_RATE,
         descending=True,
-    )
-    filtered_sql = (
-        "SELECT id FROM skills WHERE domain IN ('ai_strategy') AND confidence IN ('established', 'proven')"
-        " AND game_module IN ('ra1') ORDER BY success_rate DESC, name COLLATE NOCASE, id"
     )
     out: dict[str, object] = {}
 
@@ -368,20 +424,20 @@ def _store_queries(repository, plain: _Plain, repeats: int, skill_query) -> dict
     timed(
         "store: filtered list, first page",
         lambda: repository.first_page(filtered, 200),
-        lambda: plain.time(filtered_sql + " LIMIT 200"),
+        lambda: plain.time(plain.filtered_page_sql),
         len,
     )
     timed(
         "store: filtered list, all ids",
         lambda: repository.query(filtered).ids,
-        lambda: plain.time(filtered_sql),
+        lambda: plain.time(plain.filtered_sql),
         len,
     )
-    for text, match in (("tank", '"tank"*'), ("anti ar", '"anti"* "ar"*')):
+    for text in ("tank", "anti ar"):
         timed(
             f"store: FTS {text!r}, first page",
             lambda text=text: repository.first_page(skill_query(text=text), 200),
-            lambda match=match: plain.ranked_page(match, 200),
+            lambda text=text: plain.search_page(text.split(), 200),
             len,
         )
     return out
@@ -390,6 +446,73 @@ def _store_queries(repository, plain: _Plain, repeats: int, skill_query) -> dict
 def _child(path: str, repeats: int, light: bool = False) -> None:
     """Runs in a fresh process, so the open time is the one a user sees after starting the app."""
     sys.stdout.write(json.dumps(_measure_in_process(Path(path), repeats, light)) + "\n")
+
+
+def _store_only(target: str, plain: _Plain | _PlainPostgres, repeats: int) -> dict[str, object]:
+    """The store's first pages on the library at ``target`` (a path or a server URL), no GUI."""
+    from skillstudio.store import Actor, Database, SkillQuery, SkillRepository
+
+    with Database(target) as database:
+        return _store_queries(SkillRepository(database, Actor("bench")), plain, repeats, SkillQuery)
+
+
+def _gui_run(path: Path, repeats: int, light: bool) -> dict[str, object] | None:
+    """The GUI's figures, measured in a fresh process; None if it failed (its stderr printed)."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from benchmarks.bench_browser import _child; _child({str(path)!r}, {repeats}, {light})",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=1800 + path.stat().st_size // 100_000,  # 1M skills: every "all rows" is seconds long
+        check=False,  # a failed child is reported with its stderr
+    )
+    if done.returncode != 0:
+        print(done.stderr[-3000:])
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _print_gui(size: int, results: dict[str, object]) -> None:
+    print(f"\n{size:,} skills; GUI peak RSS (ru_maxrss) {results['peak_rss_mb']:.0f} MB")
+    print(f"  {'action':<46} {'first screen':>21} {'all rows':>9} {'GUI blocked':>12} {'plain SQLite limit':>19}  rows")
+    for name, value in results.items():
+        if not isinstance(value, dict):
+            continue
+        median, p95 = _percentiles(value["samples"])
+        line = f"  {name:<46} {median * 1000:8.1f} ms, p95 {p95 * 1000:6.1f}"
+        line += f" {_percentiles(value['complete'])[0] * 1000:6.0f} ms" if "complete" in value else " " * 10
+        line += f" {_percentiles(value['blocked'])[0] * 1000:9.1f} ms" if "blocked" in value else " " * 13
+        line += f" {_percentiles(value['limit'])[0] * 1000:16.1f} ms"
+        if "before" in value:
+            line += f" (counting every row: {_percentiles(value['before'])[0] * 1000:.0f} ms)"
+        print(f"{line}  {value['rows']:,}")
+
+
+def _print_store(size: int, by_backend: dict[str, dict[str, object]]) -> None:
+    """The store's figures, each backend's median (and p95) beside its plain limit."""
+    print(f"\n{size:,} skills: the store's queries without the GUI (median, p95; limit: median)")
+    header = f"  {'query':<36}"
+    for backend in by_backend:
+        header += f" {backend:>26} {'plain limit':>12}"
+    print(header + "  rows")
+    first = next(iter(by_backend.values()))
+    for name in (key for key, value in first.items() if key.startswith("store:") and isinstance(value, dict)):
+        line = f"  {name.removeprefix('store: '):<36}"
+        rows = []
+        for results in by_backend.values():
+            value = results[name]
+            assert isinstance(value, dict)
+            median, p95 = _percentiles(value["samples"])
+            line += f" {median * 1000:11.1f} ms, p95 {p95 * 1000:7.1f} {_percentiles(value['limit'])[0] * 1000:9.1f} ms"
+            rows.append(f"{value['rows']:,}")
+        print(f"{line}  {' / '.join(dict.fromkeys(rows))}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,54 +527,70 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--light", action="store_true", help="one search and one sort per size (for 1M: every 'all rows' takes seconds)"
     )
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        choices=("sqlite", "postgresql"),
+        default=["sqlite"],
+        help="a team library (postgresql) runs the store's queries only",
+    )
+    parser.add_argument("--store-only", action="store_true", help="the store's queries only, without the GUI")
+    parser.add_argument("--postgres-url", help="a superuser's URL of the server to copy the libraries into")
+    parser.add_argument(
+        "--pgdata", type=Path, help="keep the throwaway cluster, and its copied libraries, in this folder between runs"
+    )
     args, _unknown = parser.parse_known_args(argv)
     sizes = [1_000] if args.quick else args.sizes
     print(
         f"SkillStudio browser benchmark: sizes {', '.join(f'{s:,}' for s in sizes)} skills; "
-        f"{args.repeats} repeats; offscreen Qt; times from action to repainted table"
+        f"{args.repeats} repeats; {' and '.join(args.backends)}"
+        + ("; the store's queries only" if args.store_only else "; offscreen Qt; times from action to repainted table")
     )
+    server = _postgres_server(args) if "postgresql" in args.backends else None
+    if isinstance(server, str):
+        print(f"no PostgreSQL server: {server}")
+        return 1
     report: dict[str, object] = {}
-    for size in sizes:
-        path = library_for(size, fresh=args.fresh, out=args.out)
-        root = Path(__file__).resolve().parents[1]
-        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                f"from benchmarks.bench_browser import _child; _child({str(path)!r}, {args.repeats}, {args.light})",
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=root,
-            timeout=1800 + size // 100,  # 1M skills: every "all rows" is seconds long
-            check=False,  # a failed child is reported with its stderr below
-        )
-        if done.returncode != 0:
-            print(done.stderr[-3000:])
-            return 1
-        results = json.loads(done.stdout.strip().splitlines()[-1])
-        report[str(size)] = results
-        print(f"\n{size:,} skills; GUI peak RSS (ru_maxrss) {results['peak_rss_mb']:.0f} MB")
-        print(
-            f"  {'action':<46} {'first screen':>21} {'all rows':>9} {'GUI blocked':>12}"
-            f" {'plain SQLite limit':>19}  rows"
-        )
-        for name, value in results.items():
-            if not isinstance(value, dict):
-                continue
-            median, p95 = _percentiles(value["samples"])
-            line = f"  {name:<46} {median * 1000:8.1f} ms, p95 {p95 * 1000:6.1f}"
-            line += f" {_percentiles(value['complete'])[0] * 1000:6.0f} ms" if "complete" in value else " " * 10
-            line += f" {_percentiles(value['blocked'])[0] * 1000:9.1f} ms" if "blocked" in value else " " * 13
-            line += f" {_percentiles(value['limit'])[0] * 1000:16.1f} ms"
-            if "before" in value:
-                line += f" (counting every row: {_percentiles(value['before'])[0] * 1000:.0f} ms)"
-            print(f"{line}  {value['rows']:,}")
+    try:
+        for size in sizes:
+            path = library_for(size, fresh=args.fresh, out=args.out)
+            by_backend: dict[str, dict[str, object]] = {}
+            if "sqlite" in args.backends:
+                if args.store_only:
+                    by_backend["SQLite"] = _store_only(str(path), _Plain(path), args.repeats)
+                else:
+                    results = _gui_run(path, args.repeats, args.light)
+                    if results is None:
+                        return 1
+                    _print_gui(size, results)
+                    by_backend["SQLite"] = results
+                report[str(size)] = by_backend["SQLite"]
+            if server is not None:
+                from benchmarks.postgres_library import server_library
+
+                url = server_library(server.admin_url, server.url(f"skillstudio_browser_{size}"), path)
+                plain = _PlainPostgres(url)
+                try:
+                    by_backend["PostgreSQL"] = _store_only(url, plain, args.repeats)
+                finally:
+                    plain.close()
+                report[f"postgresql-{size}"] = by_backend["PostgreSQL"]
+            _print_store(size, by_backend)
+    finally:
+        if server is not None:
+            server.stop()
     args.out.mkdir(exist_ok=True)
     (args.out / "browser.json").write_text(json.dumps(report, indent=2))
     return 0
+
+
+def _postgres_server(args: argparse.Namespace):
+    """``--postgres-url``'s server, or a throwaway cluster (kept in ``--pgdata`` if given)."""
+    from tests.postgres_server import PostgresServer, start_server
+
+    if args.postgres_url:
+        return PostgresServer(args.postgres_url)
+    return start_server(args.pgdata)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ when ``initdb`` and ``pg_ctl`` are found (PATH, /usr/local/bin, /usr/lib/postgre
 cluster is made in a temporary folder, listening on 127.0.0.1 on a free port, run as the
 ``postgres`` user when the tests run as root (PostgreSQL refuses root), and stopped when the
 session ends (or the interpreter exits). Only without the binaries are the tests skipped, and
-not even then under ``SKILLSTUDIO_REQUIRE_POSTGRES`` (CI): there they fail.
+not even then under ``SKILLSTUDIO_REQUIRE_POSTGRES`` (CI): there they fail. Benchmarks start the
+same cluster, optionally in a folder of their own that is kept between runs
+(``start_server(folder)``: a loaded million-skill library takes minutes to load).
 
 Each test gets a database of its own, copied from a template that already holds an empty
 library (``CREATE DATABASE ... TEMPLATE``): a few milliseconds instead of running the DDL.
@@ -60,6 +62,7 @@ class PostgresServer:
     options: str = ""  # the server's -o options (a restart passes them again)
     _counter: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _template: str | None = None  # a database holding an empty library, copied for each test
+    keep: bool = False  # the cluster's folder stays when stopped (a benchmark's, given by its caller)
 
     def url(self, database: str) -> str:
         return make_url(self.admin_url).set(database=database).render_as_string(hide_password=False)
@@ -118,12 +121,14 @@ class PostgresServer:
             raise RuntimeError(f"pg_ctl {action} failed: {done.stderr.strip()}")
 
     def stop(self) -> None:
-        """Stop a cluster we started and remove its folder (a no-op for CI's server)."""
+        """Stop a cluster we started and remove its folder unless it is kept (a no-op for CI's server)."""
         if self.data_dir is None or self.pg_ctl is None:
             return
-        command = [self.pg_ctl, "-D", str(self.data_dir), "-m", "immediate", "-w", "stop"]
+        mode = "fast" if self.keep else "immediate"  # a kept cluster shuts down cleanly
+        command = [self.pg_ctl, "-D", str(self.data_dir), "-m", mode, "-w", "stop"]
         subprocess.run(_as_postgres(command) if self._as_postgres else command, capture_output=True, check=False)
-        shutil.rmtree(self.data_dir.parent, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.data_dir.parent, ignore_errors=True)
         self.data_dir = None
 
 
@@ -131,10 +136,11 @@ def _as_postgres(command: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *command]
 
 
-def start_server() -> PostgresServer | str:
-    """The session's server, or why there is none (the reason a skip names)."""
+def start_server(folder: Path | None = None) -> PostgresServer | str:
+    """The session's server, or why there is none (the reason a skip names). ``folder``: the
+    cluster lives there and is kept when stopped (one made there before is started again)."""
     explicit = os.environ.get(URL_VARIABLE, "").strip()
-    if explicit:
+    if explicit and folder is None:
         return PostgresServer(explicit)
     binaries = find_binaries()
     if binaries is None:
@@ -142,9 +148,9 @@ def start_server() -> PostgresServer | str:
         return f"PostgreSQL's initdb and pg_ctl were not found ({folders}) and {URL_VARIABLE} is not set"
     initdb, pg_ctl = binaries
     as_postgres = os.geteuid() == 0
-    base = Path(tempfile.mkdtemp(prefix="skillstudio-pg-"))
+    base = Path(tempfile.mkdtemp(prefix="skillstudio-pg-")) if folder is None else folder
     data_dir, socket_dir = base / "data", base / "socket"
-    socket_dir.mkdir()
+    socket_dir.mkdir(parents=True, exist_ok=True)
     if as_postgres:
         shutil.chown(base, "postgres")
         shutil.chown(socket_dir, "postgres")
@@ -154,20 +160,28 @@ def start_server() -> PostgresServer | str:
             _as_postgres(command) if as_postgres else command, capture_output=True, text=True, check=False
         )
 
-    made = run([initdb, "-D", str(data_dir), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "-N"])
-    if made.returncode != 0:
-        shutil.rmtree(base, ignore_errors=True)
-        raise RuntimeError(f"initdb failed: {made.stderr.strip() or made.stdout.strip()}")
-    # One role must give a password (the credentials tests); everyone else is trusted.
-    hba = data_dir / "pg_hba.conf"
-    hba.write_text(f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+    if not (data_dir / "PG_VERSION").exists():
+        encoding = ["-E", "UTF8", "--locale=C.UTF-8"]
+        made = run([initdb, "-D", str(data_dir), "-U", "postgres", "--auth=trust", *encoding, "-N"])
+        if made.returncode != 0:
+            if folder is None:
+                shutil.rmtree(base, ignore_errors=True)
+            raise RuntimeError(f"initdb failed: {made.stderr.strip() or made.stdout.strip()}")
+        # One role must give a password (the credentials tests); everyone else is trusted.
+        hba = data_dir / "pg_hba.conf"
+        hba.write_text(f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
     port = _free_port()
     options = (
         f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={socket_dir}"
         " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
     )
     server = PostgresServer(
-        f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres", data_dir, pg_ctl, as_postgres, options
+        f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres",
+        data_dir,
+        pg_ctl,
+        as_postgres,
+        options,
+        keep=folder is not None,
     )
     atexit.register(server.stop)
     started = run([pg_ctl, "-D", str(data_dir), "-l", str(base / "server.log"), "-o", options, "-w", "start"])

@@ -141,6 +141,27 @@ def test_browser_benchmark_runs_at_a_tiny_size(tmp_path, capsys):
     assert "plain SQLite limit" in capsys.readouterr().out
 
 
+def test_browser_benchmark_copies_a_library_to_a_server_and_compares_the_store(tmp_path, capsys, postgres_server):
+    url = postgres_server.url("skillstudio_browser_150")
+    options = ["--sizes", "150", "--repeats", "1", "--out", str(tmp_path), "--store-only"]
+    options += ["--backends", "sqlite", "postgresql", "--postgres-url", postgres_server.admin_url]
+    try:
+        assert bench_browser.main(options) == 0
+        first = capsys.readouterr().out
+        assert bench_browser.main(options) == 0  # the checked copy is kept for the next run
+        again = capsys.readouterr().out
+    finally:
+        postgres_server.drop(url)
+    assert "copying browser-library-150.db" in first and "checked: 150 skills" in first
+    assert "copying" not in again
+    report = json.loads((tmp_path / "browser.json").read_text(encoding="utf-8"))
+    on_file, on_server = report["150"], report["postgresql-150"]
+    assert set(on_server) == set(on_file) >= {"store: filtered list, first page", "store: FTS 'tank', first page"}
+    for name, figures in on_server.items():
+        assert figures["rows"] == on_file[name]["rows"] and len(figures["limit"]) == len(figures["samples"]) == 1
+    assert "PostgreSQL" in again and "plain limit" in again
+
+
 def test_team_benchmark_runs_briefly_and_checks_every_write(tmp_path, capsys):
     pytest.importorskip("mcp")
     assert bench_team.main(["--quick", "--db", str(tmp_path / "team.db"), "--out", str(tmp_path)]) == 0

@@ -714,16 +714,24 @@ _ORDER_INDEXES = "\n".join(
 )
 
 
+# D057's nullable columns among the orders: their figures may be missing (NULL), and missing ones
+# come last in both directions (store/query.py). SQLite walks the ascending index backwards and
+# sorts each value's few rows by name; PostgreSQL's backward walk gives NULLs first, so that an
+# index that does not end the descending order exactly as asked would be no help and the whole
+# library would be sorted: each needs a descending twin, NULLs last.
+_NULLABLE_ORDERS = ("success_rate", "verification_count", "average_rating", "use_count", "last_verified", "last_used")
+
+
 def postgresql_order_indexes() -> list[str]:
     """The same order indexes on PostgreSQL: the name as ``lower(name)`` (bytewise, the column
-    being COLLATE "C", as SQLite's NOCASE), the filtered columns carried as INCLUDE columns."""
-    keys = [*_BROWSE_ORDERS.items(), *((f"{name}_desc", f"{_BROWSE_ORDERS[name]} DESC") for name in _DESCENDING_TWINS)]
+    being COLLATE "C", as SQLite's NOCASE), the filtered columns carried as INCLUDE columns; and
+    a descending twin, NULLs last, for each nullable column (_NULLABLE_ORDERS)."""
+    keys: list[tuple[str, str | None, str]] = [(name, key, "") for name, key in _BROWSE_ORDERS.items()]
+    keys += [(f"{name}_desc", _BROWSE_ORDERS[name], " DESC") for name in _DESCENDING_TWINS]
+    keys += [(f"{name}_desc", _BROWSE_ORDERS[name], " DESC NULLS LAST") for name in _NULLABLE_ORDERS]
     out = []
-    for name, key in keys:
-        leading = ""
-        if key:
-            expression, descending = key.removesuffix(" DESC"), key.endswith(" DESC")
-            leading = f"({expression}){' DESC' if descending else ''}, "
+    for name, key, direction in keys:
+        leading = f"({key}){direction}, " if key else ""
         covered = ", ".join(column for column in _FILTERED if not (key or "").startswith(column))
         out.append(f"CREATE INDEX studio_order_{name} ON skills({leading}lower(name), id) INCLUDE ({covered})")
     return out

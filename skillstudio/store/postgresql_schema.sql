@@ -52,7 +52,10 @@ CREATE TABLE skill_compositions (
 -- Keyword search: FTS5's unicode61 words (runs of letters and digits, case-folded) of the name,
 -- tags and description, weighted A, B and C for ranking like bm25's column weights. Kept per
 -- skill in studio_skill_search (by triggers on skills, as SQLite keeps skills_fts), so ranking
--- reads stored vectors instead of computing one per match.
+-- reads stored vectors instead of computing one per match. Beside each vector, the name as the
+-- browser sorts it (lower(name), bytewise): ranks tie often (a common word in the same field),
+-- and the best matches of a first page are then chosen in the browser's very order (rank, name,
+-- id) in the one pass that ranks them, instead of reading every match again to order the ties.
 CREATE FUNCTION studio_search_words(value TEXT) RETURNS TEXT
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT regexp_replace(lower(coalesce(value, '')), '[^[:alnum:]]+', ' ', 'g') $$;
@@ -67,6 +70,7 @@ $$;
 -- ;;
 CREATE TABLE studio_skill_search (
     skill_id  TEXT COLLATE "C" PRIMARY KEY,
+    name_key  TEXT COLLATE "C" NOT NULL,
     document  tsvector NOT NULL
 );
 -- ;;
@@ -81,9 +85,9 @@ BEGIN
     IF TG_OP = 'UPDATE' AND OLD.id IS DISTINCT FROM NEW.id THEN
         DELETE FROM studio_skill_search WHERE skill_id = OLD.id;
     END IF;
-    INSERT INTO studio_skill_search(skill_id, document)
-    VALUES (NEW.id, studio_skill_document(NEW.name, NEW.description, NEW.tags))
-    ON CONFLICT (skill_id) DO UPDATE SET document = excluded.document;
+    INSERT INTO studio_skill_search(skill_id, name_key, document)
+    VALUES (NEW.id, lower(NEW.name), studio_skill_document(NEW.name, NEW.description, NEW.tags))
+    ON CONFLICT (skill_id) DO UPDATE SET name_key = excluded.name_key, document = excluded.document;
     RETURN NULL;
 END
 $$;
@@ -101,8 +105,10 @@ FOR EACH ROW EXECUTE FUNCTION studio_skill_search_sync();
 -- The values SQLite's json_each() gives for a skill's tags, as a JSON array: an array's
 -- elements, an object's values, a lone value itself; text that is not JSON gives none (SQLite:
 -- json_valid). The tag filter and the tag counts read it, as SQLite's read json_each().
+-- Not PARALLEL SAFE, nor are the functions calling it: an EXCEPTION block starts a
+-- subtransaction, which a parallel query refuses (the planner goes parallel on a big library).
 CREATE FUNCTION studio_tags_json(tags TEXT) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE
 AS $$
 DECLARE
     parsed jsonb;
@@ -121,7 +127,7 @@ $$;
 -- ;;
 -- SQLite's json_array_length(tags) = 0: no tags unless the tags are a non-empty JSON array.
 CREATE FUNCTION studio_untagged(tags TEXT) RETURNS boolean
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE
 AS $$
 BEGIN
     RETURN jsonb_typeof(tags::jsonb) IS DISTINCT FROM 'array' OR jsonb_array_length(tags::jsonb) = 0;
@@ -133,7 +139,7 @@ $$;
 CREATE INDEX studio_skills_tags ON skills USING gin (studio_tags_json(tags));
 -- ;;
 CREATE FUNCTION studio_tag_texts(tags TEXT) RETURNS SETOF TEXT
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE
 AS $$ SELECT e #>> '{}' FROM jsonb_array_elements(studio_tags_json(tags)) AS e WHERE jsonb_typeof(e) = 'string' $$;
 -- ;;
 

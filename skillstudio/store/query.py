@@ -186,9 +186,10 @@ def first_ids(
     only those are joined and filtered. That is the full order's beginning when the pool's worst
     rank is strictly worse than the last row kept (every match outside the pool ranks at least as
     badly, and a tie there would need the name to decide), or when the pool holds every match;
-    else a larger pool is tried. Without a search, the database walks the order's index
-    (migration 13) until ``count`` rows pass the filters; a search in another order reads
-    ``LIMIT count``."""
+    else a larger pool is tried. A backend whose pool is chosen in the full order itself
+    (``pool_in_full_order``: rank, name, id) needs no strict rank: ``count`` kept rows suffice.
+    Without a search, the database walks the order's index (migration 13) until ``count`` rows
+    pass the filters; a search in another order reads ``LIMIT count``."""
     words = search_words(query.text)
     if not words:
         tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count, backend)
@@ -208,7 +209,8 @@ def first_ids(
         statement = statement.add_columns(case((and_(true(), *conditions), 1), else_=0).label("kept"))
         rows = connection.execute(statement.order_by(*_ordering(query, ranked.c.rank, backend))).all()
         kept = [(rank, skill_id) for rank, skill_id, keep in rows if keep == 1 and skill_id is not None]
-        if len(rows) < pool or (len(kept) >= count and kept[count - 1][0] != rows[-1][0]):
+        enough = len(kept) >= count and (backend.pool_in_full_order or kept[count - 1][0] != rows[-1][0])
+        if len(rows) < pool or enough:
             return [skill_id for _rank, skill_id in kept[:count]]
         # A pool big enough at the share the filters kept, or, when they keep few, the full
         # ranking: it costs about as much as a pool that large.

@@ -89,6 +89,10 @@ class Backend(ABC):
 
     # --- dialect-specific SQL ----------------------------------------------------------------------
 
+    # Whether text_matches' pool is the beginning of the relevance order itself (ties of a rank
+    # ordered by name and id), so that a tie at the pool's end needs no larger pool.
+    pool_in_full_order: bool = False
+
     @abstractmethod
     def skill_key(self) -> SQLColumnExpression[Any]:
         """The column of ``skills`` that :meth:`text_matches`' ``key`` joins to."""
@@ -105,7 +109,8 @@ class Backend(ABC):
         """The skills whose name, description or tags contain every word as a word prefix
         (FTS5's ``"word"*`` for each, all required): a subquery of ``key`` (see :meth:`skill_key`)
         and, if ``ranked``, ``rank`` (lower is more relevant). With ``pool``, only the ``pool``
-        best (worst with ``descending``)."""
+        best (worst with ``descending``); chosen by rank alone, or, where
+        :attr:`pool_in_full_order`, in the relevance order itself (rank, name, id)."""
 
     @abstractmethod
     def any_word_ranking(
