@@ -134,6 +134,7 @@ class QtMainWindow(QMainWindow):
         self._editors: list = []  # open skill editors, asked before the window closes
         self._data_version = 0
         self._pushed_pending = False  # a team library's server said others committed: reload when idle
+        self._pushing: Database | None = None  # the team library whose pushes we hear (one listener each)
         self._pending_selection: list[str] = []  # to select once the running query shows it
         self._keep_filters = False  # the pending skill is a saved one: never clear filters for it
         self._restoring = False  # the window itself is re-selecting rows after a query
@@ -361,11 +362,13 @@ class QtMainWindow(QMainWindow):
         database = repository.database
         self._pushed_pending = False
         self.connection_label.hide()
-        if database.watch_changes(
+        if database is self._pushing:
+            pass  # the same team library under another user name: its listener goes on
+        elif database.watch_changes(
             lambda: self.pushed_change.emit(database),
             lambda connected, reason: self.connection_changed.emit(database, connected, reason),
         ):
-            self._data_version = 0  # the server pushes changes: nothing to compare
+            self._pushing = database  # the server pushes changes: nothing to compare
         else:
             self._data_version = database.data_version()
         path = self.state.library_path
