@@ -37,7 +37,7 @@ from typing import Any
 TOKEN_MARK = " #"
 
 
-def _with_token(text: str, token: str) -> str:
+def with_token(text: str, token: str) -> str:
     return f"{text.split(TOKEN_MARK)[0]}{TOKEN_MARK}{token}"
 
 
@@ -73,7 +73,7 @@ def _designer(db: str, number: int, seconds: float, out: str) -> None:
             token = f"d{number}-{sequence}"
             started = time.perf_counter()
             try:
-                repository.update(replace(skill, description=_with_token(skill.description, token)))
+                repository.update(replace(skill, description=with_token(skill.description, token)))
             except ConflictError:
                 conflicts += 1
                 continue
@@ -129,7 +129,7 @@ def _agent(db: str, number: int, seconds: float, out: str) -> None:
                 continue
             skill_id = rng.choice(list(own))
             version, description = own[skill_id]
-            description = _with_token(description, token)
+            description = with_token(description, token)
             arguments: dict[str, Any] = {"id": skill_id, "description": description}
             if version is not None:
                 arguments["version"] = version
@@ -213,7 +213,8 @@ def _collect(started: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return results
 
 
-def _lost_updates(db: str, writes: list[tuple[str, str, float]]) -> int:
+def lost_updates(db: str, writes: list[tuple[str, str, float]]) -> int:
+    """How many acknowledged (skill id, token, ...) writes no revision of their skill holds."""
     from skillstudio.store import Database, SkillRepository
 
     by_skill: dict[str, set[str]] = {}
@@ -290,7 +291,7 @@ def run(db: str | None, designers: int, agents: int, seconds: float) -> dict[str
         "designers": _summary("designers", designer_results, seconds),
         "agents": _summary("agents", agent_results, seconds),
         "refused": {k: v for r in agent_results for k, v in r.get("refused", {}).items()},
-        "lost_updates": _lost_updates(target, writes),  # type: ignore[arg-type]
+        "lost_updates": lost_updates(target, writes),  # type: ignore[arg-type]
     }
     limit = _collect(_run(_bare_updater, target, designers + agents, min(seconds, 10.0), folder, "bare"))
     summary["limit"] = _summary("bare UPDATE", limit, min(seconds, 10.0))

@@ -21,6 +21,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.bench_team import lost_updates, with_token
+
 
 def _writer(path: str, number: int, seconds: float, out: str) -> None:
     from skillstudio.store import Actor, ConflictError, Database, LibraryBusy, SkillRepository
@@ -39,7 +41,7 @@ def _writer(path: str, number: int, seconds: float, out: str) -> None:
             sequence += 1
             token = f"w{number}-{sequence}"
             try:
-                repository.update(replace(skill, description=f"{skill.description.split(' #')[0]} #{token}"))
+                repository.update(replace(skill, description=with_token(skill.description, token)))
             except ConflictError:
                 conflicts += 1
                 continue
@@ -52,7 +54,6 @@ def _writer(path: str, number: int, seconds: float, out: str) -> None:
 
 def run_round(writers: int, seconds: float) -> dict[str, object]:
     from skillstudio.library import create_library
-    from skillstudio.store import Database, SkillRepository
 
     folder = Path(tempfile.mkdtemp(prefix="skillstudio-soak-"))
     path = folder / "library.db"
@@ -67,17 +68,8 @@ def run_round(writers: int, seconds: float) -> dict[str, object]:
         process.join()
     elapsed = time.monotonic() - started
     results = [json.loads(out.read_text()) for out in outputs]
-    acknowledged = [tuple(item) for result in results for item in result["acknowledged"]]
-    with Database(path) as database:
-        repository = SkillRepository(database)
-        lost = 0
-        by_skill: dict[str, list[tuple[str, float]]] = {}
-        for skill_id, token, at in acknowledged:
-            by_skill.setdefault(skill_id, []).append((token, at))
-        for skill_id, writes in by_skill.items():
-            history = {revision.snapshot.get("description", "") for revision in repository.history.revisions(skill_id)}
-            seen = {text.rsplit("#", 1)[-1] for text in history if "#" in text}
-            lost += sum(1 for token, _at in writes if token not in seen)
+    acknowledged = [(item[0], item[1], item[2]) for result in results for item in result["acknowledged"]]
+    lost = lost_updates(str(path), acknowledged)
     return {
         "writers": writers,
         "seconds": round(elapsed, 1),

@@ -180,7 +180,7 @@ def test_team_benchmark_finds_a_write_missing_from_history(tmp_path):
     with Database(path) as database:
         skill_id = SkillRepository(database).query().ids[0]
     # an acknowledged token no revision holds is what a lost update looks like to the check
-    assert bench_team._lost_updates(str(path), [(skill_id, "d0-1", 0.01)]) == 1
+    assert bench_team.lost_updates(str(path), [(skill_id, "d0-1", 0.01)]) == 1
 
 
 def test_runner_finds_the_store_benchmark():
