@@ -86,6 +86,10 @@ def test_a_bad_role_name_or_a_file_is_refused_with_the_reason(team_url: str, tmp
         assert "cannot be a team member's role" in capsys.readouterr().err
     assert main(["team", "init", str(tmp_path / "lib.db")]) == 1
     assert "is not a team library" in capsys.readouterr().err
+    # a member is no administrator: the server refuses, and the CLI says so, naming the library
+    assert main(["team", "grant", as_role(team_url, "alice"), "mallory", "--human"]) == 1
+    err = capsys.readouterr().err
+    assert "alice@" in err and "permission denied" in err.lower() and "Traceback" not in err
 
 
 def test_an_agent_role_cannot_delete_review_or_approve_even_with_its_own_sql(team_url: str) -> None:

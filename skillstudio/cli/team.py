@@ -9,12 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError
-
 from skillstudio.library import create_library
 from skillstudio.store import Database, LibraryError, NotALibrary, SkillRepository, team_roles
 from skillstudio.store.backends import is_server_url
-from skillstudio.store.backends.postgresql import mask
 
 EXIT_OK = 0
 
@@ -38,21 +35,16 @@ def add_parsers(commands: Any, as_json: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not is_server_url(args.url):
         raise LibraryError(f"{args.url!r} is not a team library: give a postgresql+psycopg://USER@HOST/DATABASE URL")
-    verb = args.team_command
-    try:
-        if verb == "init":
-            return _init(args)
-        with Database(args.url) as database:
-            if verb == "grant":
-                team_roles.grant(database, args.name, args.kind)
-                print(
-                    f"{args.name} may now log in to {database.location} as {'an agent' if args.kind == 'agent' else 'a human'}"
-                )
-                print(f"set a password as the server's administrator: ALTER ROLE \"{args.name}\" PASSWORD '...'")
-                return EXIT_OK
-            members = team_roles.member_list(database)
-    except DBAPIError as error:
-        raise LibraryError(f"team {verb} on {mask(args.url)} failed: {_first_line(error)}") from None
+    if args.team_command == "init":
+        return _init(args)
+    with Database(args.url) as database:  # the store says what went wrong, naming the server
+        if args.team_command == "grant":
+            team_roles.grant(database, args.name, args.kind)
+            kind = "an agent" if args.kind == "agent" else "a human"
+            print(f"{args.name} may now log in to {database.location} as {kind}")
+            print(f"set a password as the server's administrator: ALTER ROLE \"{args.name}\" PASSWORD '...'")
+            return EXIT_OK
+        members = team_roles.member_list(database)
     if args.json:
         from skillstudio.cli import output
 
@@ -79,7 +71,3 @@ def _init(args: argparse.Namespace) -> int:
         )
     print("add people and agents with: skillstudio team grant URL NAME --human | --agent")
     return EXIT_OK
-
-
-def _first_line(error: DBAPIError) -> str:
-    return str(error.orig).strip().splitlines()[0] if error.orig else str(error)

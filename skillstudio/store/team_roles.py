@@ -203,18 +203,18 @@ def apply(connection: Connection, statements: list[str]) -> None:
 
 def set_up(database: Database) -> None:
     """The group roles, privileges and identity triggers of a team library, in one transaction."""
-    with database.engine.begin() as connection:
-        apply(connection, governance_statements())
+    with database.write() as session:
+        apply(session.connection(), governance_statements())
 
 
 def grant(database: Database, name: str, kind: str) -> None:
-    with database.engine.begin() as connection:
-        apply(connection, grant_statements(name, kind))
+    with database.write() as session:
+        apply(session.connection(), grant_statements(name, kind))
 
 
 def member_list(database: Database) -> list[tuple[str, str]]:
-    with database.engine.connect() as connection:
-        return members(connection)
+    with database.read() as session:
+        return members(session.connection())
 
 
 def identity(database: Database) -> tuple[str, str] | None:
@@ -222,7 +222,8 @@ def identity(database: Database) -> tuple[str, str] | None:
     role in neither group (an administrator). The server records this role, whatever a client says."""
     if database.dialect != "postgresql":
         return None
-    with database.engine.connect() as connection:
+    with database.read() as session:
+        connection = session.connection()
         me = connection.execute(text("SELECT current_user")).scalar_one()
         kinds = dict(members(connection))
     return (me, kinds[me]) if me in kinds else None
