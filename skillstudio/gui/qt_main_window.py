@@ -654,7 +654,7 @@ class QtMainWindow(QMainWindow):
         """A write from this process (the panels follow it themselves through the state). It
         moved the file's data_version too: remember that, so only other processes reload all."""
         repository = self.state.repository
-        if repository is not None and repository.database.dialect == "sqlite":
+        if repository is not None and repository.database is not self._pushing:
             self._data_version = repository.database.data_version()
 
     def check_external_changes(self) -> None:
@@ -669,7 +669,7 @@ class QtMainWindow(QMainWindow):
         repository = self.state.repository
         if repository is None:
             return
-        if repository.database.dialect != "sqlite":
+        if repository.database is self._pushing:
             if self._pushed_pending:
                 self._pushed_pending = False
                 self.reload_all()
