@@ -364,6 +364,17 @@ class BatchError:
     error: Exception = field(compare=False)
 
 
+def pass_affinity(skill_or_pattern: Skill | StrategicPattern, module: str) -> tuple[str, str]:
+    """Which of :func:`run_batches`' vectorised passes a skill's games will probably join: its
+    module and its situation's game phase (a pass is one module and one start step). Every pass
+    plays its whole step loop, so a caller cutting many skills' games into chunks sorts by this
+    to give each chunk few passes. A hint only: no result depends on it, and it never raises."""
+    body = skill_or_pattern.body if isinstance(skill_or_pattern, Skill) else skill_or_pattern
+    situation = body.situation if isinstance(body, StrategicPattern) else None
+    phase = situation.game_phase if isinstance(situation, SituationSignature) else None
+    return module, phase.value if isinstance(phase, GamePhase) else ""
+
+
 def run_batches(requests: Sequence[BatchRequest]) -> list[BatchResult | BatchError]:
     """Play many batches, the games of many requests together in a few vectorised passes.
 

@@ -560,17 +560,27 @@ def _plan(
     info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]]
 ) -> list[Chunk]:
     """Chunks of ``chunk_games`` games (the last one may hold fewer) covering every missing game
-    of the ``pending`` skills, in run order.
+    of the ``pending`` skills, in run order within each of the reference engine's passes.
 
     A chunk holds as many skills' games as fit, and a skill's games may continue in the next
     chunk: big chunks let the engine play many skills at once, and chunking never changes a
-    result (per-game seeds).
+    result (per-game seeds). For the built-in engine, skills that share a vectorised pass (one
+    module, one game phase) come together: each pass in a chunk costs a whole step loop, and a
+    library mixes several (a 4,000-game chunk of a synthetic library held six; sorted, one).
     """
+
+    from skillstudio.engine.batch import pass_affinity  # the engine loads when a run plans, as executors load it
+
+    def order(item: tuple[str, RunSkill]) -> tuple[tuple[str, str], int]:
+        skill_id, entry = item
+        affinity = ("", "") if info.engine else pass_affinity(skills[skill_id], entry.game_module)
+        return affinity, entry.position
+
     size = info.chunk_games
     chunks: list[Chunk] = []
     current: list[Piece] = []
     room = size
-    for skill_id, entry in sorted(pending.items(), key=lambda item: item[1].position):
+    for skill_id, entry in sorted(pending.items(), key=order):
         skill = skills[skill_id]
         have = done.get(skill_id, set())
         game = 0

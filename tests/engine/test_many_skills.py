@@ -148,3 +148,26 @@ def test_a_cached_match_up_is_never_served_to_another_body() -> None:
     assert_same(first, run_batch(base, "IC Default Hard", 40, 2))
     assert_same(second, run_batch(changed, "IC Default Hard", 40, 2))
     assert first.duration_s.tobytes() != second.duration_s.tobytes()
+
+
+def test_pass_affinity_names_the_pass_each_skill_joins() -> None:
+    """Skills with one affinity share a pass of run_batches and skills with different ones never
+    do, over a synthetic library's every module and phase (the runner sorts chunks by it)."""
+    from benchmarks.synthetic import generate_skills
+    from skillstudio.engine.batch import _prepare_request, pass_affinity
+    from skillstudio.model import BodyKind
+
+    passes: dict[tuple[str, str], set[tuple[int, int, int]]] = {}
+    for s in generate_skills(400, seed=11):
+        if s.domain is not Domain.AI_STRATEGY or s.body_kind is not BodyKind.STRATEGIC_PATTERN:
+            continue
+        module = s.provenance.game_module
+        try:
+            prepared = _prepare_request(BatchRequest(s, "IC Default Hard", 1, 1, module), {}, {})
+        except batch_module.REQUEST_ERRORS:
+            continue  # a module the reference engine lacks: an error, in no pass
+        passes.setdefault(pass_affinity(s, module), set()).add(sim.group_key(prepared.setup))
+    assert len(passes) >= 6  # two modules, three phases
+    assert all(len(keys) == 1 for keys in passes.values()), passes
+    every = [key for keys in passes.values() for key in keys]
+    assert len(every) == len(set(every))

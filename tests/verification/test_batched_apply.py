@@ -9,6 +9,7 @@ transaction), once with every run in one chunk (all skills in one transaction)."
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 from pathlib import Path
@@ -172,3 +173,39 @@ def test_chunks_are_filled_with_many_skills_and_cancel_stops_within_one(more_lib
         assert isinstance(event, RunFinished) and event.status == "cancelled"
         assert [p.games_done for p in seen] == [20]
         assert collect(run_verification(database, stop)).games_done == 35
+
+
+def test_a_plan_keeps_the_skills_of_one_engine_pass_together(tmp_path: Path) -> None:
+    """Each of the engine's passes plays a whole step loop, so the plan puts skills of one
+    module and phase next to each other: a 4,000-game chunk of a library held six passes in run
+    order, and one when sorted. Every missing game is still planned exactly once."""
+    from skillstudio.engine.batch import pass_affinity
+    from skillstudio.store.runs import RunStore
+    from skillstudio.verification.runner import _plan
+
+    with Database(_library(tmp_path / "lib.db")) as database:
+        skills = [
+            s
+            for s in SkillRepository(database).get_many([s.id for s in generate_skills(60, seed=5)])
+            if s.domain is Domain.AI_STRATEGY and s.body_kind is BodyKind.STRATEGIC_PATTERN
+        ]
+        run_id = start_run(database, skills, opponent=HARD, games=5, seed=1, chunk_games=12)
+        store = RunStore(database)
+        entries = {entry.skill_id: entry for entry in store.skills(run_id)}
+        done = {skills[0].id: {1, 3}}  # a resumed run: two of one skill's games are in
+        chunks = _plan(store.run(run_id), entries, {s.id: s for s in skills}, done)
+
+    def changes(passes: list[tuple[str, str]]) -> int:
+        return sum(a != b for a, b in itertools.pairwise(passes))
+
+    planned = [pass_affinity(p.skill, p.module) for chunk in chunks for p in chunk.pieces]
+    in_run_order = [
+        pass_affinity(s, entries[s.id].game_module) for s in sorted(skills, key=lambda s: entries[s.id].position)
+    ]
+    assert len(set(planned)) >= 4
+    assert changes(planned) == len(set(planned)) - 1 < changes(in_run_order)
+    games = sorted(
+        (p.skill.id, g) for chunk in chunks for p in chunk.pieces for g in range(p.first_game, p.first_game + p.games)
+    )
+    assert games == sorted((s.id, g) for s in skills for g in range(5) if not (s is skills[0] and g in (1, 3)))
+    assert all(sum(p.games for p in chunk.pieces) == 12 for chunk in chunks[:-1])
