@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillstudio.files import write_atomically
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import Issue, ReviewState, Skill
 from skillstudio.model.naming import SHORT_ID, listed, skill_labels
 from skillstudio.packages.errors import PackageError
@@ -71,6 +72,7 @@ class ExportPreview:
         return out
 
 
+@gc_paused()
 def load_selection(
     repository: SkillRepository,
     ids: Sequence[str],
@@ -122,6 +124,7 @@ def load_selection(
     return ExportPreview(skills, findings, extras, rejected, skipped, dismissed, links_out, partner_names)
 
 
+@gc_paused()
 def export_selection(
     preview: ExportPreview,
     meta: PackageMeta,

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import (
     Confidence,
     Domain,
@@ -274,6 +275,7 @@ def workshop_vdf(meta: PackageMeta, content_folder: str, *, appid: str = "0", pr
 # ================================================================================================
 
 
+@gc_paused()
 def read_package(source: str | Path | bytes, *, progress: Callable[[int, int], None] | None = None) -> Package:
     """Validate a whole package and return what it holds, or raise PackageError naming every
     problem found (file and field). Nothing here touches a library. ``progress(done, total)``

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
 
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import Quality, Skill, Source, SourceKind, skill_to_document
 from skillstudio.model.claims import CLAIMED_QUALITY
 from skillstudio.model.naming import SHORT_ID, listed, skill_labels
@@ -128,6 +129,7 @@ def origin_family(origin: str) -> str:
     return origin.rsplit("@", 1)[0] if origin.startswith("workshop:") else origin
 
 
+@gc_paused()
 def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
     """Package skills with provenance rewritten: ``workshop {publisher/name@version, publisher}``.
 
@@ -191,6 +193,7 @@ def _planned(skill: Skill, entry: str, action: Action, reason: str = "") -> Plan
     return PlannedSkill(action, skill.id, skill.name, entry, reason)
 
 
+@gc_paused()
 def plan_import(
     repository: SkillRepository,
     incoming: Sequence[Incoming],
@@ -386,6 +389,7 @@ def _stored_skills(repository: SkillRepository, ids: list[str]) -> dict[str, Ski
     return out
 
 
+@gc_paused()
 def apply_plan(repository: SkillRepository, plan: ImportPlan) -> ImportPlan:
     """Write the plan in one transaction; on any error the library is left as it was."""
     package_key = None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import Issue, Skill
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
 from skillstudio.store.bulk import insert_rows
@@ -68,6 +69,7 @@ class Evidence(StorePart):
         [applied] = self.apply_sessions(run_id, [RunSession(skill_id, record, recompute)])
         return applied
 
+    @gc_paused()
     def apply_sessions(
         self, run_id: str, sessions: Sequence[RunSession], *, parse: RowParser | None = None
     ) -> list[SessionApplied]:

@@ -30,6 +30,7 @@ from contextlib import nullcontext
 
 from sqlalchemy import Select, func, select
 
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import ReviewState, Skill
 from skillstudio.model.evidence import VerificationRecord
 from skillstudio.store.agent_writes import AgentWriteBudget
@@ -228,6 +229,7 @@ class SkillRepository(StorePart):
         self.create_many([(skill, verifications)], message=message, based_on=based_on)
         return self.get(skill.id)
 
+    @gc_paused()
     def create_many(
         self,
         items: Iterable[Skill | tuple[Skill, Sequence[VerificationRecord]]],
@@ -263,6 +265,7 @@ class SkillRepository(StorePart):
         """
         return self.update_many([skill], message=message)[0]
 
+    @gc_paused()
     def update_many(self, skills: Sequence[Skill], *, message: str = "") -> list[Skill]:
         """Several updates (a bulk retag) in one transaction: all are stored, or none."""
         with self._work(AuditAction.UPDATE) as work:
@@ -272,6 +275,7 @@ class SkillRepository(StorePart):
             # The same skill twice: the second update is checked against the first, one by one.
             return [update_one(work, skill, message) for skill in skills]
 
+    @gc_paused()
     def import_skills(
         self,
         added: Sequence[ImportItem],

@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import Select, func, select, text, update
 
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import utc_now
 from skillstudio.store.backends import upsert_insert
 from skillstudio.store.bulk import binds, execute_many
@@ -453,6 +454,7 @@ class RunStore:
 # --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
 
 
+@gc_paused()
 def insert_games(database: Database, table: type[Base], run_id: str, games: Iterable[GameRow]) -> int:
     """Insert games into ``table`` (a run's games, or its default-plan games) in one transaction,
     one executemany (a chunk holds thousands: :mod:`store.bulk`); a game already stored stays as

@@ -20,6 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, Self, TypeVar
 
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import GamePhase, Skill
 from skillstudio.store.runs import GameRow
 
@@ -75,6 +76,7 @@ class ChunkResult:
     worker: str = field(default="", compare=False)
 
 
+@gc_paused()
 def play_chunk(chunk: Chunk) -> ChunkResult:
     """Play a chunk; every game gets a row (a failure becomes error rows naming the reason)."""
     started = time.perf_counter()
