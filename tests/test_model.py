@@ -350,3 +350,14 @@ def test_verification_records_round_trip_through_their_document() -> None:
     )
     check = Checker()
     assert read_verification_record(check, record_to_document(record), "r") == record and not check.issues
+
+
+def test_every_members_serde_spelling_is_its_value_in_pascal_case_on_every_read() -> None:
+    """serde is worked out once per value and kept; what it gives is the rule's spelling."""
+    from skillstudio.model import enums
+
+    kinds = [k for k in vars(enums).values() if isinstance(k, type) and issubclass(k, enums.SpelledEnum)]
+    members = [m for kind in kinds if kind is not enums.SpelledEnum for m in kind]
+    assert len(members) > 40
+    for member in members * 2:
+        assert member.serde == "".join(part.capitalize() for part in member.value.split("_"))

@@ -21,6 +21,7 @@ def _fold(text: str) -> str:
 
 # A ClassVar on an Enum subclass would become a member, so the spelling tables live beside it.
 _SPELLINGS: dict[type, dict[str, Any]] = {}
+_SERDE: dict[str, str] = {}  # a value's serde spelling (it depends on the value alone)
 
 
 class SpelledEnum(StrEnum):
@@ -28,7 +29,10 @@ class SpelledEnum(StrEnum):
 
     @property
     def serde(self) -> str:
-        return "".join(part.capitalize() for part in self.value.split("_"))
+        spelled = _SERDE.get(self.value)
+        if spelled is None:  # worked out once per member: every stored body spells many
+            spelled = _SERDE[self.value] = "".join(part.capitalize() for part in self.value.split("_"))
+        return spelled
 
     @property
     def label(self) -> str:

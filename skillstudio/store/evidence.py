@@ -105,6 +105,7 @@ class Evidence(StorePart):
             already = _runs_evidence_stored(work, run_id, list(by_id))
             duplicates = duplicate_games(work, run_id, [skill_id for skill_id in by_id if skill_id not in already])
             fresh: dict[str, VerificationRecord] = {}
+            unchanged: list[tuple[str, Counts, int, str]] = []
             for skill_id, session in by_id.items():
                 if skill_id in already:
                     outcomes[skill_id] = SessionApplied("already")
@@ -126,8 +127,9 @@ class Evidence(StorePart):
                     if repeated.decided
                     else f"only error games ({record.errors}): nothing changed"
                 )
-                close_unchanged(work, run_id, skill_id, counts, repeated.decided, why)
+                unchanged.append((skill_id, counts, repeated.decided, why))
                 outcomes[skill_id] = SessionApplied("unchanged", duplicates=repeated)
+            close_unchanged(work, run_id, unchanged)
             if fresh:
                 current: dict[str, Skill] = {}
                 latest = latest_revisions(work.session, list(fresh))

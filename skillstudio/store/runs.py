@@ -529,22 +529,30 @@ def write_run_results(work: UnitOfWork, results: Sequence[tuple[str, RunSkillRes
     )
 
 
-def close_unchanged(work: UnitOfWork, run_id: str, skill_id: str, counts: Counts, duplicates: int, note: str) -> None:
-    """Mark the skill's row of the run done with the games it played and no result: the session
-    gave nothing to credit (only error games, or only games already credited). confidence_after
-    stays NULL, so nothing reads it as applied (a revalidation, say)."""
-    work.session.execute(
-        update(RunSkillRow)
-        .where(RunSkillRow.run_id == run_id, RunSkillRow.skill_id == skill_id)
-        .values(
-            wins=counts.wins,
-            losses=counts.losses,
-            draws=counts.draws,
-            errors=counts.errors,
-            applied_at=utc_now(),
-            note=note,
-            duplicates=duplicates,
-        )
+def close_unchanged(work: UnitOfWork, run_id: str, closed: Sequence[tuple[str, Counts, int, str]]) -> None:
+    """Mark each (skill id, games played, duplicates, note)'s row of the run done with no result:
+    the session gave nothing to credit (only error games, or only games already credited).
+    confidence_after stays NULL, so nothing reads it as applied (a revalidation, say). One
+    executemany for all of them."""
+    if not closed:
+        return
+    now = utc_now()
+    work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
+        update(RunSkillRow),
+        [
+            {
+                "run_id": run_id,
+                "skill_id": skill_id,
+                "wins": counts.wins,
+                "losses": counts.losses,
+                "draws": counts.draws,
+                "errors": counts.errors,
+                "applied_at": now,
+                "note": note,
+                "duplicates": duplicates,
+            }
+            for skill_id, counts, duplicates, note in closed
+        ],
     )
 
 
