@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from sqlalchemy import select, text, update
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from skillstudio.gc_pause import gc_paused
 from skillstudio.model import Issue, Skill
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord, record_to_document
-from skillstudio.store.bulk import insert_rows
+from skillstudio.store.bulk import insert_rows, update_rows
 from skillstudio.store.errors import InvalidSkillData, SkillNotFound
 from skillstudio.store.events import AuditAction, LibraryChange, change
 from skillstudio.store.orm import AuditRow, RevisionRow, SkillCompositionRow, SkillRow, VerificationRow
@@ -162,8 +162,10 @@ class Evidence(StorePart):
         """Each skill's outcome: quality columns, the bookkeeping it names, a revision and an
         audit entry; one executemany per table where the rows allow it. Announcing is the
         caller's."""
-        work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
-            update(SkillRow),
+        update_rows(
+            work.session.connection(),
+            SkillRow,
+            ("id",),
             [
                 {
                     "id": current.id,

@@ -26,7 +26,7 @@ from sqlalchemy import Select, func, select, text, update
 from skillstudio.gc_pause import gc_paused
 from skillstudio.model import utc_now
 from skillstudio.store.backends import upsert_insert
-from skillstudio.store.bulk import binds, execute_many
+from skillstudio.store.bulk import binds, execute_many, update_rows
 from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError, RunClaimed, RunNotFound
 from skillstudio.store.orm import (
@@ -506,8 +506,10 @@ def write_run_results(work: UnitOfWork, results: Sequence[tuple[str, RunSkillRes
     if not results:
         return
     now = utc_now()
-    work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
-        update(RunSkillRow),
+    update_rows(
+        work.session.connection(),
+        RunSkillRow,
+        ("run_id", "skill_id"),
         [
             {
                 "run_id": result.run_id,
@@ -537,8 +539,10 @@ def close_unchanged(work: UnitOfWork, run_id: str, closed: Sequence[tuple[str, C
     if not closed:
         return
     now = utc_now()
-    work.session.execute(  # ORM bulk UPDATE by primary key: one executemany
-        update(RunSkillRow),
+    update_rows(
+        work.session.connection(),
+        RunSkillRow,
+        ("run_id", "skill_id"),
         [
             {
                 "run_id": run_id,

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from skillstudio.model import Issue, Skill, serde_body_to_json, skill_to_document
 from skillstudio.model.evidence import VerificationRecord
-from skillstudio.store.bulk import execute_many, insert_rows
+from skillstudio.store.bulk import execute_many, insert_rows, update_rows
 from skillstudio.store.errors import ConflictError, InvalidSkillData, SkillExists
 from skillstudio.store.events import AuditAction
 from skillstudio.store.evidence import verification_columns
@@ -122,12 +122,8 @@ def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> 
         currents[skill.id] = current
     connection = session.connection()
     rows = [skill_columns(skill) for skill in skills]
-    execute_many(
-        connection,
-        update(SkillRow)
-        .where(SkillRow.id == bindparam("row_id"))
-        .values({column: bindparam(column) for column in CONTENT_COLUMNS}),
-        [{"row_id": row["id"], **{column: row[column] for column in CONTENT_COLUMNS}} for row in rows],
+    update_rows(
+        connection, SkillRow, ("id",), [{"id": row["id"], **{c: row[c] for c in CONTENT_COLUMNS}} for row in rows]
     )
     _write_meta(session, skills)
     partners_before, partners_after = _sync_many_compositions(session, skills)
@@ -167,15 +163,7 @@ def _write_meta(session: Session, skills: Sequence[Skill]) -> None:
         meta.pop("review_state")
     connection = session.connection()
     insert_rows(connection, SkillMetaRow, [meta for meta in metas if meta["skill_id"] not in have])
-    existing = [{**meta, "row_id": meta.pop("skill_id")} for meta in metas if meta["skill_id"] in have]
-    if existing:
-        columns = [column for column in existing[0] if column != "row_id"]
-        statement = (
-            update(SkillMetaRow)
-            .where(SkillMetaRow.skill_id == bindparam("row_id"))
-            .values({column: bindparam(column) for column in columns})
-        )
-        execute_many(connection, statement, existing)
+    update_rows(connection, SkillMetaRow, ("skill_id",), [meta for meta in metas if meta["skill_id"] in have])
 
 
 def _sync_many_compositions(
