@@ -30,7 +30,7 @@ class SpelledEnum(StrEnum):
     @property
     def serde(self) -> str:
         spelled = _SERDE.get(self.value)
-        if spelled is None:  # worked out once per member: every stored body spells many
+        if spelled is None:  # worked out once per value: every stored body spells many
             spelled = _SERDE[self.value] = "".join(part.capitalize() for part in self.value.split("_"))
         return spelled
 
