@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from skillstudio.store import Actor, Database, SkillRepository
+from skillstudio.library import create_library
+from skillstudio.store import Actor, Database, SkillRepository, team_roles
 from tests.libraries import BACKENDS, new_library
 from tests.postgres_server import REQUIRED_VARIABLE, PostgresServer, start_server
 
@@ -47,6 +48,18 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def team_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A team library holding the sample, with a human (alice) and an agent (bot-7)."""
+    url = postgres_server.empty_database()
+    with create_library(url, sample=True) as database:
+        team_roles.set_up(database)
+        team_roles.grant(database, "alice", "human")
+        team_roles.grant(database, "bot-7", "agent")
+    yield url
+    postgres_server.drop(url)
 
 
 @pytest.fixture(params=BACKENDS)

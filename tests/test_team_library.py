@@ -16,7 +16,6 @@ from sqlalchemy.engine import make_url
 
 from skillstudio.agents.tool import AgentSkillTool
 from skillstudio.cli.main import main
-from skillstudio.library import create_library
 from skillstudio.library.sample import load_sample
 from skillstudio.model import ReviewState
 from skillstudio.store import Actor, Database, SkillRepository, StorageError, team_roles
@@ -26,18 +25,6 @@ from tests.factories import ai_skill
 from tests.postgres_server import PostgresServer
 
 WAIT_S = 20  # generous: a wait, never a timing assertion
-
-
-@pytest.fixture
-def team_url(postgres_server: PostgresServer):
-    """A team library holding the sample, with a human (alice) and an agent (bot-7)."""
-    url = postgres_server.empty_database()
-    with create_library(url, sample=True) as database:
-        team_roles.set_up(database)
-        team_roles.grant(database, "alice", "human")
-        team_roles.grant(database, "bot-7", "agent")
-    yield url
-    postgres_server.drop(url)
 
 
 def as_role(url: str, role: str) -> str:

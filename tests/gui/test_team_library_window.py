@@ -13,20 +13,10 @@ from PySide6.QtCore import QSettings
 from sqlalchemy.engine import make_url
 
 from skillstudio.gui.qt_main_window import QtMainWindow
-from skillstudio.library import create_library, library_name
-from skillstudio.store import Actor, Database, SkillRepository, team_roles
+from skillstudio.library import library_name
+from skillstudio.store import Actor, Database, SkillRepository
 from tests.gui.conftest import wait_for_browser
 from tests.postgres_server import PostgresServer
-
-
-@pytest.fixture
-def team_url(postgres_server: PostgresServer):
-    url = postgres_server.empty_database()
-    with create_library(url, sample=True) as database:
-        team_roles.set_up(database)
-        team_roles.grant(database, "alice", "human")
-    yield url
-    postgres_server.drop(url)
 
 
 @pytest.fixture
