@@ -512,19 +512,11 @@ def write_run_results(work: UnitOfWork, results: Sequence[tuple[str, RunSkillRes
         ("run_id", "skill_id"),
         [
             {
-                "run_id": result.run_id,
-                "skill_id": skill_id,
-                "wins": result.counts.wins,
-                "losses": result.counts.losses,
-                "draws": result.counts.draws,
-                "errors": result.counts.errors,
+                **_closed_row(result.run_id, skill_id, result.counts, result.duplicates, result.note, now),
                 "success_rate": result.success_rate,
                 "wilson_low": result.low,
                 "wilson_high": result.high,
                 "confidence_after": result.confidence_after,
-                "applied_at": now,
-                "note": result.note,
-                "duplicates": result.duplicates,
             }
             for skill_id, result in results
         ],
@@ -543,21 +535,23 @@ def close_unchanged(work: UnitOfWork, run_id: str, closed: Sequence[tuple[str, C
         work.session.connection(),
         RunSkillRow,
         ("run_id", "skill_id"),
-        [
-            {
-                "run_id": run_id,
-                "skill_id": skill_id,
-                "wins": counts.wins,
-                "losses": counts.losses,
-                "draws": counts.draws,
-                "errors": counts.errors,
-                "applied_at": now,
-                "note": note,
-                "duplicates": duplicates,
-            }
-            for skill_id, counts, duplicates, note in closed
-        ],
+        [_closed_row(run_id, skill_id, counts, duplicates, note, now) for skill_id, counts, duplicates, note in closed],
     )
+
+
+def _closed_row(run_id: str, skill_id: str, counts: Counts, duplicates: int, note: str, now: str) -> dict[str, object]:
+    """What every applied session sets on its run row: the games played, repeats, why, when."""
+    return {
+        "run_id": run_id,
+        "skill_id": skill_id,
+        "wins": counts.wins,
+        "losses": counts.losses,
+        "draws": counts.draws,
+        "errors": counts.errors,
+        "applied_at": now,
+        "note": note,
+        "duplicates": duplicates,
+    }
 
 
 # A game of this run is a duplicate when a game already credited to the skill (its run's session is
