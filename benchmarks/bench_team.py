@@ -41,6 +41,20 @@ def with_token(text: str, token: str) -> str:
     return f"{text.split(TOKEN_MARK)[0]}{TOKEN_MARK}{token}"
 
 
+def save_token(repository: Any, skill: Any, token: str) -> str:
+    """Save ``token`` into the skill's description as a person would: "saved", or "conflict"
+    (someone saved it since it was read), or "busy" (the library stayed locked)."""
+    from skillstudio.store import ConflictError, LibraryBusy
+
+    try:
+        repository.update(replace(skill, description=with_token(skill.description, token)))
+    except ConflictError:
+        return "conflict"
+    except LibraryBusy:
+        return "busy"
+    return "saved"
+
+
 def _as_member(db: str, name: str) -> str:
     """A team library's URL as its member ``name`` (the server records who writes); a path as it is."""
     if "://" not in db:
@@ -51,7 +65,7 @@ def _as_member(db: str, name: str) -> str:
 
 
 def _designer(db: str, number: int, seconds: float, out: str) -> None:
-    from skillstudio.store import Actor, ConflictError, Database, LibraryBusy, SkillRepository
+    from skillstudio.store import Actor, Database, SkillRepository
 
     db = _as_member(db, f"designer-{number}")
 
@@ -72,15 +86,11 @@ def _designer(db: str, number: int, seconds: float, out: str) -> None:
             sequence += 1
             token = f"d{number}-{sequence}"
             started = time.perf_counter()
-            try:
-                repository.update(replace(skill, description=with_token(skill.description, token)))
-            except ConflictError:
-                conflicts += 1
-                continue
-            except LibraryBusy:
-                busy += 1
-                continue
-            writes.append((skill.id, token, time.perf_counter() - started))
+            outcome = save_token(repository, skill, token)
+            conflicts += outcome == "conflict"
+            busy += outcome == "busy"
+            if outcome == "saved":
+                writes.append((skill.id, token, time.perf_counter() - started))
     Path(out).write_text(json.dumps({"writes": writes, "conflicts": conflicts, "busy": busy}))
 
 

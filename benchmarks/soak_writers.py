@@ -18,14 +18,13 @@ import multiprocessing
 import random
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.bench_team import lost_updates, with_token
+from benchmarks.bench_team import lost_updates, save_token
 
 
 def _writer(path: str, number: int, seconds: float, out: str) -> None:
-    from skillstudio.store import Actor, ConflictError, Database, LibraryBusy, SkillRepository
+    from skillstudio.store import Actor, Database, SkillRepository
 
     acknowledged: list[tuple[str, str, float]] = []
     conflicts = busy = 0
@@ -40,15 +39,11 @@ def _writer(path: str, number: int, seconds: float, out: str) -> None:
             skill = repository.get(skill_id)
             sequence += 1
             token = f"w{number}-{sequence}"
-            try:
-                repository.update(replace(skill, description=with_token(skill.description, token)))
-            except ConflictError:
-                conflicts += 1
-                continue
-            except LibraryBusy:
-                busy += 1
-                continue
-            acknowledged.append((skill_id, token, time.time()))
+            outcome = save_token(repository, skill, token)
+            conflicts += outcome == "conflict"
+            busy += outcome == "busy"
+            if outcome == "saved":
+                acknowledged.append((skill_id, token, time.time()))
     Path(out).write_text(json.dumps({"acknowledged": acknowledged, "conflicts": conflicts, "busy": busy}))
 
 
