@@ -78,11 +78,13 @@ class PostgresServer:
             autocommit=True,
         )
 
-    def empty_database(self) -> str:
-        """A new database holding nothing; its URL."""
+    def empty_database(self, *, locale: str | None = None) -> str:
+        """A new database holding nothing, in ``locale`` (its collation and character classes)
+        or the cluster's; its URL."""
         name = f"skillstudio_test_{os.getpid()}_{next(self._counter)}"
+        in_locale = f" LC_COLLATE '{locale}' LC_CTYPE '{locale}'" if locale else ""
         with self._admin() as admin:
-            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
+            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0{in_locale}')
         return self.url(name)
 
     def library_database(self) -> str:

@@ -255,7 +255,7 @@ def to_text_snapshots(path: Path) -> None:
             "INSERT INTO studio_revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(*row[:-1], json.dumps(decode_snapshot(row[-1]), ensure_ascii=False, sort_keys=True)) for row in rows],
         )
-        connection.execute("DELETE FROM studio_schema_migrations WHERE version = 14")
+        connection.execute("DELETE FROM studio_schema_migrations WHERE version >= 14")  # as before migration 14
 
 
 def history_answers(repository: SkillRepository, ids: Sequence[str]) -> dict[str, Any]:

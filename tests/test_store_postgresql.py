@@ -182,6 +182,7 @@ def test_search_words_become_prefix_terms_and_never_syntax() -> None:
     assert tsquery(["tank_rush"], prefix=True) == "('tank' <-> 'rush':*)"
     assert tsquery(["Naval", "air"], prefix=True, weight="B", any_word=True) == "'naval':*B | 'air':*B"
     assert tsquery(["___"], prefix=True) == ""
+    assert tsquery(["Café", "ÜBER"], prefix=True) == "'cafe':* & 'uber':*"  # folded as the stored words are
 
 
 def test_search_on_a_server_has_fts5s_prefix_semantics(library_url: str) -> None:

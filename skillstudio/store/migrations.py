@@ -20,12 +20,14 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
+from textwrap import dedent
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, text
 
 from skillstudio.model.validation import utc_now
 from skillstudio.store.errors import LibraryTooNew, NotALibrary
+from skillstudio.store.search_folding import unicode61_folding
 from skillstudio.store.snapshots import compress_snapshot_text
 
 if TYPE_CHECKING:
@@ -88,8 +90,12 @@ class Migration:
     # What SQL cannot do (compressing with zlib), run after ``sql`` in the same transaction.
     python: Callable[[Connection], None] | None = None
     # PostgreSQL's statements (``postgresql_schema.sql`` already holds every migration up to
-    # POSTGRESQL_BASELINE; each later one must carry them, one statement per "-- ;;" line).
-    postgresql: str = ""
+    # POSTGRESQL_BASELINE; each later one must carry them, one statement per "-- ;;" line), or
+    # what builds them from what the server has.
+    postgresql: str | Callable[[Connection], str] = ""
+
+    def postgresql_script(self, connection: Connection) -> str:
+        return self.postgresql(connection) if callable(self.postgresql) else self.postgresql
 
 
 _CONTENT = ", ".join(CONTENT_COLUMNS)
@@ -917,6 +923,59 @@ MIGRATIONS += (
 )
 
 
+def _folded_search_words(connection: Connection) -> str:
+    """Migration 15 on PostgreSQL: ``studio_search_words`` folds accents as FTS5's unicode61 does
+    (search_folding), and reads letters, digits and case by Unicode (the ICU root collation)
+    whatever the database's locale: under LC_CTYPE "C", ``lower`` and ``[:alnum:]`` knew ASCII
+    only, so "Über" was the word "ber". A server built without ICU keeps its own locale. Every
+    stored vector is then made again."""
+    has_icu = connection.exec_driver_sql("SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu')")
+    unicode = '"und-x-icu"' if has_icu.scalar_one() else '"default"'
+    folding = unicode61_folding()
+    foldable = _sql_text(folding.letters + folding.dropped_marks)
+    # translate reads its whole list for each character of its text (10 times the cost of the
+    # rest for a description in French): it is given only the distinct accented letters found,
+    # each then replaced throughout by the fast replace.
+    return dedent(f"""
+        CREATE OR REPLACE FUNCTION studio_search_words(value TEXT) RETURNS TEXT
+        LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+        AS $$
+        DECLARE
+            -- (a variable takes the caller's collation unless given one: skills.name's is "C")
+            given TEXT COLLATE {unicode} := lower(coalesce(value, '') COLLATE {unicode});
+            accented TEXT COLLATE {unicode};
+        BEGIN
+            IF given ~ ('[' || {foldable} || ']') THEN
+                FOR accented IN
+                    SELECT DISTINCT hit[1] FROM regexp_matches(given, '([' || {foldable} || '])', 'g') AS hits(hit)
+                LOOP
+                    given := replace(given, accented, translate(accented, {foldable}, {_sql_text(folding.bases)}));
+                END LOOP;
+            END IF;
+            RETURN regexp_replace(given, '[^[:alnum:]]+', ' ', 'g');
+        END
+        $$
+        -- ;;
+        UPDATE studio_skill_search AS search
+        SET document = studio_skill_document(skills.name, skills.description, skills.tags)
+        FROM skills WHERE skills.id = search.skill_id
+    """)
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+MIGRATIONS += (
+    Migration(
+        15,
+        "Team libraries: search folds accents as SQLite's does, whatever the server's locale",
+        "",  # SQLite's search is the reference (FTS5's unicode61): nothing changes
+        postgresql=_folded_search_words,
+    ),
+)
+
+
 LATEST_VERSION = MIGRATIONS[-1].version
 # The version a new PostgreSQL library starts at: postgresql_schema.sql is this schema.
 POSTGRESQL_BASELINE = 14
@@ -1052,9 +1111,10 @@ def _upgrade_postgresql(database: Database, *, create: bool) -> None:
         check_version(database.location, current)
         for migration in MIGRATIONS:
             if migration.version > current:
-                if not migration.postgresql:
+                script = migration.postgresql_script(connection)
+                if not script:
                     raise NotALibrary(f"migration {migration.version} has no PostgreSQL statements")
-                for statement in split_statements(migration.postgresql):
+                for statement in split_statements(script):
                     connection.exec_driver_sql(statement)
                 if migration.python is not None:
                     migration.python(connection)

@@ -8,7 +8,8 @@
   save is a conflict, never a lost update). Waiting is bounded by ``lock_timeout``.
 * Reads run in a REPEATABLE READ snapshot, as SQLite's WAL readers do.
 * Keyword search reads ``studio_skill_search`` (each skill's tsvector, kept by triggers, GIN
-  indexed) with the prefix semantics of FTS5 (``to_tsquery('simple', 'tank:* & ar:*')``),
+  indexed) with the prefix semantics of FTS5 (``to_tsquery('simple', 'tank:* & ar:*')``) and its
+  accent folding (migration 15, ``search_folding``),
   ranked by ts_rank; a first page's pool is chosen in the full order (rank, the name key kept
   beside the vector, id), so tied ranks never make it read the matches again.
 * The change token is ``studio_changes.version``, moved once by every transaction that writes.
@@ -47,6 +48,7 @@ from skillstudio.store import live_changes, migrations
 from skillstudio.store.backends import Backend
 from skillstudio.store.errors import LibraryBusy, LibraryError, LibraryNotFound, NotALibrary, StorageError
 from skillstudio.store.orm import SkillRow
+from skillstudio.store.search_folding import fold
 
 if TYPE_CHECKING:
     from skillstudio.store.database import Database
@@ -304,7 +306,7 @@ def tsquery(words: Sequence[str], *, prefix: bool, weight: str = "", any_word: b
     Only letters and digits reach the server, so no input is tsquery syntax."""
     terms = []
     for word in words:
-        parts = [part.lower() for part in _PART.findall(word)]
+        parts = _PART.findall(fold(word))  # the words as studio_search_words stored them
         if not parts:
             continue
         inner = f":{weight}" if weight else ""  # a phrase's first parts: whole words
