@@ -18,8 +18,9 @@ from skillstudio.agents.tool import AgentSkillTool
 from skillstudio.cli.main import main
 from skillstudio.library.sample import load_sample
 from skillstudio.model import ReviewState
-from skillstudio.store import Actor, Database, SkillRepository, StorageError, team_roles
+from skillstudio.store import Actor, Database, LibraryTooOld, SkillQuery, SkillRepository, StorageError, team_roles
 from skillstudio.store.errors import TeamRoleError
+from skillstudio.store.migrations import LATEST_VERSION, schema_version
 from skillstudio.store.team_roles import HUMAN_ROLE
 from tests.factories import ai_skill
 from tests.postgres_server import PostgresServer
@@ -277,3 +278,14 @@ def test_the_team_benchmark_runs_on_a_team_library_and_loses_nothing(team_url: s
     with raw(team_url, "postgres") as admin:  # the agents wrote as their own roles
         creators = {row[0] for row in admin.execute("SELECT DISTINCT created_by FROM studio_skill_meta")}
     assert "agent-0" in creators
+
+
+def test_only_the_owner_upgrades_a_team_library_and_a_member_is_told_whom_to_ask(team_url: str) -> None:
+    with Database(team_url) as database, database.engine.begin() as connection:  # as a newer schema finds it
+        connection.exec_driver_sql(f"DELETE FROM studio_schema_migrations WHERE version = {LATEST_VERSION}")
+    with pytest.raises(LibraryTooOld, match="only the library's owner can upgrade it"):
+        Database(as_role(team_url, "alice"))
+    with Database(team_url) as database, database.engine.connect() as connection:  # the owner's open upgrades it
+        assert schema_version(connection) == LATEST_VERSION
+    with Database(as_role(team_url, "alice")) as database:
+        assert SkillRepository(database, Actor("alice")).query(SkillQuery(text="rush")).total > 0

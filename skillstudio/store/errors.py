@@ -34,6 +34,10 @@ class LibraryTooNew(LibraryError):
     pass
 
 
+class LibraryTooOld(LibraryError):
+    """A team library behind this SkillStudio's schema, which only its owner may upgrade."""
+
+
 class StorageError(LibraryError):
     """SQLite failed: the file is damaged, the disk is full, or (LibraryBusy) another writer
     held the lock past our wait."""

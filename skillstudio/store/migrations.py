@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, text
 
 from skillstudio.model.validation import utc_now
-from skillstudio.store.errors import LibraryTooNew, NotALibrary
+from skillstudio.store.errors import LibraryTooNew, LibraryTooOld, NotALibrary
 from skillstudio.store.search_folding import unicode61_folding
 from skillstudio.store.snapshots import compress_snapshot_text
 
@@ -1109,6 +1109,8 @@ def _upgrade_postgresql(database: Database, *, create: bool) -> None:
             )
         current = schema_version(connection)
         check_version(database.location, current)
+        if current < LATEST_VERSION:
+            _refuse_unless_owner(connection, database.location, current)
         for migration in MIGRATIONS:
             if migration.version > current:
                 script = migration.postgresql_script(connection)
@@ -1123,6 +1125,20 @@ def _upgrade_postgresql(database: Database, *, create: bool) -> None:
                     {"v": migration.version, "at": utc_now(), "d": migration.description},
                 )
         _note_changes_everywhere(connection)
+
+
+def _refuse_unless_owner(connection: Connection, location: object, current: int) -> None:
+    """Only the library's owner changes its schema (docs/team-library.md): a member opening a
+    library a newer SkillStudio must upgrade is told whom to ask, not the server's refusal."""
+    owns = connection.exec_driver_sql(
+        "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class WHERE oid = 'skills'::regclass"
+    ).scalar_one()
+    if not owns:
+        raise LibraryTooOld(
+            f"{location} is at schema {current} and this SkillStudio needs {LATEST_VERSION}; only the"
+            " library's owner can upgrade it: ask them to open it once, or run"
+            " 'skillstudio team init URL', with this SkillStudio"
+        )
 
 
 def _note_changes_everywhere(connection: Connection) -> None:
