@@ -245,10 +245,10 @@ class Cancellation:
                 interrupt(raw)
 
     @contextmanager
-    def watching(self, connection: Connection) -> Iterator[None]:
+    def watching(self, connection: Connection, backend: Backend) -> Iterator[None]:
         raw = connection.connection.driver_connection
         assert raw is not None  # an open session's connection
-        interrupt = _interrupter(connection.dialect.name)
+        interrupt = backend.interrupt
         with self._lock:
             if self.cancelled:
                 raise StorageError("the read was interrupted before it started")
@@ -258,13 +258,3 @@ class Cancellation:
         finally:
             with self._lock:
                 self._connections.pop(id(raw), None)
-
-
-def _interrupter(dialect: str) -> Callable[[object], None]:
-    if dialect == "postgresql":
-        from skillstudio.store.backends.postgresql import interrupt as cancel_statement
-
-        return cancel_statement
-    from skillstudio.store.backends.sqlite import interrupt
-
-    return interrupt

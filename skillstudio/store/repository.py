@@ -154,7 +154,9 @@ class SkillRepository(StorePart):
         with self.database.read() as session:
             # Core execution: ids need no ORM identity map, which costs more than SQLite here.
             connection = session.connection()
-            with cancellation.watching(connection) if cancellation is not None else nullcontext():
+            with (
+                cancellation.watching(connection, self.database.backend) if cancellation is not None else nullcontext()
+            ):
                 if query.offset or query.limit is not None:
                     counted = select(func.count()).select_from(statement.order_by(None).subquery())
                     total = connection.execute(counted).scalar_one()
@@ -169,7 +171,9 @@ class SkillRepository(StorePart):
         in tens of megabytes, never as a million strings at once (:class:`PackedIds`)."""
         with self.database.read() as session:
             connection = session.connection()
-            with cancellation.watching(connection) if cancellation is not None else nullcontext():
+            with (
+                cancellation.watching(connection, self.database.backend) if cancellation is not None else nullcontext()
+            ):
                 rows = connection.execute(_paged(build_select(query, self.database.backend), query)).scalars()
                 return PackedIds.from_chunks(rows.partitions(_ID_CHUNK))
 

@@ -77,6 +77,11 @@ class Backend(ABC):
     def change_token(self) -> int:
         """A number that changes whenever anyone (another process or machine, too) commits."""
 
+    @abstractmethod
+    def interrupt(self, raw: object) -> None:
+        """Stop the statement running on ``raw``, one of this backend's driver connections,
+        from another thread (a Cancellation): the statement ends with an error."""
+
     def close(self, engine: Engine) -> None:
         engine.dispose()
 

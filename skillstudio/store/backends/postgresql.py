@@ -224,6 +224,12 @@ class PostgresBackend(Backend):
         except DBAPIError as error:
             raise self.storage_error(error) from error
 
+    def interrupt(self, raw: object) -> None:
+        import psycopg
+
+        assert isinstance(raw, psycopg.Connection)  # an open session's connection
+        raw.cancel_safe()  # the server is asked to cancel the statement
+
     # --- SQL -----------------------------------------------------------------------------------------
 
     def skill_key(self) -> SQLColumnExpression[Any]:
@@ -326,14 +332,6 @@ def _reason(cause: BaseException | None) -> str:
     return message.splitlines()[0] if message else type(cause).__name__
 
 
-def interrupt(raw: object) -> None:
-    """Ask the server to cancel the statement running on a psycopg connection."""
-    import psycopg
-
-    assert isinstance(raw, psycopg.Connection)  # an open session's connection
-    raw.cancel_safe()
-
-
 def schema_statements() -> list[str]:
     """The PostgreSQL DDL of a new library (postgresql_schema.sql), one statement each."""
     ddl = files("skillstudio.store").joinpath("postgresql_schema.sql").read_text(encoding="utf-8")
@@ -351,7 +349,6 @@ def _has_code(part: str) -> bool:
 
 __all__ = [
     "PostgresBackend",
-    "interrupt",
     "mask",
     "schema_statements",
     "search_words",

@@ -161,6 +161,10 @@ class SqliteBackend(Backend):
                 self._watch = sqlite3.connect(self.path, check_same_thread=False)
             return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
 
+    def interrupt(self, raw: object) -> None:
+        assert isinstance(raw, sqlite3.Connection)
+        raw.interrupt()  # sqlite3_interrupt; a no-op on a connection with no statement running
+
     def close(self, engine: Engine) -> None:
         try:  # keep the planner's statistics current (SQLite's advice for long-lived files)...
             with engine.connect() as connection:
@@ -359,12 +363,6 @@ def _unusable(path: Path, error: BaseException) -> LibraryError:
     if _is_busy(error):
         return LibraryBusy(path, BUSY_TIMEOUT_MS / 1000, detail=str(cause))
     return NotALibrary(f"{path} is not a usable SQLite database ({cause})")
-
-
-def interrupt(raw: object) -> None:
-    """Stop the statement running on a sqlite3 connection (``sqlite3_interrupt``)."""
-    assert isinstance(raw, sqlite3.Connection)
-    raw.interrupt()  # a no-op on a connection with no statement running
 
 
 def _on_connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
