@@ -28,7 +28,6 @@ person to look at. Pulling the same file again, or a file just published, change
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -46,7 +45,7 @@ from skillstudio.store import ImportItem, SkillExtras, SkillRepository
 from skillstudio.store.backends.sqlite import NEW_FILE_PRAGMAS, SQLITE_MAGIC, read_only_uri
 from skillstudio.store.errors import InvalidStoredSkill
 from skillstudio.store.imports import present_ids
-from skillstudio.store.migrations import D057_SKILL_COLUMNS, MIGRATIONS, _split_statements, d057_statements
+from skillstudio.store.migrations import D057_SKILL_COLUMNS, d057_statements, fts_sync_triggers
 from skillstudio.store.orm import SkillMetaRow, SkillRow
 from skillstudio.store.pulls import import_with_claims
 from skillstudio.store.skill_rows import meta_columns, parse_row, row_document, skill_columns
@@ -60,14 +59,6 @@ MAX_PULL_ROWS = 1_000_000
 # FTS5's shadow tables of D057's skills_fts: part of D057's DDL, not other data.
 _FTS_SHADOWS = frozenset(f"skills_fts_{part}" for part in ("data", "idx", "content", "docsize", "config"))
 _D057_TABLES = frozenset(d057_statements())
-_FTS_TRIGGER = re.compile(r"^[ \t]*(CREATE TRIGGER IF NOT EXISTS studio_skills_fts_.*)", re.MULTILINE | re.DOTALL)
-
-
-def fts_sync_triggers() -> list[str]:
-    """The store's triggers that keep D057's external-content ``skills_fts`` current
-    (migration 1): in a published file they make an engine's own INSERT searchable."""
-    found = (_FTS_TRIGGER.search(s) for s in _split_statements(MIGRATIONS[0].sql))
-    return [match.group(1) for match in found if match is not None]
 
 
 # --- publish --------------------------------------------------------------------------------------
@@ -468,7 +459,6 @@ __all__ = [
     "PullPlan",
     "apply_pull",
     "check_target",
-    "fts_sync_triggers",
     "plan_pull",
     "publish",
     "pulled_ids",

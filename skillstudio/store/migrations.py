@@ -1169,6 +1169,16 @@ def _table_names(connection: Connection) -> set[str]:
     return {row[0] for row in rows}
 
 
+_FTS_TRIGGER = re.compile(r"^[ \t]*(CREATE TRIGGER IF NOT EXISTS studio_skills_fts_.*)", re.MULTILINE | re.DOTALL)
+
+
+def fts_sync_triggers() -> list[str]:
+    """The store's triggers that keep D057's external-content ``skills_fts`` current
+    (migration 1): in a published file they make an engine's own INSERT searchable."""
+    found = (_FTS_TRIGGER.search(statement) for statement in _split_statements(MIGRATIONS[0].sql))
+    return [match.group(1) for match in found if match is not None]
+
+
 def _execute_script(connection: Connection, script: str) -> None:
     """Run statements one by one inside the caller's transaction (executescript would commit)."""
     for statement in _split_statements(script):

@@ -16,10 +16,10 @@ from skillstudio.model.claims import claim_in
 from skillstudio.packages import gameplay_db
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.export import PrivacyError
-from skillstudio.packages.gameplay_db import apply_pull, fts_sync_triggers, plan_pull, publish
+from skillstudio.packages.gameplay_db import apply_pull, plan_pull, publish
 from skillstudio.store import Database, QualityOutcome, SkillRepository
 from skillstudio.store.backends.sqlite import fts5_triggers_work_untrusted
-from skillstudio.store.migrations import D057_SKILL_COLUMNS, d057_statements
+from skillstudio.store.migrations import D057_SKILL_COLUMNS, d057_statements, fts_sync_triggers
 from tests.factories import ai_skill, content_skill, example_skill
 from tests.test_seed_ddl import engine_library  # noqa: F401  (a fixture: a file only an engine wrote)
 
