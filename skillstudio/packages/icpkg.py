@@ -246,7 +246,24 @@ def export_package(
             info.create_system = 3
             info.external_attr = (stat.S_IFREG | 0o644) << 16
             archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
-    return buffer.getvalue()
+    package = buffer.getvalue()
+    _refuse_unreadable(archive.infolist(), len(package), len(skills))
+    return package
+
+
+def _refuse_unreadable(infos: Sequence[zipfile.ZipInfo], size: int, skill_count: int) -> None:
+    """Refuse to write a package that ``read_package`` would refuse: more entries or bytes than
+    a package may hold, or an entry a reader takes for a decompression bomb."""
+    issues = _size_issues(infos, "the package")
+    if len(infos) > MAX_ENTRIES:
+        issues.insert(0, Issue("the package", f"would have {len(infos)} entries, at most {MAX_ENTRIES} allowed"))
+    if size > MAX_ARCHIVE_BYTES:
+        issues.insert(0, Issue("the package", f"would be {size} bytes, more than the {MAX_ARCHIVE_BYTES} allowed"))
+    if issues:
+        raise PackageError(
+            issues,
+            context=f"{skill_count} skills make a package no import would read; export them as several packages",
+        )
 
 
 def workshop_vdf(meta: PackageMeta, content_folder: str, *, appid: str = "0", preview: str = "") -> str:
@@ -305,6 +322,29 @@ def read_package(source: str | Path | bytes, *, progress: Callable[[int, int], N
         return _read_archive(archive, label, progress)
 
 
+def _size_issues(infos: Sequence[zipfile.ZipInfo], label: str) -> list[Issue]:
+    """What the size limits refuse in these entries: each entry's size, its compression ratio
+    (a decompression bomb), and the whole's. Reading applies them to a package from outside;
+    writing to the package it made, so that no export is one an import refuses."""
+    issues: list[Issue] = []
+    total = 0
+    compressed_total = 0
+    for info in infos:
+        name = info.filename
+        limit = MAX_MANIFEST_BYTES if name in (MANIFEST, RESOURCE) else MAX_ENTRY_BYTES
+        if info.file_size > limit:
+            issues.append(Issue(name, f"declares {info.file_size} bytes, more than the {limit} allowed"))
+        if info.file_size >= RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            issues.append(Issue(name, f"compression ratio above {MAX_RATIO}:1 (decompression bomb)"))
+        total += info.file_size
+        compressed_total += info.compress_size
+    if total > MAX_TOTAL_BYTES:
+        issues.append(Issue(label, f"declares {total} bytes uncompressed, more than the {MAX_TOTAL_BYTES} allowed"))
+    if total >= RATIO_FLOOR and total > MAX_RATIO * max(compressed_total, 1):
+        issues.append(Issue(label, f"overall compression ratio above {MAX_RATIO}:1 (decompression bomb)"))
+    return issues
+
+
 def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int, int], None] | None = None) -> Package:
     infos = archive.infolist()
     if len(infos) > MAX_ENTRIES:
@@ -312,8 +352,6 @@ def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int,
     issues: list[Issue] = []
     entries: dict[str, zipfile.ZipInfo] = {}
     folded: set[str] = set()
-    total = 0
-    compressed_total = 0
     for info in infos:
         name = info.filename
         problem = _entry_problem(info)
@@ -327,17 +365,7 @@ def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int,
             continue
         entries[name] = info
         folded.add(name.lower())
-        limit = MAX_MANIFEST_BYTES if name in (MANIFEST, RESOURCE) else MAX_ENTRY_BYTES
-        if info.file_size > limit:
-            issues.append(Issue(name, f"declares {info.file_size} bytes, more than the {limit} allowed"))
-        if info.file_size >= RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            issues.append(Issue(name, f"compression ratio above {MAX_RATIO}:1 (decompression bomb)"))
-        total += info.file_size
-        compressed_total += info.compress_size
-    if total > MAX_TOTAL_BYTES:
-        issues.append(Issue(label, f"declares {total} bytes uncompressed, more than the {MAX_TOTAL_BYTES} allowed"))
-    if total >= RATIO_FLOOR and total > MAX_RATIO * max(compressed_total, 1):
-        issues.append(Issue(label, f"overall compression ratio above {MAX_RATIO}:1 (decompression bomb)"))
+    issues += _size_issues(list(entries.values()), label)
     if issues:
         raise PackageError(issues, context=f"{label} refused")
 

@@ -134,19 +134,21 @@ def test_decompression_bomb_ratio(populated: SkillRepository) -> None:
 
 
 def test_declared_size_above_the_limit(populated: SkillRepository, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = rezip(base())  # made under the real limits: an export refuses what a reader would
     monkeypatch.setattr(icpkg, "MAX_ENTRY_BYTES", 100)
-    refused(populated, rezip(base()), "more than the 100 allowed")
+    refused(populated, package, "more than the 100 allowed")
 
 
 def test_declared_total_above_the_limit(populated: SkillRepository, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = rezip(base())
     monkeypatch.setattr(icpkg, "MAX_TOTAL_BYTES", 1000)
-    refused(populated, rezip(base()), "uncompressed, more than the 1000 allowed")
+    refused(populated, package, "uncompressed, more than the 1000 allowed")
 
 
 def test_archive_above_the_limit(populated: SkillRepository, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    monkeypatch.setattr(icpkg, "MAX_ARCHIVE_BYTES", 100)
     path = tmp_path / "big.icpkg"
     path.write_bytes(valid_package())
+    monkeypatch.setattr(icpkg, "MAX_ARCHIVE_BYTES", 100)
     with pytest.raises(PackageError, match=r"big\.icpkg: is .* bytes"):
         read_package(path)
 

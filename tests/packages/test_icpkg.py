@@ -256,3 +256,29 @@ def test_extras_with_unsafe_paths_are_refused(repository: SkillRepository) -> No
     with pytest.raises(PackageError, match="not a safe relative path"):
         read_package(rezip(with_manifest(entries, lambda m: None)))
     assert library_state(repository) == before
+
+
+def test_an_export_no_import_would_read_is_refused_before_anything_is_written(
+    repository: SkillRepository, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skillstudio.packages import icpkg
+    from skillstudio.store import SkillExtras
+
+    skills = sample_skills()[:3]
+    repository.create_many(skills)
+    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 3)  # the manifest and two skills
+    target = tmp_path / "library.icpkg"
+    target.write_bytes(b"the package exported yesterday")
+    preview = load_selection(repository, [s.id for s in skills])
+    with pytest.raises(PackageError, match="3 skills make a package no import would read") as refused:
+        export_selection(preview, META, target, sign=False)
+    assert "would have 4 entries, at most 3 allowed" in str(refused.value)
+    assert target.read_bytes() == b"the package exported yesterday"
+    assert len(read_package(export_package(skills[:2], META)).skills) == 2  # at the limit: written and read
+
+    # A SKILL.md script of one repeated character compresses past the ratio a reader takes for a
+    # decompression bomb: written, it could never be imported.
+    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 50_000)
+    padding = {"scripts/pad.txt": {"text": "0" * 2_000_000}}
+    with pytest.raises(PackageError, match="decompression bomb"):
+        export_package(skills[:1], META, extras={skills[0].id: SkillExtras(files=padding)})
