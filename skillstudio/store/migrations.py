@@ -933,7 +933,7 @@ def _folded_search_words(connection: Connection) -> str:
     unicode = '"und-x-icu"' if has_icu.scalar_one() else '"default"'
     folding = unicode61_folding()
     foldable = _sql_text(folding.letters + folding.dropped_marks)
-    # translate reads its whole list for each character of its text (10 times the cost of the
+    # translate reads its whole list for each character of its text (18 times the cost of the
     # rest for a description in French): it is given only the distinct accented letters found,
     # each then replaced throughout by the fast replace.
     return dedent(f"""
