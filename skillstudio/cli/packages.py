@@ -232,10 +232,7 @@ def _import(args: argparse.Namespace, database: Database) -> int:
                     "mode": plan.mode,
                     "dry_run": args.dry_run,
                     "counts": {a: plan.count(a) for a in ("add", "update", "skip", "conflict", "trash")},
-                    "steps": [
-                        {"action": s.action, "id": s.skill_id, "name": s.name, "entry": s.entry, "reason": s.reason}
-                        for s in plan.steps
-                    ],
+                    "steps": [step.to_json() for step in plan.steps],
                     "warnings": source.warnings + plan.warnings,
                     "key": plan.signer.fingerprint if plan.signer is not None else None,
                     "embedding": embedding_problem or "ok",

@@ -105,10 +105,7 @@ def _pull(args: argparse.Namespace, on_wait: Callable[[float], None]) -> int:
                         **{a: imports.count(a) for a in ("add", "update", "skip", "conflict")},
                         "figures": len(plan.claimed),
                     },
-                    "steps": [
-                        {"action": s.action, "id": s.skill_id, "name": s.name, "entry": s.entry, "reason": s.reason}
-                        for s in imports.steps
-                    ],
+                    "steps": [step.to_json() for step in imports.steps],
                     "warnings": imports.warnings,
                     "embedding": embedding_problem or "ok",
                 },

@@ -86,6 +86,16 @@ class PlannedSkill:
         reason = f" ({self.reason})" if self.reason else ""
         return f"{self.action:8} {self.name} [{self.skill_id}] {self.entry}{reason}"
 
+    def to_json(self) -> dict[str, str]:
+        """The step as ``--json`` prints it (import and pull)."""
+        return {
+            "action": self.action,
+            "id": self.skill_id,
+            "name": self.name,
+            "entry": self.entry,
+            "reason": self.reason,
+        }
+
 
 @dataclass
 class ImportPlan:
