@@ -110,8 +110,10 @@ class _Plain:
         return time.perf_counter() - started
 
     def ranked_page(self, match: str, rows: int = SCREEN) -> float:
+        from skillstudio.store.backends.sqlite import SEARCH_INDEX  # the index the store searches
+
         return self.time(
-            "SELECT s.id FROM (SELECT rowid AS r, rank AS k FROM skills_fts WHERE skills_fts MATCH ?"
+            f"SELECT s.id FROM (SELECT rowid AS r, rank AS k FROM {SEARCH_INDEX} WHERE {SEARCH_INDEX} MATCH ?"
             " ORDER BY +rank LIMIT ?) JOIN skills AS s ON s.rowid = r ORDER BY k",
             match,
             rows,

@@ -84,6 +84,9 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # bm25 column weights for (name, description, tags): a word in the name or a tag says more
 # about what a skill is for than the same word somewhere in its description.
 COLUMN_WEIGHTS = (4.0, 1.0, 2.0)
+# What SkillStudio searches: migration 16's copy of D057's skills_fts with one-letter prefixes
+# (same rows, matches and bm25; D057's table is the engine's and is never altered).
+SEARCH_INDEX = "studio_search_fts"
 
 
 class SqliteBackend(Backend):
@@ -193,7 +196,7 @@ class SqliteBackend(Backend):
         if pool is not None:
             # +rank: SQLite's own top-N sorter; FTS5's "ORDER BY rank" would sort every match.
             direction = "DESC" if descending else "ASC"
-            sql = f"SELECT rowid AS key, rank FROM skills_fts WHERE skills_fts MATCH :match ORDER BY +rank {direction} LIMIT :pool"
+            sql = f"SELECT rowid AS key, rank FROM {SEARCH_INDEX} WHERE {SEARCH_INDEX} MATCH :match ORDER BY +rank {direction} LIMIT :pool"
             return (
                 text(sql)
                 .bindparams(match=match, pool=pool)
@@ -202,7 +205,7 @@ class SqliteBackend(Backend):
             )
         # Ranking every match (bm25) is the costly part of a common word; only when asked.
         columns = ("key", "rank") if ranked else ("key",)
-        sql = f"SELECT rowid AS key{', rank' if ranked else ''} FROM skills_fts WHERE skills_fts MATCH :match"
+        sql = f"SELECT rowid AS key{', rank' if ranked else ''} FROM {SEARCH_INDEX} WHERE {SEARCH_INDEX} MATCH :match"
         return text(sql).bindparams(match=match).columns(*(literal_column(c) for c in columns)).subquery("fts")
 
     def any_word_ranking(
@@ -212,8 +215,8 @@ class SqliteBackend(Backend):
         match = f"{{tags}}: ({alternatives})" if tags_only else alternatives
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
         sql = (
-            f"SELECT rowid AS key, -bm25(skills_fts, {weights}) AS score FROM skills_fts"
-            " WHERE skills_fts MATCH :match ORDER BY score DESC LIMIT :pool"
+            f"SELECT rowid AS key, -bm25({SEARCH_INDEX}, {weights}) AS score FROM {SEARCH_INDEX}"
+            f" WHERE {SEARCH_INDEX} MATCH :match ORDER BY score DESC LIMIT :pool"
         )
         return (
             text(sql)
@@ -226,12 +229,12 @@ class SqliteBackend(Backend):
         # Document frequencies from an fts5vocab table in the connection's TEMP schema, so the
         # library file is not changed; one statement for all the words.
         connection.exec_driver_sql(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.studio_fts_vocab USING fts5vocab(main, skills_fts, 'row')"
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.studio_search_vocab USING fts5vocab(main, {SEARCH_INDEX}, 'row')"
         )
         parts, params = [], {}
         for n, word in enumerate(words):
             parts.append(
-                f"SELECT {n}, COALESCE(SUM(doc), 0) FROM temp.studio_fts_vocab WHERE term >= :l{n} AND term < :h{n}"
+                f"SELECT {n}, COALESCE(SUM(doc), 0) FROM temp.studio_search_vocab WHERE term >= :l{n} AND term < :h{n}"
             )
             params[f"l{n}"], params[f"h{n}"] = word, word[:-1] + chr(min(ord(word[-1]) + 1, 0x10FFFF))
         rows = connection.execute(text(" UNION ALL ".join(parts)), params)
@@ -248,7 +251,7 @@ class SqliteBackend(Backend):
             phrase = '{tags}: "' + " ".join(words) + '"'
             conditions.append(
                 literal_column("skills.rowid").in_(
-                    text(f"SELECT rowid FROM skills_fts WHERE skills_fts MATCH :tag_{number}").bindparams(
+                    text(f"SELECT rowid FROM {SEARCH_INDEX} WHERE {SEARCH_INDEX} MATCH :tag_{number}").bindparams(
                         **{f"tag_{number}": phrase}
                     )
                 )
@@ -407,4 +410,11 @@ def _on_begin(connection: Connection) -> None:
         raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
-__all__ = ["BUSY_TIMEOUT_MS", "COLUMN_WEIGHTS", "SqliteBackend", "fts5_triggers_work_untrusted", "fts_match"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "COLUMN_WEIGHTS",
+    "SEARCH_INDEX",
+    "SqliteBackend",
+    "fts5_triggers_work_untrusted",
+    "fts_match",
+]
