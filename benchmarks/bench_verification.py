@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 DEFAULT_SIZES = (1_000, 10_000)
 QUICK_SIZES = (200,)
-DEFAULT_EXECUTORS = ("inprocess", "dask-local:2")
+DEFAULT_EXECUTORS = ("inprocess", "processes:2", "dask-local:2")
 
 
 def _size(text: str) -> int:
@@ -107,17 +107,24 @@ def parallel_speedup(workers: int = 2, n: int = 5_000_000) -> float:
         return serial / (time.perf_counter() - started)
 
 
-def engine_games_per_s(skill: Any, opponent: str, games: int, seed: int, repeats: int = 3) -> float:
+def engine_games_per_s(
+    skill: Any, opponent: str, games: int, seed: int, repeats: int = 3, *, blas_threads: int | None = None
+) -> float:
     """The limit: the reference engine alone, one skill in one batch of ``games`` games; the
-    fastest of ``repeats`` batches (on a shared machine the others measure its neighbours)."""
+    fastest of ``repeats`` batches (on a shared machine the others measure its neighbours).
+    ``blas_threads``: numpy's BLAS limited to that many threads (1: the engine on one core), else
+    as many as BLAS starts by itself (one per core)."""
+    from threadpoolctl import threadpool_limits
+
     from skillstudio.engine import run_batch
 
-    run_batch(skill, opponent, 20, seed, skill.provenance.game_module)  # imports, tables, caches
     fastest = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run_batch(skill, opponent, games, seed, skill.provenance.game_module)
-        fastest = min(fastest, time.perf_counter() - started)
+    with threadpool_limits(limits=blas_threads):
+        run_batch(skill, opponent, 20, seed, skill.provenance.game_module)  # imports, tables, caches
+        for _ in range(repeats):
+            started = time.perf_counter()
+            run_batch(skill, opponent, games, seed, skill.provenance.game_module)
+            fastest = min(fastest, time.perf_counter() - started)
     return games / fastest
 
 
@@ -169,11 +176,13 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
     playable = [s for s in ai if s.body_kind is BodyKind.STRATEGIC_PATTERN]
     reference = next((s for s in playable if s.provenance.game_module == "ra1"), playable[0])
     engine_limit = engine_games_per_s(reference, args.opponent, args.engine_games, args.seed)
+    one_core_limit = engine_games_per_s(reference, args.opponent, args.engine_games, args.seed, blas_threads=1)
     same_games_limit = same_games_per_s(playable, args.opponent, args.games, args.seed)
     report: dict[str, Any] = {
         "library_skills": size,
         "engine_games": args.engine_games,
         "engine_games_per_s": round(engine_limit, 1),
+        "engine_games_per_s_one_core": round(one_core_limit, 1),
         "same_games_per_s": round(same_games_limit, 1),
         "ai_skills": len(ai),
         "verified_skills": len(playable),
@@ -229,6 +238,7 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
                             "executor_startup_s": round(startup, 3),
                             "games_per_s": round(games / elapsed, 1),
                             "share_of_engine": round(games / elapsed / engine_limit, 3),
+                            "share_of_engine_one_core": round(games / elapsed / one_core_limit, 3),
                             "share_of_same_games": round(games / elapsed / same_games_limit, 3),
                             "engine_s": round(executor.engine_s, 3),
                             "runner_s": round(max(0.0, elapsed - executor.engine_s), 3),
@@ -264,18 +274,21 @@ def render(report: dict[str, Any]) -> str:
         ),
         (
             f"limit: the engine alone, one skill in one {report['engine_games']:,}-game batch (best of 3): "
-            f"{report['engine_games_per_s']:,.0f} games/s; the engine alone on the same games "
+            f"{report['engine_games_per_s']:,.0f} games/s (BLAS on its own threads), "
+            f"{report['engine_games_per_s_one_core']:,.0f} games/s (one core: BLAS on one thread); "
+            "the engine alone on the same games "
             f"(one run_batches call, nothing stored): {report['same_games_per_s']:,.0f} games/s"
         ),
         (
-            f"{'executor':<16} {'games':>7} {'seconds':>8} {'games/s':>8} {'of 1 skill':>10} {'of same':>8} {'engine s':>8} "
+            f"{'executor':<16} {'games':>7} {'seconds':>8} {'games/s':>8} {'of 1 skill':>10} {'1 core':>7} {'of same':>8} {'engine s':>8} "
             f"{'runner s':>8} {'skills/s':>8} {'startup s':>9} {'W':>6} {'L':>6} {'D':>5} {'E':>5}"
         ),
     ]
     for r in report["runs"]:
         lines.append(
             f"{r['executor']:<16} {r['games']:>7} {r['seconds']:>8.1f} {r['games_per_s']:>8.1f} "
-            f"{r['share_of_engine']:>10.1%} {r['share_of_same_games']:>8.1%} {r['engine_s']:>8.1f} {r['runner_s']:>8.1f} "
+            f"{r['share_of_engine']:>10.1%} {r['share_of_engine_one_core']:>7.1%} {r['share_of_same_games']:>8.1%} "
+            f"{r['engine_s']:>8.1f} {r['runner_s']:>8.1f} "
             f"{r['skills_per_s']:>8.2f} {r['executor_startup_s']:>9.2f} {r['wins']:>6} {r['losses']:>6} "
             f"{r['draws']:>5} {r['errors']:>5}"
         )

@@ -268,6 +268,27 @@ def _exit_with_parent(parent: int, interval: float = 0.5) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def _one_blas_thread() -> None:
+    """In a worker: numpy's BLAS (OpenBLAS) on one thread. A worker process is already one per
+    core; BLAS's own pool, one thread per core by default, made a worker's matrix products
+    fight the other workers and the process applying results for the same cores (a 10k-skill
+    verify on 2 cores: 8.2 s with it, 6.5 s without; issue 17). Dask's workers do the same."""
+    import numpy  # noqa: F401  BLAS is loaded with numpy; only a loaded library's pool can be limited
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
+
+def _start_worker(parent: int) -> None:
+    _exit_with_parent(parent)
+    _one_blas_thread()
+
+
+def _load_engine() -> None:
+    """A worker's first task: import the built-in engine before the first chunk comes."""
+    import skillstudio.engine.batch  # noqa: F401
+
+
 class ProcessExecutor(_Windowed["Future[ChunkResult]"]):
     """N local worker processes (``concurrent.futures``, spawned: safe beside threads and Qt)."""
 
@@ -280,9 +301,13 @@ class ProcessExecutor(_Windowed["Future[ChunkResult]"]):
         self.pool = ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_exit_with_parent,
+            initializer=_start_worker,
             initargs=(os.getpid(),),
         )
+        # Start every worker now (the pool starts one per task submitted): a verify opens its
+        # executor before it reads its skills, and the workers start meanwhile (0.4 s each).
+        for _ in range(self.workers):
+            self.pool.submit(_load_engine)
 
     def _submit(self, fn: Callable[[Chunk], ChunkResult], chunk: Chunk) -> Future[ChunkResult]:
         return self.pool.submit(fn, chunk)

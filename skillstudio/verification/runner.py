@@ -356,37 +356,37 @@ def _run_claimed(
         yield RunFinished(run_id, "finished", total, played, message="already finished", skipped=skipped)
         return
     store.set_status(run_id, "running")
-
-    # Which skills still need games, and with which body.
-    pending: dict[str, RunSkill] = {}
-    skills: dict[str, Skill] = {}
-    entries = {entry.skill_id: entry for entry in run_skills if entry.applied_at is None}
-    parse = RowParser()  # each skill is parsed once, unless its row changes before it is applied
-    with database.read() as session:  # one batched read, not one per skill
-        loaded = load_many(session, list(entries), parse)
-    for skill_id, skill in loaded:
-        if isinstance(skill, SkillNotFound):
-            store.skip_skill(run_id, skill_id, "skill deleted before its games were applied")
-        elif isinstance(skill, InvalidStoredSkill):  # the row went bad (another writer) since the run began
-            store.skip_skill(run_id, skill_id, skill.reason)
-        else:
-            skills[skill_id] = skill
-            pending[skill_id] = entries[skill_id]
-    hashes = {skill_id: body_hash(skill) for skill_id, skill in skills.items()}  # once per skill and run
-    # A skill whose body changed since the run started plays no more games (they would mix bodies).
-    changed = {skill_id for skill_id, entry in pending.items() if hashes[skill_id] != entry.body_hash}
-    stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
-    chunks = (
-        _plan(info, {s: entry for s, entry in pending.items() if s not in changed}, skills, done_games)
-        if stopping is None
-        else stopping.plan(info, pending, skills, done_games)
-    )
-    played = sum(c.played for c in counts.values())
     owned = not isinstance(executor, Executor)  # a spelling (or None) is opened here, and closed here
+    # Opened before the skills are read: a pool's workers start, and import the engine, meanwhile.
     runner = executor if isinstance(executor, Executor) else open_executor(executor or info.executor)
-    yield RunStarted(run_id, len(run_skills), total, played, runner.spec, skipped, info.seed)
-    needs: dict[str, int] = {skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending}
     try:
+        # Which skills still need games, and with which body.
+        pending: dict[str, RunSkill] = {}
+        skills: dict[str, Skill] = {}
+        entries = {entry.skill_id: entry for entry in run_skills if entry.applied_at is None}
+        parse = RowParser()  # each skill is parsed once, unless its row changes before it is applied
+        with database.read() as session:  # one batched read, not one per skill
+            loaded = load_many(session, list(entries), parse)
+        for skill_id, skill in loaded:
+            if isinstance(skill, SkillNotFound):
+                store.skip_skill(run_id, skill_id, "skill deleted before its games were applied")
+            elif isinstance(skill, InvalidStoredSkill):  # the row went bad (another writer) since the run began
+                store.skip_skill(run_id, skill_id, skill.reason)
+            else:
+                skills[skill_id] = skill
+                pending[skill_id] = entries[skill_id]
+        hashes = {skill_id: body_hash(skill) for skill_id, skill in skills.items()}  # once per skill and run
+        # A skill whose body changed since the run started plays no more games (they would mix bodies).
+        changed = {skill_id for skill_id, entry in pending.items() if hashes[skill_id] != entry.body_hash}
+        stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
+        chunks = (
+            _plan(info, {s: entry for s, entry in pending.items() if s not in changed}, skills, done_games)
+            if stopping is None
+            else stopping.plan(info, pending, skills, done_games)
+        )
+        played = sum(c.played for c in counts.values())
+        yield RunStarted(run_id, len(run_skills), total, played, runner.spec, skipped, info.seed)
+        needs: dict[str, int] = {skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending}
         if stopping is not None:  # a resumed run: skills its stored games decide need no more
             total -= stopping.settle(store, needs)
         # Skills whose games are all in already (a run killed while applying them).

@@ -16,6 +16,7 @@ from skillstudio.verification.executors import (
     ExecutorError,
     InProcessExecutor,
     Piece,
+    ProcessExecutor,
     parse_executor,
     play_chunk,
 )
@@ -170,3 +171,21 @@ def test_a_chunk_of_many_pieces_plays_as_its_pieces_one_by_one() -> None:
     errors = {row.skill_id: row.error for row in result.rows if row.outcome == "error"}
     assert set(errors) == {"not-a-plan", synthetic[40].id}
     assert "NotAStrategySkill" in (errors["not-a-plan"] or "")
+
+
+def blas_threads() -> int:
+    """The threads numpy's BLAS uses in this process (1 if it has no thread pool)."""
+    import numpy  # noqa: F401  loads BLAS, whose pool threadpoolctl then reads
+    from threadpoolctl import threadpool_info
+
+    return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
+
+
+def test_a_worker_process_runs_blas_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker inherits this; BLAS alone would start four threads in every worker.
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    executor = ProcessExecutor(1)
+    try:
+        assert executor.pool.submit(blas_threads).result(timeout=120) == 1
+    finally:
+        executor.close()
