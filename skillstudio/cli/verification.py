@@ -76,7 +76,8 @@ def add_commands(
         "--executor",
         type=_executor,
         default=None,
-        help="inprocess (default) | processes[:N] | dask-local[:N] | dask://HOST:PORT",
+        help="auto (default: worker processes for 10,000 games or more, else in process) | inprocess"
+        " | processes[:N] | dask-local[:N] | dask://HOST:PORT",
     )
     batch.add_argument(
         "--engine", metavar="CMD", help="an engine speaking the protocol (default: settings, else built-in)"
@@ -166,7 +167,7 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
         opponent=args.opponent,
         games=args.games,
         seed=args.seed,
-        executor=args.executor or "inprocess",
+        executor=args.executor or "auto",
         engine=engine,
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
@@ -547,7 +548,7 @@ def _revalidate(args: argparse.Namespace, database: Database) -> int:
         opponent=args.opponent or policy_for(database).reference_opponent,
         games=args.games,
         seed=args.seed,
-        executor=args.executor or "inprocess",
+        executor=args.executor or "auto",
         engine=engine,
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,

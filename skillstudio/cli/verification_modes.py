@@ -151,7 +151,7 @@ def verify_sequence(args: argparse.Namespace, database: Database, drive: Callabl
         opponent=args.opponent,
         games=args.games,
         seed=args.seed,
-        executor=args.executor or "inprocess",
+        executor=args.executor or "auto",
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
     )

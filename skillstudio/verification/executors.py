@@ -370,6 +370,8 @@ def parse_executor(spec: str) -> tuple[str, str | None, int | None]:
     text = (spec or "inprocess").strip()
     lower = text.lower()
     try:
+        if lower == "auto":
+            return "auto", None, None
         if lower in ("inprocess", "in-process", "local"):
             return "inprocess", None, None
         if lower == "processes":
@@ -387,7 +389,9 @@ def parse_executor(spec: str) -> tuple[str, str | None, int | None]:
                 return "dask", address, None
     except ValueError:
         pass
-    raise ExecutorError(f"unknown executor {spec!r}; use inprocess, processes[:N], dask-local[:N] or dask://HOST:PORT")
+    raise ExecutorError(
+        f"unknown executor {spec!r}; use auto, inprocess, processes[:N], dask-local[:N] or dask://HOST:PORT"
+    )
 
 
 def _positive(text: str) -> int:
@@ -397,8 +401,19 @@ def _positive(text: str) -> int:
     return value
 
 
-def open_executor(spec: str) -> Executor:
+# ``auto`` plays a run of at least this many games on worker processes (one per CPU): while
+# they play, the calling process stores results (10k benchmark, 71,060 games on 2 CPUs: 6.2 s
+# against 8.8 s in process). Starting the workers costs about 0.4 s, hidden while a run reads
+# its skills; below some 10,000 games it is not won back.
+AUTO_PROCESSES_GAMES = 10_000
+
+
+def open_executor(spec: str, *, games: int = 0) -> Executor:
+    """The executor ``spec`` names; ``games``: how many the run will play, for ``auto``."""
     kind, address, workers = parse_executor(spec)
+    if kind == "auto":
+        many = games >= AUTO_PROCESSES_GAMES and (os.cpu_count() or 1) > 1
+        return ProcessExecutor() if many else InProcessExecutor()
     if kind == "inprocess":
         return InProcessExecutor()
     if kind == "processes":

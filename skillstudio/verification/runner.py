@@ -358,7 +358,7 @@ def _run_claimed(
     store.set_status(run_id, "running")
     owned = not isinstance(executor, Executor)  # a spelling (or None) is opened here, and closed here
     # Opened before the skills are read: a pool's workers start, and import the engine, meanwhile.
-    runner = executor if isinstance(executor, Executor) else open_executor(executor or info.executor)
+    runner = executor if isinstance(executor, Executor) else open_executor(executor or info.executor, games=total)
     try:
         # Which skills still need games, and with which body.
         pending: dict[str, RunSkill] = {}

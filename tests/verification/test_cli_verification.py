@@ -34,7 +34,7 @@ def test_verify_json_runs_and_show(db: str, capsys) -> None:
         "finished",
         8,
         8,
-        "inprocess",
+        "auto",  # the default: 8 games play in process
     )
     for entry in document["skills"]:
         assert entry["wins"] + entry["losses"] + entry["draws"] + entry["errors"] == 4

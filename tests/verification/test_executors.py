@@ -11,12 +11,15 @@ from skillstudio.engine import run_batch
 from skillstudio.model import Domain, GamePhase, VerifiedExample
 from skillstudio.store import Database
 from skillstudio.store.runs import GameRow, RunStore
+from skillstudio.verification import executors as executors_module
 from skillstudio.verification.executors import (
+    AUTO_PROCESSES_GAMES,
     Chunk,
     ExecutorError,
     InProcessExecutor,
     Piece,
     ProcessExecutor,
+    open_executor,
     parse_executor,
     play_chunk,
 )
@@ -189,3 +192,22 @@ def test_a_worker_process_runs_blas_on_one_thread(monkeypatch: pytest.MonkeyPatc
         assert executor.pool.submit(blas_threads).result(timeout=120) == 1
     finally:
         executor.close()
+
+
+@pytest.mark.parametrize(
+    ("games", "cpus", "chosen"),
+    [
+        (AUTO_PROCESSES_GAMES, 2, ProcessExecutor),
+        (AUTO_PROCESSES_GAMES - 1, 2, InProcessExecutor),
+        (10 * AUTO_PROCESSES_GAMES, 1, InProcessExecutor),
+        (10 * AUTO_PROCESSES_GAMES, None, InProcessExecutor),  # os.cpu_count() may not know
+    ],
+)
+def test_auto_plays_a_large_run_on_worker_processes(games, cpus, chosen, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(executors_module.os, "cpu_count", lambda: cpus)
+    executor = open_executor("auto", games=games)
+    try:
+        assert type(executor) is chosen
+    finally:
+        executor.close()
+    assert parse_executor("AUTO") == ("auto", None, None)

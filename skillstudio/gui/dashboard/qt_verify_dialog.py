@@ -26,7 +26,7 @@ from skillstudio.gui.dashboard.verify_worker import BatchOptions
 from skillstudio.verification import sequential
 
 OPPONENTS = ("IC Default Hard", "IC Default Normal", "IC Default Easy", "mirror")
-EXECUTORS = ("inprocess", "processes:2", "dask-local:2")
+EXECUTORS = ("auto", "inprocess", "processes:2", "dask-local:2")
 MIN_WIDTH = 560  # the longest field, the engine command with its placeholder, reads in full
 
 
@@ -142,7 +142,7 @@ class QtVerifyDialog(QDialog):
             opponent=self.opponent.currentText().strip() or OPPONENTS[0],
             games=self.max_games.value() if until_decided else self.games.value(),
             seed=None if self.seed.value() < 0 else self.seed.value(),
-            executor=self.executor.currentText().strip() or "inprocess",
+            executor=self.executor.currentText().strip() or "auto",
             engine=engine,
             baseline=self.baseline.isChecked(),
             until_decided=until_decided,

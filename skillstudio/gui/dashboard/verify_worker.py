@@ -48,7 +48,7 @@ class BatchOptions:
     opponent: str = "IC Default Hard"
     games: int = 20  # per skill; with ``until_decided``, at most (``--max-games``)
     seed: int | None = None  # None: a fresh seed per batch (recorded with the run)
-    executor: str = "inprocess"
+    executor: str = "auto"  # worker processes for a large batch (verification.executors.open_executor)
     engine: tuple[str, ...] = ()
     chunk_games: int | None = None  # None: chosen for a live plot (runner.chunk_games_for)
     baseline: bool = False  # also play the default plan on the same seeds: each skill's lift
