@@ -218,6 +218,38 @@ def test_tag_counts_of_a_file_an_engine_made_are_counted_when_it_is_first_opened
         assert SkillRepository(database).facets.tag_counts() == {"a": 2, "b": 3} == plain_tag_counts(database)
 
 
+def test_an_engines_insert_or_replace_leaves_nothing_stale_once_the_library_is_opened(tmp_path: Path) -> None:
+    """SQLite runs no delete trigger for the row REPLACE removes (unless recursive_triggers is on):
+    the old row stayed in both FTS indexes and in the tag and creator counts."""
+    path = tmp_path / "gameplay.db"
+    with Database(path, create=True) as database:
+        repository = SkillRepository(database, Actor("designer", "human"))
+        repository.create_many(generate_skills(60, seed=3))
+        old = repository.create(ai_skill(name="Quokka feint", tags=("old-tag",)))
+    with sqlite3.connect(path) as engine:  # an engine's connection: recursive_triggers off, the default
+        engine.execute(
+            "INSERT OR REPLACE INTO skills SELECT id, domain, 'Zanzibar gambit', description, body_json,"
+            " '[\"new-tag\"]', game_module, source, model_id, verification_count, success_rate, average_rating,"
+            " confidence, use_count, created_at, last_used, last_verified FROM skills WHERE id = ?",
+            (old.id,),
+        )
+        stale = engine.execute("SELECT COUNT(*) FROM skills_fts WHERE skills_fts MATCH 'quokka'").fetchone()
+        assert stale == (1,)  # what opening the library repairs
+    with Database(path) as database:
+        repository = SkillRepository(database)
+        assert repository.facets.tag_counts() == plain_tag_counts(database)
+        assert "old-tag" not in repository.facets.tag_counts()
+        assert repository.query(SkillQuery(text="zanzibar")).ids == [old.id]
+        with another_program(database) as other:
+            rows = other.execute(text("SELECT created_by, skills FROM studio_creator_counts"))
+            counted = {str(creator): int(count) for creator, count in rows}
+        assert counted == plain_creators(database)
+    with sqlite3.connect(path) as connection:
+        for index in ("skills_fts", "studio_search_fts"):
+            assert connection.execute(f"SELECT COUNT(*) FROM {index} WHERE {index} MATCH 'quokka'").fetchone() == (0,)
+            assert connection.execute(f"SELECT COUNT(*) FROM {index}_docsize").fetchone() == (61,)
+
+
 PLAIN_CREATORS = (
     "SELECT COALESCE(m.created_by, 'unknown'), COUNT(*) FROM skills"
     " LEFT JOIN studio_skill_meta AS m ON m.skill_id = skills.id GROUP BY 1"

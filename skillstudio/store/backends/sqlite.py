@@ -13,6 +13,7 @@ without taking the write lock.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
@@ -84,6 +85,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # bm25 column weights for (name, description, tags): a word in the name or a tag says more
 # about what a skill is for than the same word somewhere in its description.
 COLUMN_WEIGHTS = (4.0, 1.0, 2.0)
+_log = logging.getLogger(__name__)
 # What SkillStudio searches: migration 16's copy of D057's skills_fts with one-letter prefixes
 # (same rows, matches and bm25; D057's table is the engine's and is never altered).
 SEARCH_INDEX = "studio_search_fts"
@@ -122,6 +124,21 @@ class SqliteBackend(Backend):
             )
         if found is None or not found[0].current:
             migrations.upgrade(database, create=create)
+        self._repair_untracked_writes(database)
+
+    def _repair_untracked_writes(self, database: Database) -> None:
+        """Rebuild the indexes and counts an engine's write left stale (migrations.untracked_writes);
+        a file that needs nothing is only read."""
+        with database.read() as session:
+            if not migrations.untracked_writes(session.connection()):
+                return
+        try:
+            with database._write_session() as session:
+                connection = session.connection()
+                if migrations.untracked_writes(connection):  # again, under the write lock
+                    migrations.rebuild_derived(connection)
+        except LibraryError as error:  # busy, or a read-only file: it opens as it is, as before
+            _log.warning("%s: stale search index and counts left as they are: %s", self.path, error)
 
     def _switch_to_wal(self, engine: Engine, wait_ms: int, *, is_new: bool) -> None:
         """Needs the file to itself (SQLite fails at once, without a busy wait, if it is not)."""
