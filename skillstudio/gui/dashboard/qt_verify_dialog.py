@@ -78,6 +78,10 @@ class QtVerifyDialog(QDialog):
         self.executor.setEditable(True)
         self.executor.addItems(EXECUTORS)
         self.executor.setCurrentText(options.executor)
+        self.executor.setToolTip(
+            "auto: worker processes, one per CPU, for a batch of 10,000 games or more; else this process.\n"
+            "inprocess | processes[:N] | dask-local[:N] | dask://HOST:PORT (docs/verification.md)"
+        )
         self.engine = QLineEdit(shlex.join(options.engine), self)
         self.engine.setPlaceholderText("the built-in reference engine")
         self.engine.setToolTip("An engine command speaking the SkillStudio engine protocol (docs/engine-protocol.md)")
