@@ -1,6 +1,6 @@
 """Verification benchmark: every AI skill of a synthetic library verified with N games each,
-in process and on ``dask-local:2``, beside the engine's own speed, plus each executor's
-overhead per chunk.
+in process, with ``auto`` (verify's default: worker processes for a run this large) and on
+``dask-local:2``, beside the engine's own speed, plus each executor's overhead per chunk.
 
 Run it alone with ``python -m benchmarks.bench_verification [--quick] [--sizes 1000 10000]
 [--games 20] [--chunk 2000] [--executors inprocess dask-local:2]`` or through
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 DEFAULT_SIZES = (1_000, 10_000)
 QUICK_SIZES = (200,)
-DEFAULT_EXECUTORS = ("inprocess", "processes:2", "dask-local:2")
+DEFAULT_EXECUTORS = ("inprocess", "auto", "dask-local:2")  # auto: what verify does by default
 
 
 def _size(text: str) -> int:
@@ -206,7 +206,8 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
             with Database(path, create=True) as database:
                 SkillRepository(database, Actor("bench")).create_many(skills)
                 started = time.perf_counter()
-                executor = _timed(open_executor(spec))
+                executor = _timed(open_executor(spec, games=len(playable) * args.games))
+                shown = spec if executor.spec == spec else f"{spec}={executor.spec}"  # what auto chose
                 startup = time.perf_counter() - started
                 try:
                     run_id = start_run(
@@ -231,7 +232,7 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
                     games = sum(c.played for c in counts.values())
                     report["runs"].append(
                         {
-                            "executor": spec,
+                            "executor": shown,
                             "status": final.status,
                             "games": games,
                             "seconds": round(elapsed, 3),
@@ -256,7 +257,7 @@ def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
                     list(executor.map_unordered(play_chunk, empty, lambda: False))
                     overhead = (time.perf_counter() - began) / max(1, args.overhead_chunks)
                     report["overhead"].append(
-                        {"executor": spec, "chunks": args.overhead_chunks, "per_chunk_ms": round(overhead * 1000, 3)}
+                        {"executor": shown, "chunks": args.overhead_chunks, "per_chunk_ms": round(overhead * 1000, 3)}
                     )
                 finally:
                     executor.close()
