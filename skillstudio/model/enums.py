@@ -22,6 +22,11 @@ def _fold(text: str) -> str:
 # A ClassVar on an Enum subclass would become a member, so the spelling tables live beside it.
 _SPELLINGS: dict[type, dict[str, Any]] = {}
 _SERDE: dict[str, str] = {}  # a value's serde spelling (it depends on the value alone)
+# Spellings already read, as written, per enum: a library spells each value one way or two, and
+# a stored body holds a dozen enum fields (folding each took a regex pass). Bounded, so a
+# hostile file of made-up spellings cannot grow it without end.
+_READ: dict[type, dict[str, Any]] = {}
+_READ_LIMIT = 4096
 
 
 class SpelledEnum(StrEnum):
@@ -57,14 +62,22 @@ class SpelledEnum(StrEnum):
         if not isinstance(raw, str):
             # ValueError, not TypeError: Checker.enum turns it into an issue for any value a file holds
             raise ValueError(f"expected one of {cls.choices()}, got {type(raw).__name__}")  # noqa: TRY004
+        read = _READ.get(cls)
+        if read is None:
+            read = _READ[cls] = {}
+        member = read.get(raw)
+        if member is not None:
+            return member  # type: ignore[no-any-return]
         folded = _fold(raw)
         member = cls._spellings().get(folded)
-        if member is not None:
-            return member
-        aliases = cls._aliases_map()
-        if folded in aliases:
-            return cls(aliases[folded])
-        raise ValueError(f"{raw!r} is not one of {cls.choices()}")
+        if member is None:
+            aliases = cls._aliases_map()
+            if folded not in aliases:
+                raise ValueError(f"{raw!r} is not one of {cls.choices()}")
+            member = cls(aliases[folded])
+        if len(read) < _READ_LIMIT:
+            read[raw] = member
+        return member
 
     @classmethod
     def _spellings(cls) -> dict[str, Self]:

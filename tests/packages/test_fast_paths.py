@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.synthetic import generate_skills
-from skillstudio.model import ReviewState, Skill, skill_to_document
+from skillstudio.model import Domain, ReviewState, Skill, skill_to_document
 from skillstudio.model import enums as model_enums
 from skillstudio.packages import importer, privacy
 from skillstudio.packages.icpkg import export_package, read_package
@@ -177,14 +177,23 @@ def test_enum_parse_reads_every_spelling_as_before() -> None:
             for text in (member.value, member.serde):
                 spellings |= {text, text.upper(), text.replace("_", "-"), f" {text} ", text.replace("_", " ")}
         spellings |= set(cls._aliases_map())
-    for cls in _enum_classes():
-        for raw in sorted(spellings):
-            expected = _reference_parse(cls, raw)
-            if expected is None:
-                with pytest.raises(ValueError, match="is not one of"):
-                    cls.parse(raw)
-            else:
-                assert cls.parse(raw) is expected
+    for _ in range(2):  # the second time, each spelling comes from those already read
+        for cls in _enum_classes():
+            for raw in sorted(spellings):
+                expected = _reference_parse(cls, raw)
+                if expected is None:
+                    with pytest.raises(ValueError, match="is not one of"):
+                        cls.parse(raw)
+                else:
+                    assert cls.parse(raw) is expected
+
+
+def test_the_spellings_an_enum_remembers_are_bounded() -> None:
+    member = next(iter(Domain))
+    padded = [" " * n + member.value for n in range(model_enums._READ_LIMIT + 500)]  # each reads as member
+    assert all(Domain.parse(raw) is member for raw in padded)
+    assert len(model_enums._READ[Domain]) <= model_enums._READ_LIMIT
+    assert all(Domain.parse(raw) is member for raw in reversed(padded))
 
 
 # --- re-import: unchanged skills known by their stored columns ------------------------------
