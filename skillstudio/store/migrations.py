@@ -104,6 +104,30 @@ POSTGRESQL_UNCHANGED = "SELECT 1"
 
 _CONTENT = ", ".join(CONTENT_COLUMNS)
 
+
+def _fts_triggers(index: str, prefix: str) -> str:
+    """The triggers ``{prefix}_insert/_delete/_update`` that keep the external-content FTS5
+    table ``index`` over ``skills`` in step with it (the sqlite-utils pattern). IF NOT EXISTS:
+    a file SkillStudio published for an engine has D057's already (packages/gameplay_db.py)."""
+    return f"""
+        CREATE TRIGGER IF NOT EXISTS {prefix}_insert AFTER INSERT ON skills BEGIN
+            INSERT INTO {index}(rowid, name, description, tags)
+            VALUES (new.rowid, new.name, new.description, new.tags);
+        END;
+        CREATE TRIGGER IF NOT EXISTS {prefix}_delete AFTER DELETE ON skills BEGIN
+            INSERT INTO {index}({index}, rowid, name, description, tags)
+            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
+        END;
+        CREATE TRIGGER IF NOT EXISTS {prefix}_update AFTER UPDATE OF name, description, tags ON skills
+        BEGIN
+            INSERT INTO {index}({index}, rowid, name, description, tags)
+            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
+            INSERT INTO {index}(rowid, name, description, tags)
+            VALUES (new.rowid, new.name, new.description, new.tags);
+        END;
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -189,23 +213,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX studio_skills_confidence ON skills(confidence);
         CREATE INDEX studio_skills_name ON skills(name COLLATE NOCASE);
 
-        -- External-content FTS5 kept in sync (D057's DDL has no triggers). IF NOT EXISTS: a file
-        -- SkillStudio published for an engine has them already (packages/gameplay_db.py).
-        CREATE TRIGGER IF NOT EXISTS studio_skills_fts_insert AFTER INSERT ON skills BEGIN
-            INSERT INTO skills_fts(rowid, name, description, tags)
-            VALUES (new.rowid, new.name, new.description, new.tags);
-        END;
-        CREATE TRIGGER IF NOT EXISTS studio_skills_fts_delete AFTER DELETE ON skills BEGIN
-            INSERT INTO skills_fts(skills_fts, rowid, name, description, tags)
-            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
-        END;
-        CREATE TRIGGER IF NOT EXISTS studio_skills_fts_update AFTER UPDATE OF name, description, tags ON skills
-        BEGIN
-            INSERT INTO skills_fts(skills_fts, rowid, name, description, tags)
-            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
-            INSERT INTO skills_fts(rowid, name, description, tags)
-            VALUES (new.rowid, new.name, new.description, new.tags);
-        END;
+        -- External-content FTS5 kept in sync (D057's DDL has no triggers).
+        {_fts_triggers("skills_fts", "studio_skills_fts")}
 
         CREATE TRIGGER studio_skills_version_insert AFTER INSERT ON skills BEGIN
             INSERT OR IGNORE INTO studio_skill_versions(skill_id, version) VALUES (new.id, 0);
@@ -1005,21 +1014,9 @@ MIGRATIONS += (
             name, description, tags,
             content=skills, content_rowid=rowid, prefix='1'
         );
-        CREATE TRIGGER IF NOT EXISTS studio_search_fts_insert AFTER INSERT ON skills BEGIN
-            INSERT INTO studio_search_fts(rowid, name, description, tags)
-            VALUES (new.rowid, new.name, new.description, new.tags);
-        END;
-        CREATE TRIGGER IF NOT EXISTS studio_search_fts_delete AFTER DELETE ON skills BEGIN
-            INSERT INTO studio_search_fts(studio_search_fts, rowid, name, description, tags)
-            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
-        END;
-        CREATE TRIGGER IF NOT EXISTS studio_search_fts_update AFTER UPDATE OF name, description, tags ON skills
-        BEGIN
-            INSERT INTO studio_search_fts(studio_search_fts, rowid, name, description, tags)
-            VALUES ('delete', old.rowid, old.name, old.description, old.tags);
-            INSERT INTO studio_search_fts(rowid, name, description, tags)
-            VALUES (new.rowid, new.name, new.description, new.tags);
-        END;
+"""
+        + _fts_triggers("studio_search_fts", "studio_search_fts")
+        + """
         INSERT INTO studio_search_fts(studio_search_fts) VALUES ('rebuild');
         """,
         postgresql=POSTGRESQL_UNCHANGED,  # a team library's GIN index serves prefixes already
@@ -1220,14 +1217,10 @@ def _table_names(connection: Connection) -> set[str]:
     return {row[0] for row in rows}
 
 
-_FTS_TRIGGER = re.compile(r"^[ \t]*(CREATE TRIGGER IF NOT EXISTS studio_skills_fts_.*)", re.MULTILINE | re.DOTALL)
-
-
 def fts_sync_triggers() -> list[str]:
     """The store's triggers that keep D057's external-content ``skills_fts`` current
     (migration 1): in a published file they make an engine's own INSERT searchable."""
-    found = (_FTS_TRIGGER.search(statement) for statement in _split_statements(MIGRATIONS[0].sql))
-    return [match.group(1) for match in found if match is not None]
+    return [statement.strip() for statement in _split_statements(_fts_triggers("skills_fts", "studio_skills_fts"))]
 
 
 # What triggers derive from ``skills`` row by row (SQLite libraries): the two FTS5 indexes and
