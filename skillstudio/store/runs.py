@@ -506,10 +506,8 @@ def write_run_results(work: UnitOfWork, results: Sequence[tuple[str, RunSkillRes
     if not results:
         return
     now = utc_now()
-    update_rows(
-        work.session.connection(),
-        RunSkillRow,
-        ("run_id", "skill_id"),
+    _update_run_rows(
+        work,
         [
             {
                 **_closed_row(result.run_id, skill_id, result.counts, result.duplicates, result.note, now),
@@ -531,12 +529,15 @@ def close_unchanged(work: UnitOfWork, run_id: str, closed: Sequence[tuple[str, C
     if not closed:
         return
     now = utc_now()
-    update_rows(
-        work.session.connection(),
-        RunSkillRow,
-        ("run_id", "skill_id"),
+    _update_run_rows(
+        work,
         [_closed_row(run_id, skill_id, counts, duplicates, note, now) for skill_id, counts, duplicates, note in closed],
     )
+
+
+def _update_run_rows(work: UnitOfWork, rows: list[dict[str, object]]) -> None:
+    """Write each row over its run row, found by its key (run id, skill id): one executemany."""
+    update_rows(work.session.connection(), RunSkillRow, ("run_id", "skill_id"), rows)
 
 
 def _closed_row(run_id: str, skill_id: str, counts: Counts, duplicates: int, note: str, now: str) -> dict[str, object]:
