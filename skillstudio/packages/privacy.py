@@ -32,49 +32,63 @@ REDACTED = "[redacted]"
 # Fields that hold ids or enum values, never free text a person could be named in.
 _SKIPPED = {"id", "composable_with", "provenance.source_id", "provenance.original_id", "body.Instructions.references"}
 
-# (kind, pattern, lowercase substrings one of which any match contains): a text is only searched
-# with the patterns whose markers it holds, since most text holds none.
-_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
-    ("api_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"), ("sk-",)),
-    ("api_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), ("akia", "asia")),
-    ("api_key", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    ("api_key", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",)),
-    ("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), ("aiza",)),
+# (kind, pattern, markers, starts). Markers: lowercase substrings one of which any match contains;
+# a text is only searched with the patterns whose markers it holds, since most text holds none.
+# Starts: lowercase words one of which every match begins with, or () if none does. Such a rule
+# is tried only where a start begins, not at every character: "game" and "player" are in most
+# prose, and running their patterns along it took half of the scan (issue 17). No letter of a
+# start has another spelling under (?i) than its lowercase, so str.lower finds every start (a
+# test checks this).
+_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...], tuple[str, ...]], ...] = (
+    ("api_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"), ("sk-",), ()),
+    ("api_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), ("akia", "asia"), ()),
+    ("api_key", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ()),
+    ("api_key", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), ("xox",), ()),
+    ("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), ("aiza",), ()),
     (
         "api_key",
         re.compile(
             r"(?i)\b(?:api[_-]?key|secret[_-]?key|access[_-]?token|auth[_-]?token|password)\s*[:=]\s*[\"']?[^\s\"',;]{4,}"
         ),
         ("key", "token", "password"),
+        (),
     ),
-    ("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), ("@",)),
+    ("email", re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"), ("@",), ()),
     # Anchored at a token start: a leading [^\s]* would rescan every token from each position.
     (
         "replay",
         re.compile(r"(?i)(?<![^\s\"'(`])[^\s\"'`]*\.(?:orarep|icrep|rep|replay)\b"),
         (".orarep", ".icrep", ".rep", ".replay"),
+        (),
     ),
     (
         "replay",
         re.compile(r"(?i)(?:^|[\s\"'(/\\])replays?[/\\][^\s\"']+"),
         ("replay/", "replays/", "replay\\", "replays\\"),
+        (),
     ),
-    ("match_id", re.compile(r"(?i)\bmatch[_\- ]?id\s*[:=#]?\s*[\"']?[A-Za-z0-9\-]{4,}"), ("match",)),
-    ("match_id", re.compile(r"(?i)\bmatch-[A-Za-z0-9]{2,}[A-Za-z0-9\-]*"), ("match-",)),
+    ("match_id", re.compile(r"(?i)\bmatch[_\- ]?id\s*[:=#]?\s*[\"']?[A-Za-z0-9\-]{4,}"), ("match",), ("match",)),
+    ("match_id", re.compile(r"(?i)\bmatch-[A-Za-z0-9]{2,}[A-Za-z0-9\-]*"), ("match-",), ("match-",)),
     (
         "match_id",
         re.compile(r"(?i)\b(?:match|game|lobby)\s+[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
         ("match", "game", "lobby"),
+        ("match", "game", "lobby"),
     ),
-    ("player_name", re.compile(r"(?i)\b(?:player|opponent|enemy)[_ ]?name\s*[:=]\s*[\"']?[^\s\"',;]+"), ("name",)),
-    ("player_name", re.compile(r"(?i)\bplayer\s*\d*\s*:\s*[\"']?[^\s\"',;]+"), ("player",)),
-    ("player_name", re.compile(r"(?i)\bplayer\s*\d+\s*[\"“'][^\"”'\n]{1,64}[\"”']"), ("player",)),
-    ("home_path", re.compile(r"(?:/home|/Users)/[^/\s\"']+"), ("/home/", "/users/")),
-    ("home_path", re.compile(r"(?i)\b[A-Z]:\\(?:Users|Documents and Settings)\\[^\\\s\"']+"), (":\\",)),
+    (
+        "player_name",
+        re.compile(r"(?i)\b(?:player|opponent|enemy)[_ ]?name\s*[:=]\s*[\"']?[^\s\"',;]+"),
+        ("name",),
+        ("player", "opponent", "enemy"),
+    ),
+    ("player_name", re.compile(r"(?i)\bplayer\s*\d*\s*:\s*[\"']?[^\s\"',;]+"), ("player",), ("player",)),
+    ("player_name", re.compile(r"(?i)\bplayer\s*\d+\s*[\"“'][^\"”'\n]{1,64}[\"”']"), ("player",), ("player",)),
+    ("home_path", re.compile(r"(?:/home|/Users)/[^/\s\"']+"), ("/home/", "/users/"), ()),
+    ("home_path", re.compile(r"(?i)\b[A-Z]:\\(?:Users|Documents and Settings)\\[^\\\s\"']+"), (":\\",), ()),
 )
 KIND_LABELS = {"api_key": "API key", "match_id": "Match ID", "email": "E-mail address"}
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, pattern) for kind, pattern, _ in _RULES)
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, pattern) for kind, pattern, _, _ in _RULES)
 _COMMON_LOGINS = {"root", "user", "admin", "guest", "runner", "ubuntu", "nobody", "test", "tester"}
 # Export formats whose privacy findings refuse the export (others print them as warnings):
 # Workshop packages, and D057 libraries published to engines (``skillstudio publish``).
@@ -147,7 +161,7 @@ def _patterns(user_names: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
 def marker_rules(user_names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
     """Every rule as (kind, pattern, markers): the rule can only match a text whose lowercased
     form holds one of its markers."""
-    return _RULES + tuple(
+    return tuple((kind, pattern, markers) for kind, pattern, markers, _ in _RULES) + tuple(
         (kind, pattern, (name.lower(),))
         for (kind, pattern), name in zip(_patterns(user_names)[len(_RULES) :], user_names, strict=True)
     )
@@ -158,15 +172,16 @@ class _RuleSet:
     """The rules, and every marker any of them needs (a text holding none is never searched)."""
 
     markers: tuple[str, ...]
-    rules: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]
+    rules: tuple[tuple[str, re.Pattern[str], frozenset[str], tuple[str, ...]], ...]
 
 
 @lru_cache(maxsize=16)
 def _rule_set(user_names: tuple[str, ...]) -> _RuleSet:
     rules = marker_rules(user_names)
+    starts = {pattern: words for _, pattern, _, words in _RULES}
     return _RuleSet(
         tuple(sorted({marker for _, _, wanted in rules for marker in wanted})),
-        tuple((kind, pattern, frozenset(wanted)) for kind, pattern, wanted in rules),
+        tuple((kind, pattern, frozenset(wanted), starts.get(pattern, ())) for kind, pattern, wanted in rules),
     )
 
 
@@ -218,12 +233,44 @@ def scan_document(document: dict[str, Any], skill_id: str, user_names: tuple[str
     present = _markers_present(rule_set, [text for _, text in texts])
     for index in sorted(present):
         path, text = texts[index]
-        for kind, pattern, markers in rule_set.rules:
-            if not markers.isdisjoint(present[index]):
-                findings.extend(
-                    Finding(skill_id, path, kind, match.group(0).strip()) for match in pattern.finditer(text)
-                )
+        lowered = None
+        for kind, pattern, markers, starts in rule_set.rules:
+            if markers.isdisjoint(present[index]):
+                continue
+            if starts:
+                lowered = text.lower() if lowered is None else lowered
+            matches = _matches_at(pattern, text, lowered, starts) if starts else pattern.finditer(text)
+            findings.extend(Finding(skill_id, path, kind, match.group(0).strip()) for match in matches)
     return findings
+
+
+def _matches_at(
+    pattern: re.Pattern[str], text: str, lowered: str | None, starts: tuple[str, ...]
+) -> Iterable[re.Match[str]]:
+    """What ``pattern.finditer(text)`` finds, for a pattern whose every match begins with one of
+    ``starts``: the pattern is tried only where one begins in ``lowered`` (``text.lower()``).
+    ``match`` at a position still sees the character before it, so ``\\b`` holds as in a search."""
+    if lowered is None or len(lowered) != len(text):  # a lowercase of another length: no positions
+        return pattern.finditer(text)
+    positions = sorted(_occurrences(lowered, starts))
+    found: list[re.Match[str]] = []
+    end = 0
+    for position in positions:
+        if position < end:  # inside the last match: finditer goes on after it
+            continue
+        match = pattern.match(text, position)
+        if match is not None:
+            found.append(match)
+            end = match.end()
+    return found
+
+
+def _occurrences(text: str, words: tuple[str, ...]) -> Iterable[int]:
+    for word in words:
+        position = text.find(word)
+        while position >= 0:
+            yield position
+            position = text.find(word, position + 1)
 
 
 def scan_skill(skill: Skill, user_names: tuple[str, ...] | None = None) -> list[Finding]:

@@ -7,6 +7,7 @@ data, the synthetic library and adversarial inputs, and fails on any difference.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import cache
@@ -82,6 +83,11 @@ ADVERSARIAL = [
     "replay/home/kessler/x",
     "saved.replay/home/bob",
     "match-id: abcd1234",
+    # anchored rules: starts inside words, next to each other, inside an earlier match, in capitals
+    "endgame 0123abcd-0123-4567-89ab-0123456789ab GAME 0123ABCD-0123-4567-89AB-0123456789AB",
+    "lobby lobby 89abcdef-0123-4567-89ab-0123456789ab,game\t89abcdef-0123-4567-89ab-0123456789ab",
+    "multiplayer: x player:player 2: y PLAYER2 'Zed' enemyname=Q opponent name: R_player_name=S",
+    "rematch-ab12 match-match-12 match_id=game-1234 matchid 0123abcd-0123-4567-89ab-0123456789ab",
 ]
 
 
@@ -136,6 +142,11 @@ _PIECES = st.sampled_from(
         "'",
         "2",
         "ab12",
+        "0123abcd-0123-4567-89ab-0123456789ab",
+        "GAME ",
+        "lobby\n",
+        "_",
+        "x",
     ]
 )
 
@@ -145,6 +156,28 @@ _PIECES = st.sampled_from(
 def test_scan_matches_the_old_scan_on_random_marker_soup(texts: list[str]) -> None:
     document = _with_texts(skill_to_document(synthetic_skills()[1], local=False), texts)
     assert scan_document(document, "x", USER_NAMES) == reference_scan(document, "x", USER_NAMES)
+
+
+def test_every_match_of_an_anchored_rule_begins_with_one_of_its_starts() -> None:
+    """What lets the scan try an anchored rule only where a start begins (``privacy._RULES``)."""
+    anchored = [(pattern, starts) for _, pattern, _, starts in privacy._RULES if starts]
+    assert len(anchored) == 6
+    texts = [*ADVERSARIAL, " ".join(ADVERSARIAL)]
+    for pattern, starts in anchored:
+        matches = [m for text in texts for m in pattern.finditer(text)]
+        assert matches, pattern.pattern  # the corpus exercises every anchored rule
+        for match in matches:
+            assert match.group(0).lower().startswith(starts), (pattern.pattern, match.group(0))
+
+
+def test_no_letter_of_a_start_has_a_spelling_that_lowercases_to_something_else() -> None:
+    """A start is looked for in ``text.lower()``. Under (?i) "s" also matches "ſ", whose
+    lowercase is itself: a start holding an "s" would miss "ſ" spellings the pattern matches."""
+    letters = sorted({letter for *_, starts in privacy._RULES for word in starts for letter in word})
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    for letter in letters:
+        spellings = set(re.findall(f"(?i){re.escape(letter)}", everything))
+        assert {spelling.lower() for spelling in spellings} == {letter}, letter
 
 
 # --- enum spellings -------------------------------------------------------------------------
