@@ -45,6 +45,7 @@ from skillstudio.model.validation import Checker, join_path
 from skillstudio.packages.errors import PackageError, in_file, refuse
 from skillstudio.packages.safe_yaml import decode_utf8, dump_yaml, load_yaml
 from skillstudio.packages.signing import Signer, SigningKey, fingerprint, sign_manifest, verify_manifest
+from skillstudio.packages.zip_writer import DeflatingZipWriter
 from skillstudio.store import SkillExtras
 
 FORMAT_VERSION = 1
@@ -72,7 +73,6 @@ SEMVER = re.compile(
 )
 SPDX = re.compile(r"^[A-Za-z0-9.+\-]+(?: (?:AND|OR|WITH) [A-Za-z0-9.+\-]+)*$")
 AI_USAGE = ("allow", "metadata_only", "deny")
-_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -220,35 +220,32 @@ def export_package(
     With ``signing_key`` the manifest is signed (``signing.sign_manifest``); without, unsigned."""
     check_meta(meta)
     ordered = sorted(skills, key=lambda skill: skill.id)
-    files: dict[str, bytes] = {}
-    for skill in ordered:
-        stem = skill_stem(skill.id)
-        entry = f"skills/{stem}.json"
-        if entry in files:
-            raise refuse(entry, f"two skills map to the same file (ids {skill.id!r})")
-        files[entry] = _json_bytes(skill_to_document(skill, local=False))
-        extra = (extras or {}).get(skill.id)
-        if extra is not None and (extra.files or extra.frontmatter):
-            files[f"extras/{stem}.json"] = _json_bytes({"frontmatter": extra.frontmatter, "files": extra.files})
-    if readme is not None:
-        files["README.md"] = readme.encode("utf-8")
-    if preview_png is not None:
-        files["preview.png"] = preview_png
-    manifest = build_manifest(meta, ordered, files)
-    if signing_key is not None:
-        manifest = sign_manifest(manifest, signing_key)
-    manifest_bytes = dump_yaml(manifest).encode("utf-8")
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in [(MANIFEST, manifest_bytes), *sorted(files.items())]:
-            info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3
-            info.external_attr = (stat.S_IFREG | 0o644) << 16
-            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
-    package = buffer.getvalue()
-    _refuse_unreadable(archive.infolist(), len(package), len(skills))
-    return package
+    with DeflatingZipWriter() as writer:
+        files: dict[str, bytes] = {}
+
+        def add(entry: str, data: bytes) -> None:
+            files[entry] = data
+            writer.add(entry, data)  # deflated on another thread while the next entry is made
+
+        for skill in ordered:
+            stem = skill_stem(skill.id)
+            entry = f"skills/{stem}.json"
+            if entry in files:
+                raise refuse(entry, f"two skills map to the same file (ids {skill.id!r})")
+            add(entry, _json_bytes(skill_to_document(skill, local=False)))
+            extra = (extras or {}).get(skill.id)
+            if extra is not None and (extra.files or extra.frontmatter):
+                add(f"extras/{stem}.json", _json_bytes({"frontmatter": extra.frontmatter, "files": extra.files}))
+        if readme is not None:
+            add("README.md", readme.encode("utf-8"))
+        if preview_png is not None:
+            add("preview.png", preview_png)
+        manifest = build_manifest(meta, ordered, files)
+        if signing_key is not None:
+            manifest = sign_manifest(manifest, signing_key)
+        writer.add(MANIFEST, dump_yaml(manifest).encode("utf-8"))
+        _refuse_unreadable(writer.infos(), writer.size(), len(skills))
+        return writer.finish([MANIFEST, *sorted(files)])
 
 
 def _refuse_unreadable(infos: Sequence[zipfile.ZipInfo], size: int, skill_count: int) -> None:
