@@ -22,17 +22,17 @@ import pytest
 
 from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, PREFIX_QUERY, generate_skills
 from skillstudio.curation.edits import revert_to_revision
-from skillstudio.model import ReviewState, Skill
+from skillstudio.model import ReviewState, Skill, skill_to_document
 from skillstudio.model.diff import unified_diff
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, ConflictError, Database, InvalidSkillData, SkillQuery, SkillRepository
+from skillstudio.store import Actor, ConflictError, Database, InvalidSkillData, SkillQuery, SkillRepository, snapshots
 from skillstudio.store.backends import is_server_url
 from skillstudio.store.events import AuditAction
 from skillstudio.store.evidence import verification_columns
 from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow, SkillVersionRow, VerificationRow
 from skillstudio.store.skill_rows import meta_columns, skill_columns
 from skillstudio.store.skill_writes import update_one
-from skillstudio.store.snapshots import decode_snapshot
+from skillstudio.store.snapshots import decode_snapshot, encode_snapshot, encode_snapshots
 from skillstudio.store.unit_of_work import unit_of_work
 from tests.factories import ai_skill
 from tests.outside import engine_writes
@@ -123,7 +123,10 @@ def searches(repository: SkillRepository, words: Sequence[str]) -> dict[str, lis
     return {text: repository.query(SkillQuery(text=text)).ids for text in words}
 
 
-def test_create_many_writes_what_the_row_by_row_path_writes(more_libraries, synthetic: list[Skill]) -> None:
+def test_create_many_writes_what_the_row_by_row_path_writes(
+    more_libraries, synthetic: list[Skill], monkeypatch
+) -> None:
+    monkeypatch.setattr(snapshots, "PARALLEL_FROM", 8)  # the bulk path compresses its snapshots on threads
     pairs = with_evidence(synthetic)
     assert sum(bool(skill.composable_with) for skill in synthetic) > 5  # compositions are exercised
     words = [COMMON_TERM, PREFIX_QUERY, COMMON_TAG, synthetic[5].name.split()[0], "zzzz"]
@@ -141,6 +144,15 @@ def test_create_many_writes_what_the_row_by_row_path_writes(more_libraries, synt
         assert [replace(skill, composable_with=()) for skill in read_back] == [
             replace(skill, version=1, composable_with=()) for skill in synthetic
         ]
+
+
+def test_snapshots_encoded_together_are_the_bytes_each_encodes_alone(synthetic: list[Skill]) -> None:
+    """A bulk write compresses its snapshots on threads (past snapshots.PARALLEL_FROM): the same
+    bytes, in the same order, as one at a time."""
+    documents = [skill_to_document(skill) for skill in synthetic] * 3
+    assert len(documents) > snapshots.PARALLEL_FROM
+    for count in (0, 1, snapshots.PARALLEL_FROM - 1, len(documents)):
+        assert encode_snapshots(documents[:count]) == [encode_snapshot(d) for d in documents[:count]]
 
 
 def twin_libraries(tmp_path: Path, skills: Sequence[Skill]) -> tuple[Path, Path]:

@@ -37,6 +37,8 @@ from skillstudio.store.skill_rows import (
     stored_ids,
     versions,
 )
+from skillstudio.store.snapshots import encode_snapshots
+from skillstudio.store.types import JsonInput
 from skillstudio.store.unit_of_work import EXTERNAL, UnitOfWork, latest_revisions, untracked_revision
 
 
@@ -83,16 +85,22 @@ def insert_new(
     records = [verification_columns(skill, record) for skill, records in pairs for record in records]
     insert_rows(connection, VerificationRow, records)
     stored_versions = versions(session, ids)  # set by the insert trigger: 1 unless an id was used before
-    revisions, audits = [], []
+    revised: list[tuple[dict[str, JsonInput], int, str]] = []  # (document, number, message)
+    audits = []
     for skill, document in zip(skills, documents, strict=True):
         earlier = (histories or {}).get(skill.id, ())
         for number, old in enumerate(earlier, start=1):  # content versions before this store
             note = f"earlier version {number} of {len(earlier) + 1}, from the import"
-            revisions.append(work.revision_row(replace(old, version=0), number, revision_action, note))
+            revised.append((skill_to_document(replace(old, version=0)), number, note))
         document["version"] = stored_versions[skill.id]  # the skill as stored
         number = len(earlier) + 1
-        revisions.append(work.document_revision_row(document, number, revision_action, message))
+        revised.append((document, number, message))
         audits.append(work.audit_row(work.action, skill.id, number, {"name": skill.name}))
+    snapshots = encode_snapshots([document for document, _, _ in revised])
+    revisions = [
+        work.document_revision_row(document, number, revision_action, note, snapshot=snapshot)
+        for (document, number, note), snapshot in zip(revised, snapshots, strict=True)
+    ]
     insert_rows(connection, RevisionRow, revisions)
     insert_rows(connection, AuditRow, audits)
 

@@ -108,9 +108,17 @@ class UnitOfWork:
         return self.document_revision_row(skill_to_document(skill), number, action, message, actor=actor)
 
     def document_revision_row(
-        self, document: Mapping[str, JsonInput], number: int, action: str, message: str, *, actor: Actor | None = None
+        self,
+        document: Mapping[str, JsonInput],
+        number: int,
+        action: str,
+        message: str,
+        *,
+        actor: Actor | None = None,
+        snapshot: bytes | None = None,
     ) -> dict[str, object]:
-        """:meth:`revision_row` of a skill already serialised (its ``skill_to_document``)."""
+        """:meth:`revision_row` of a skill already serialised (its ``skill_to_document``);
+        ``snapshot``: its :func:`encode_snapshot` when the caller encoded many at once."""
         return {
             "skill_id": document["id"],
             "number": number,
@@ -119,7 +127,7 @@ class UnitOfWork:
             "author": (actor or self.actor).id,
             "created_at": self.now,
             "message": message,
-            "snapshot": encode_snapshot(document),
+            "snapshot": encode_snapshot(document) if snapshot is None else snapshot,
         }
 
     def audit(
