@@ -2,9 +2,9 @@
 
 ``zipfile`` deflates each entry on the thread that writes it, one after another. An export
 makes its entries (a skill's JSON) and then its manifest on one thread; deflating them took
-half of its writing (issue 17). zlib releases the GIL while it deflates, so here each entry is
-deflated by a small thread pool as soon as it is added, and the archive is laid out at the end
-in the order asked for. The bytes are exactly those ``zipfile`` writes for the same entries with
+half of its writing (issue 17). zlib releases the GIL while it deflates, so here entries are
+deflated by a small thread pool, in batches, while the caller makes the next ones, and the
+archive is laid out at the end in the order asked for. The bytes are exactly those ``zipfile`` writes for the same entries with
 :func:`entry_info`'s settings (a test compares them), so a package is the same whichever wrote it.
 
 Only what packages need: DEFLATE, no ZIP64 (the caller refuses archives near its limits first),
