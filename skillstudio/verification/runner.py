@@ -17,11 +17,12 @@ together with the other skills the same chunk completed (one transaction, the sa
 from __future__ import annotations
 
 import contextlib
+import itertools
 import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,7 +64,7 @@ from skillstudio.verification.policy import (
     audit_action,
     policy_for,
 )
-from skillstudio.verification.sequential import Stopping
+from skillstudio.verification.sequential import Stopping, design_of
 from skillstudio.verification.stats import Interval, wilson
 
 # Games per chunk: many skills' games, enough for the engine to play them as one vectorised
@@ -363,30 +364,57 @@ def _run_claimed(
         # Which skills still need games, and with which body.
         pending: dict[str, RunSkill] = {}
         skills: dict[str, Skill] = {}
+        hashes: dict[str, str] = {}  # each skill's body hash as loaded: once per skill and run
+        changed: set[str] = set()
         entries = {entry.skill_id: entry for entry in run_skills if entry.applied_at is None}
         parse = RowParser()  # each skill is parsed once, unless its row changes before it is applied
-        with database.read() as session:  # one batched read, not one per skill
-            loaded = load_many(session, list(entries), parse)
-        for skill_id, skill in loaded:
-            if isinstance(skill, SkillNotFound):
-                store.skip_skill(run_id, skill_id, "skill deleted before its games were applied")
-            elif isinstance(skill, InvalidStoredSkill):  # the row went bad (another writer) since the run began
-                store.skip_skill(run_id, skill_id, skill.reason)
-            else:
-                skills[skill_id] = skill
-                pending[skill_id] = entries[skill_id]
-        hashes = {skill_id: body_hash(skill) for skill_id, skill in skills.items()}  # once per skill and run
-        # A skill whose body changed since the run started plays no more games (they would mix bodies).
-        changed = {skill_id for skill_id, entry in pending.items() if hashes[skill_id] != entry.body_hash}
-        stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
-        chunks = (
-            _plan(info, {s: entry for s, entry in pending.items() if s not in changed}, skills, done_games)
-            if stopping is None
-            else stopping.plan(info, pending, skills, done_games)
-        )
+        needs: dict[str, int] = {}  # games each pending skill still lacks
+
+        def load(ids: list[str]) -> dict[str, RunSkill]:
+            """Read these skills (one batched read); the ones that play, with their entries."""
+            with database.read() as session:
+                loaded = load_many(session, ids, parse)
+            playing: dict[str, RunSkill] = {}
+            for skill_id, skill in loaded:
+                if isinstance(skill, SkillNotFound):
+                    store.skip_skill(run_id, skill_id, "skill deleted before its games were applied")
+                elif isinstance(skill, InvalidStoredSkill):  # the row went bad (another writer) since the run began
+                    store.skip_skill(run_id, skill_id, skill.reason)
+                else:
+                    skills[skill_id] = skill
+                    pending[skill_id] = entries[skill_id]
+                    needs[skill_id] = info.games - len(done_games.get(skill_id, ()))
+                    hashes[skill_id] = body_hash(skill)
+                    # A skill whose body changed since the run started plays no more games (they
+                    # would mix bodies).
+                    if hashes[skill_id] == entries[skill_id].body_hash:
+                        playing[skill_id] = entries[skill_id]
+                    else:
+                        changed.add(skill_id)
+            return playing
+
+        ids = list(entries)
+        head = _head_start(info, runner, ids, done_games)
+        head_playing = load(ids[:head])
+        if head < len(ids):
+            # A fresh run of many skills: the workers get the first skills' chunks while the rest
+            # are read and parsed (a 3,553-skill run took 0.8 s to read before any game began).
+            # Chunking never changes a result; only the head's last chunk may be smaller.
+            stopping = None
+            head_chunks = _plan(info, head_playing, skills, done_games)
+            chunks: Iterable[Chunk] = itertools.chain(
+                head_chunks,
+                _planned_later(lambda: _plan(info, load(ids[head:]), skills, done_games, first=len(head_chunks))),
+            )
+        else:
+            stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
+            chunks = (
+                _plan(info, head_playing, skills, done_games)
+                if stopping is None
+                else stopping.plan(info, pending, skills, done_games)
+            )
         played = sum(c.played for c in counts.values())
         yield RunStarted(run_id, len(run_skills), total, played, runner.spec, skipped, info.seed)
-        needs: dict[str, int] = {skill_id: info.games - len(done_games.get(skill_id, ())) for skill_id in pending}
         if stopping is not None:  # a resumed run: skills its stored games decide need no more
             total -= stopping.settle(store, needs)
         # Skills whose games are all in already (a run killed while applying them).
@@ -425,7 +453,8 @@ def _run_claimed(
             store.finish_run(run_id, cancelled=True, message=f"cancelled with {total - played} games left")
             yield RunFinished(run_id, "cancelled", total, played, tuple(results), "cancelled", skipped)
             return
-        # Every chunk returned, yet games are missing: should not happen.
+        # Skills no chunk played: those a run reading its skills while it plays found changed
+        # (they play no more games); any other would be a chunk returned with games missing.
         for applied in _apply(
             store, repository, policy, info, parse, hashes, [(pending.pop(s), skills[s]) for s in list(pending)]
         ):
@@ -556,8 +585,29 @@ def _progress(run_id: str, total: int, played: int, counts: dict[str, Counts], c
     )
 
 
+# A run plays its first skills while it reads the rest only when it has at least this many
+# skills to read: below it, reading them all first costs little.
+HEAD_START_FROM = 1_000
+
+
+def _head_start(info: RunInfo, runner: Executor, ids: Sequence[str], done: dict[str, set[int]]) -> int:
+    """How many of the run's skills to read before the first chunks go out: all of them, unless
+    the run is fresh (nothing recorded: no skill is complete and waiting to be applied), has no
+    stopping rule (which needs every skill first) and is long; then enough to fill the
+    executor's window of chunks."""
+    if done or design_of(info) is not None or len(ids) < HEAD_START_FROM:
+        return len(ids)
+    per_chunk = max(1, info.chunk_games // max(info.games, 1))
+    return min(len(ids), per_chunk * getattr(runner, "window", 4))
+
+
+def _planned_later(plan: Callable[[], list[Chunk]]) -> Iterator[Chunk]:
+    """``plan()``'s chunks, planned when the first of them is wanted."""
+    yield from plan()
+
+
 def _plan(
-    info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]]
+    info: RunInfo, pending: dict[str, RunSkill], skills: dict[str, Skill], done: dict[str, set[int]], *, first: int = 0
 ) -> list[Chunk]:
     """Chunks of ``chunk_games`` games (the last one may hold fewer) covering every missing game
     of the ``pending`` skills, in run order within each of the reference engine's passes.
@@ -594,10 +644,10 @@ def _plan(
             current.append(Piece(skill, entry.game_module, start, game - start))
             room -= game - start
             if room == 0:
-                chunks.append(Chunk(len(chunks), info.opponent, info.seed, tuple(current), info.engine))
+                chunks.append(Chunk(first + len(chunks), info.opponent, info.seed, tuple(current), info.engine))
                 current, room = [], size
     if current:
-        chunks.append(Chunk(len(chunks), info.opponent, info.seed, tuple(current), info.engine))
+        chunks.append(Chunk(first + len(chunks), info.opponent, info.seed, tuple(current), info.engine))
     return chunks
 
 
