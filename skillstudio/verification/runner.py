@@ -396,16 +396,20 @@ def _run_claimed(
         ids = list(entries)
         head = _head_start(info, runner, ids, done_games)
         head_playing = load(ids[:head])
-        if head < len(ids):
+        unread = ids[head:]  # read when the executor first wants more chunks than the head's
+        if unread:
             # A fresh run of many skills: the workers get the first skills' chunks while the rest
             # are read and parsed (a 3,553-skill run took 0.8 s to read before any game began).
             # Chunking never changes a result; only the head's last chunk may be smaller.
             stopping = None
             head_chunks = _plan(info, head_playing, skills, done_games)
-            chunks: Iterable[Chunk] = itertools.chain(
-                head_chunks,
-                _planned_later(lambda: _plan(info, load(ids[head:]), skills, done_games, first=len(head_chunks))),
-            )
+
+            def plan_the_rest() -> list[Chunk]:
+                rest = load(unread)
+                unread.clear()
+                return _plan(info, rest, skills, done_games, first=len(head_chunks))
+
+            chunks: Iterable[Chunk] = itertools.chain(head_chunks, _planned_later(plan_the_rest))
         else:
             stopping = Stopping.for_run(database, info, skills, policy)  # verify --until-decided, else None
             chunks = (
@@ -449,7 +453,7 @@ def _run_claimed(
             ):
                 results.append(applied)
                 yield applied
-        if pending and is_cancelled():
+        if (pending or unread) and is_cancelled():  # unread: stopped before the rest was read
             store.finish_run(run_id, cancelled=True, message=f"cancelled with {total - played} games left")
             yield RunFinished(run_id, "cancelled", total, played, tuple(results), "cancelled", skipped)
             return

@@ -134,3 +134,36 @@ def test_only_a_fresh_long_run_without_a_stopping_rule_reads_a_head_first(tmp_pa
     until_decided = replace(info, options={"until_decided": {"delta": 0.1}})
     assert runner._head_start(until_decided, pool, ids, {}) == len(ids)  # its rule needs every skill
     assert runner._head_start(replace(info, chunk_games=10), pool, ids, {}) == 6  # a skill per chunk at least
+
+
+def test_a_cancel_once_the_head_is_applied_leaves_the_run_cancelled_not_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: list[int]
+) -> None:
+    """An executor that asks whether to stop before it takes the next chunk (a windowed one
+    whose head chunks all came back at once) may stop before the rest of the skills is read:
+    the run is then cancelled, not finished, and a resume plays the rest."""
+    from skillstudio.verification.executors import Executor
+    from skillstudio.verification.runner import SkillResult
+
+    class AsksFirst(Executor):
+        def map_unordered(self, fn: Any, chunks: Any, cancel: Any) -> Any:
+            source = iter(chunks)
+            while not cancel():
+                chunk = next(source, None)
+                if chunk is None:
+                    return
+                yield fn(chunk)
+
+    monkeypatch.setattr(runner, "HEAD_START_FROM", 1)
+    with Database(make_library(tmp_path / "lib.db", 12)) as database:
+        skills = SkillRepository(database).get_many([s.id for s in playable_skills(12)])
+        run_id = start_run(database, skills, opponent=HARD, games=3, seed=4, chunk_games=3)
+        applied: list[SkillResult] = []
+        events = run_verification(database, run_id, executor=AsksFirst(), cancel=lambda: len(applied) >= 4)
+        for event in events:
+            if isinstance(event, SkillResult):
+                applied.append(event)
+        assert reads == [4] and len(applied) == 4  # the head alone was read and played
+        assert isinstance(event, RunFinished) and event.status == "cancelled"
+        final = collect(run_verification(database, run_id))
+        assert final.status == "finished" and len(final.results) == 8 and final.games_done == 36
