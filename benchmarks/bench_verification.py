@@ -160,6 +160,7 @@ def _timed(executor: Any) -> Any:
     class Timed(Executor):
         def __init__(self) -> None:
             self.spec = executor.spec
+            self.window = executor.window
             self.engine_s = 0.0
 
         def map_unordered(self, fn: Any, chunks: Any, cancel: Any) -> Any:

@@ -17,6 +17,7 @@ import json
 import os
 import socket
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -406,29 +407,21 @@ class RunStore:
             return None if row is None else (row.successes, row.trials, row.wilson_low, row.wilson_high)
 
     def revalidated_engine(self, skill_id: str) -> str | None:
-        """The engine version of the skill's latest applied revalidation, if it ever had one."""
-        with self.database.read() as session:
-            return session.scalar(
-                select(VerificationRunRow.engine_version)
-                .join(RunSkillRow, RunSkillRow.run_id == VerificationRunRow.id)
-                .where(
-                    RunSkillRow.skill_id == skill_id,
-                    RunSkillRow.applied_at.is_not(None),
-                    RunSkillRow.confidence_after.is_not(None),
-                    VerificationRunRow.kind == "revalidate",
-                )
-                .order_by(RunSkillRow.applied_at.desc())
-                .limit(1)
-            )
+        """The engine version the skill's latest applied revalidation played it with, if it
+        ever had one (:meth:`revalidated_engines`)."""
+        return self.revalidated_engines([skill_id]).get(skill_id)
 
     def revalidated_engines(self, skill_ids: Sequence[str]) -> dict[str, str]:
-        """:meth:`revalidated_engine` of several skills at once (only those ever revalidated)."""
-        out: dict[str, str] = {}
+        """For each skill ever revalidated, the engine version its latest applied revalidation
+        played it with: the version most of its games in that run report, as its session's
+        record holds it (:func:`session_engine_version`). Not the run's own version: that is
+        the first chunk's to return, and a run of several game modules plays each module with
+        its own version (crediting a ra1 skill against a td version took its credit away)."""
+        latest: dict[str, tuple[str, str]] = {}  # skill id -> (revalidation run, the run's version)
         with self.database.read() as session:
-            for start in range(0, len(skill_ids), 500):
-                part = list(skill_ids[start : start + 500])
+            for part in chunks(skill_ids):
                 rows = session.execute(
-                    select(RunSkillRow.skill_id, VerificationRunRow.engine_version)
+                    select(RunSkillRow.skill_id, VerificationRunRow.id, VerificationRunRow.engine_version)
                     .join(VerificationRunRow, RunSkillRow.run_id == VerificationRunRow.id)
                     .where(
                         RunSkillRow.skill_id.in_(part),
@@ -438,7 +431,16 @@ class RunStore:
                     )
                     .order_by(RunSkillRow.applied_at)
                 )
-                out.update((skill_id, version) for skill_id, version in rows)  # the latest wins
+                latest.update((skill_id, (run_id, version)) for skill_id, run_id, version in rows)  # the latest wins
+        by_run: dict[str, list[str]] = {}
+        for skill_id, (run_id, _) in latest.items():
+            by_run.setdefault(run_id, []).append(skill_id)
+        out: dict[str, str] = {}
+        for run_id, ids in by_run.items():
+            played = self.engine_versions_of(run_id, ids)
+            out.update(
+                (skill_id, session_engine_version(played.get(skill_id, {}), latest[skill_id][1])) for skill_id in ids
+            )
         return out
 
     def known_play_keys(self, keys: Iterable[str]) -> set[str]:
@@ -449,6 +451,13 @@ class RunStore:
                 part = keys[start : start + 500]
                 found.update(session.scalars(select(PlayImportRow.key).where(PlayImportRow.key.in_(part))))
         return found
+
+
+def session_engine_version(played: Mapping[str, int], run_version: str) -> str:
+    """The engine version of a skill's session in a run: the one most of its games report
+    (``played``: version -> games, as :meth:`RunStore.engine_versions_of` gives them), else
+    the run's."""
+    return Counter(played).most_common(1)[0][0] if played else run_version
 
 
 # --- writes inside a skill's quality transaction (Evidence.set_quality / apply_session) -----------
@@ -710,6 +719,7 @@ __all__ = [
     "close_unchanged",
     "duplicate_games",
     "process_alive",
+    "session_engine_version",
     "write_interval",
     "write_run_results",
 ]

@@ -183,6 +183,7 @@ class Executor:
     """Plays chunks and yields their results as they complete (in any order)."""
 
     spec = "inprocess"
+    window = 1  # chunks it plays at once, at most (a run reads enough skills first to fill them)
 
     def map_unordered(
         self, fn: Callable[[Chunk], ChunkResult], chunks: Iterable[Chunk], cancel: Cancel

@@ -53,6 +53,7 @@ from skillstudio.store.runs import (
     RunSkill,
     RunSkillEntry,
     RunStore,
+    session_engine_version,
 )
 from skillstudio.store.skill_rows import RowParser, load_many
 from skillstudio.store.types import SessionApplied
@@ -602,7 +603,7 @@ def _head_start(info: RunInfo, runner: Executor, ids: Sequence[str], done: dict[
     if done or design_of(info) is not None or len(ids) < HEAD_START_FROM:
         return len(ids)
     per_chunk = max(1, info.chunk_games // max(info.games, 1))
-    return min(len(ids), per_chunk * getattr(runner, "window", 4))
+    return min(len(ids), per_chunk * max(runner.window, 1))
 
 
 def _planned_later(plan: Callable[[], list[Chunk]]) -> Iterator[Chunk]:
@@ -736,7 +737,7 @@ def _session(
     skill as the run loaded it, and its body hash."""
     session_rate = counts.wins / counts.decided if counts.decided else 0.0
     session_interval = wilson(counts.wins, counts.decided)
-    engine_version = Counter(versions).most_common(1)[0][0] if versions else info.engine_version
+    engine_version = session_engine_version(versions, info.engine_version)
     record = VerificationRecord(
         recorded_at=utc_now(),
         kind=EvidenceKind.HEADLESS,

@@ -6,6 +6,7 @@ after a cancel and a resume."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -48,13 +49,25 @@ def test_a_run_that_reads_while_it_plays_stores_what_reading_first_stores(
     reads.clear()
     monkeypatch.setattr(runner, "HEAD_START_FROM", 1)
     results_while_playing = _verify_all(while_playing, {})
-    # one skill per chunk, four chunks in flight: four skills are read first, then the rest
-    assert reads[:2][0] == 4 and len(reads) >= 2 * len(RUNS)
+    # in process, one chunk at a time of one skill: one skill is read first, then the rest
+    assert reads[0] == 1 and len(reads) == 2 * len(RUNS)
     # the same results and announcements; in another order, as the chunks' order differs
     assert [sorted(run) for run in results_first] == [sorted(run) for run in results_while_playing]
-    stored_first, stored_while_playing = _stored(first), _stored(while_playing)
+    stored_first, stored_while_playing = (
+        _without_run_versions(_stored(first)),
+        _without_run_versions(_stored(while_playing)),
+    )
     for table, rows in stored_first.items():
         assert rows == stored_while_playing[table], table
+
+
+_ENGINE_VERSION = re.compile(r"'\d+\.\d+\.\d+\+[^']*'")
+
+
+def _without_run_versions(stored: dict[str, list[tuple[object, ...]]]) -> dict[str, list[tuple[object, ...]]]:
+    """The run rows' own engine version is the first returned chunk's (chunks return in any order,
+    and each module has its version): blanked there. Every skill's rows keep theirs."""
+    return {**stored, "runs": [(_ENGINE_VERSION.sub("<version>", str(row[0])),) for row in stored["runs"]]}
 
 
 def _changed_and_deleted_run(path: Path) -> tuple[list[tuple[object, ...]], dict[str, list[tuple[object, ...]]]]:
@@ -87,7 +100,7 @@ def test_skills_changed_or_deleted_after_the_first_read_are_treated_as_before(
     reads.clear()
     monkeypatch.setattr(runner, "HEAD_START_FROM", 1)
     found = _changed_and_deleted_run(make_library(tmp_path / "while-playing.db", 12))
-    assert reads[0] == 4 and reads[1] == 8  # skills 8 and 10 are in the second read
+    assert reads == [1, 11]  # skills 8 and 10 are in the second read
     assert found == expected
 
 
@@ -111,7 +124,7 @@ def test_a_run_cancelled_while_it_reads_resumes_to_the_same_games(
     monkeypatch.setattr(runner, "HEAD_START_FROM", 1)
     reads.clear()
     resumed = run(tmp_path / "resumed.db", cancel_after_first=True)
-    assert reads[0] == 4  # the cancelled run read its head first; the resumed one reads all at once
+    assert reads[:2] == [1, 11] and reads[2] < 12  # the head first; the resumed run, all it lacks at once
     for table in ("games", "evidence", "quality", "intervals"):
         assert resumed[table] == uninterrupted[table], table
 
@@ -127,7 +140,7 @@ def test_only_a_fresh_long_run_without_a_stopping_rule_reads_a_head_first(tmp_pa
     pool = ProcessExecutor.__new__(ProcessExecutor)  # its window only: no workers started
     pool.window = 6
     assert runner._head_start(info, pool, ids, {}) == 200 * 6  # six chunks of 200 skills' games
-    assert runner._head_start(info, InProcessExecutor(), ids, {}) == 200 * 4
+    assert runner._head_start(info, InProcessExecutor(), ids, {}) == 200  # one chunk at a time
     short = ids[: runner.HEAD_START_FROM - 1]
     assert runner._head_start(info, pool, short, {}) == len(short)  # a short run: all at once
     assert runner._head_start(info, pool, ids, {"skill-0": {0}}) == len(ids)  # resumed: all at once
@@ -146,6 +159,8 @@ def test_a_cancel_once_the_head_is_applied_leaves_the_run_cancelled_not_finished
     from skillstudio.verification.runner import SkillResult
 
     class AsksFirst(Executor):
+        window = 4  # the head: four chunks of one skill
+
         def map_unordered(self, fn: Any, chunks: Any, cancel: Any) -> Any:
             source = iter(chunks)
             while not cancel():
@@ -167,3 +182,46 @@ def test_a_cancel_once_the_head_is_applied_leaves_the_run_cancelled_not_finished
         assert isinstance(event, RunFinished) and event.status == "cancelled"
         final = collect(run_verification(database, run_id))
         assert final.status == "finished" and len(final.results) == 8 and final.games_done == 36
+
+
+def test_a_revalidation_of_two_modules_credits_each_skill_against_its_own_module_s_version(tmp_path: Path) -> None:
+    """A run's own engine version is its first returned chunk's; each module plays with its own
+    version. A td skill revalidated in a run whose first chunk was ra1's keeps td's version as
+    the one its later evidence must match, and its next verify is credited."""
+    from skillstudio.engine.batch import engine_version as module_version
+    from skillstudio.engine.module import load_module
+    from skillstudio.store.runs import RunStore
+
+    def engine_version(module: str) -> str:
+        return module_version(load_module(module))
+
+    ra1, td = playable_skills(2)
+    td = replace(td, provenance=replace(td.provenance, game_module="td"))
+    with Database(tmp_path / "lib.db", create=True) as database:
+        repository = SkillRepository(database, ACTOR)
+        repository.create_many([ra1, td])
+        skills = repository.get_many([ra1.id, td.id])
+        first = collect(run_verification(database, start_run(database, skills, opponent=HARD, games=6, seed=1)))
+        assert all(result.credited for result in first.results)
+        revalidation = start_run(
+            database,
+            repository.get_many([ra1.id, td.id]),
+            opponent=HARD,
+            games=6,
+            seed=2,
+            kind="revalidate",
+            chunk_games=6,
+        )
+        assert collect(run_verification(database, revalidation, actor=ACTOR)).status == "finished"
+        store = RunStore(database)
+        assert store.run(revalidation).engine_version == engine_version("ra1")  # the first chunk's: ra1 plays first
+        assert store.revalidated_engines([ra1.id, td.id]) == {
+            ra1.id: engine_version("ra1"),
+            td.id: engine_version("td"),
+        }
+        assert store.revalidated_engine(td.id) == engine_version("td")
+        again = collect(
+            run_verification(database, start_run(database, [repository.get(td.id)], opponent=HARD, games=6, seed=3))
+        )
+        [result] = again.results
+        assert result.credited, result.reason
