@@ -17,6 +17,7 @@ win rate against the reference opponent); it is stored with the run and shown be
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ from skillstudio.store import Actor, InvalidStoredSkill, SkillNotFound, SkillRep
 from skillstudio.store.database import Database
 from skillstudio.store.errors import LibraryError, RunClaimed
 from skillstudio.store.paired_runs import LiftRecord, PairedRuns
-from skillstudio.store.runs import RunInfo, RunStore
+from skillstudio.store.runs import RunInfo, RunStore, session_engine_version
 from skillstudio.store.types import Counts, GameRow
 from skillstudio.verification.executors import Chunk, Executor, Piece, open_executor, play_chunk
 from skillstudio.verification.stats import Interval, PairedCounts, newcombe_paired
@@ -69,13 +70,15 @@ def lift_of(
 ) -> LiftRecord:
     table, excluded = paired_counts(skill_games, baseline_games)
     interval = newcombe_paired(table)
-    versions = {g.engine_version for g in skill_games if g.engine_version}
+    # The skill's own games' version: a run's is its first returned chunk's, and each game
+    # module plays with its own.
+    played = Counter(g.engine_version for g in skill_games if g.engine_version)
     return LiftRecord(
         run_id=info.id,
         skill_id=skill_id,
         body_hash=skill_hash,
         opponent=info.opponent,
-        engine_version=info.engine_version or (min(versions) if versions else ""),
+        engine_version=session_engine_version(played, info.engine_version),
         both_won=table.both,
         skill_only=table.first_only,
         baseline_only=table.second_only,

@@ -143,3 +143,21 @@ def test_only_verify_runs_play_a_baseline(more_libraries, tmp_path: Path, kind: 
         run_id = start_run(database, skills, opponent=HARD, games=3, kind=kind, options={"baseline": True})
         events = list(drive_run(database, run_id))
         assert not any(isinstance(e, LiftResult | BaselineProgress) for e in events)
+
+
+def test_each_skill_s_lift_records_the_engine_version_its_own_games_reported(tmp_path: Path) -> None:
+    """A run's own version is its first returned chunk's; each game module plays with its own.
+    A td skill's lift in a run whose first chunk was ra1's records td's version."""
+    ra1, td = playable_skills(2)
+    td = replace(td, provenance=replace(td.provenance, game_module="td"))
+    with Database(tmp_path / "lib.db", create=True) as database:
+        SkillRepository(database, Actor("tester")).create_many([ra1, td])
+        skills = SkillRepository(database).get_many([ra1.id, td.id])
+        run_id = _baseline_run(database, skills, games=6, chunk=6)
+        list(drive_run(database, run_id))
+        store = RunStore(database)
+        versions = {skill.id: {g.engine_version for g in store.games(run_id, skill.id)} for skill in skills}
+        assert len(versions[ra1.id]) == len(versions[td.id]) == 1 and versions[ra1.id] != versions[td.id]
+        assert store.run(run_id).engine_version in versions[ra1.id]  # ra1's chunk came back first
+        lifts = PairedRuns(database).lifts(run_id)
+        assert {skill_id: {lift.engine_version} for skill_id, lift in lifts.items()} == versions
