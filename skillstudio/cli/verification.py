@@ -18,7 +18,7 @@ from skillstudio.model import BodyKind, Confidence, Domain
 from skillstudio.store import Database, LibraryBusy, LibraryError, SkillQuery, SkillRepository
 from skillstudio.store.runs import RunInfo, RunSkill, RunStore
 from skillstudio.verification.drive import drive_run
-from skillstudio.verification.executors import ExecutorError, parse_executor
+from skillstudio.verification.executors import DEFAULT_EXECUTOR, ExecutorError, parse_executor
 from skillstudio.verification.policy import policy_for
 from skillstudio.verification.runner import (
     DEFAULT_CHUNK_GAMES,
@@ -167,7 +167,7 @@ def _verify(args: argparse.Namespace, database: Database) -> int:
         opponent=args.opponent,
         games=args.games,
         seed=args.seed,
-        executor=args.executor or "auto",
+        executor=args.executor or DEFAULT_EXECUTOR,
         engine=engine,
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
@@ -548,7 +548,7 @@ def _revalidate(args: argparse.Namespace, database: Database) -> int:
         opponent=args.opponent or policy_for(database).reference_opponent,
         games=args.games,
         seed=args.seed,
-        executor=args.executor or "auto",
+        executor=args.executor or DEFAULT_EXECUTOR,
         engine=engine,
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,

@@ -19,6 +19,7 @@ from skillstudio.store.runs import RunInfo, RunSkill
 from skillstudio.verification import lift, sequential
 from skillstudio.verification.compositions import KIND as SEQUENCE
 from skillstudio.verification.compositions import PHASES, clock, plan_sequence, start_sequence
+from skillstudio.verification.executors import DEFAULT_EXECUTOR
 from skillstudio.verification.policy import VerificationPolicy
 from skillstudio.verification.runner import DEFAULT_CHUNK_GAMES
 from skillstudio.verification.stats import wilson
@@ -151,7 +152,7 @@ def verify_sequence(args: argparse.Namespace, database: Database, drive: Callabl
         opponent=args.opponent,
         games=args.games,
         seed=args.seed,
-        executor=args.executor or "auto",
+        executor=args.executor or DEFAULT_EXECUTOR,
         chunk_games=args.chunk or DEFAULT_CHUNK_GAMES,
         actor=repository.actor,
     )

@@ -402,6 +402,9 @@ def _positive(text: str) -> int:
     return value
 
 
+# What verify plays on when nobody chose an executor (the CLI, the verify dialog, a batch's
+# options): ``auto``, below.
+DEFAULT_EXECUTOR = "auto"
 # ``auto`` plays a run of at least this many games on worker processes (one per CPU): while
 # they play, the calling process stores results (10k benchmark, 71,060 games on 2 CPUs: 6.2 s
 # against 8.8 s in process). Starting the workers costs about 0.4 s, hidden while a run reads

@@ -24,9 +24,10 @@ from PySide6.QtWidgets import (
 
 from skillstudio.gui.dashboard.verify_worker import BatchOptions
 from skillstudio.verification import sequential
+from skillstudio.verification.executors import DEFAULT_EXECUTOR
 
 OPPONENTS = ("IC Default Hard", "IC Default Normal", "IC Default Easy", "mirror")
-EXECUTORS = ("auto", "inprocess", "processes:2", "dask-local:2")
+EXECUTORS = (DEFAULT_EXECUTOR, "inprocess", "processes:2", "dask-local:2")
 MIN_WIDTH = 560  # the longest field, the engine command with its placeholder, reads in full
 
 
@@ -146,7 +147,7 @@ class QtVerifyDialog(QDialog):
             opponent=self.opponent.currentText().strip() or OPPONENTS[0],
             games=self.max_games.value() if until_decided else self.games.value(),
             seed=None if self.seed.value() < 0 else self.seed.value(),
-            executor=self.executor.currentText().strip() or "auto",
+            executor=self.executor.currentText().strip() or DEFAULT_EXECUTOR,
             engine=engine,
             baseline=self.baseline.isChecked(),
             until_decided=until_decided,

@@ -24,6 +24,7 @@ from skillstudio.store.paired_runs import PairedRuns
 from skillstudio.store.runs import RunStore
 from skillstudio.verification import sequential
 from skillstudio.verification.drive import DriveEvent, drive_run
+from skillstudio.verification.executors import DEFAULT_EXECUTOR
 from skillstudio.verification.lift import BaselineProgress, LiftResult
 from skillstudio.verification.policy import policy_for
 from skillstudio.verification.runner import (
@@ -48,7 +49,7 @@ class BatchOptions:
     opponent: str = "IC Default Hard"
     games: int = 20  # per skill; with ``until_decided``, at most (``--max-games``)
     seed: int | None = None  # None: a fresh seed per batch (recorded with the run)
-    executor: str = "auto"  # worker processes for a large batch (verification.executors.open_executor)
+    executor: str = DEFAULT_EXECUTOR  # worker processes for a large batch (executors.open_executor)
     engine: tuple[str, ...] = ()
     chunk_games: int | None = None  # None: chosen for a live plot (runner.chunk_games_for)
     baseline: bool = False  # also play the default plan on the same seeds: each skill's lift
