@@ -174,13 +174,19 @@ def _timed(executor: Any) -> Any:
     return Timed()
 
 
-def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
+def _library(size: int) -> tuple[list[Any], list[Any], list[Any]]:
+    """The synthetic library of ``size`` skills, its AI skills, and those the built-in engine
+    plays (StrategicPattern bodies), as ``skillstudio verify --domain ai`` selects them."""
     from benchmarks.synthetic import generate_skills
     from skillstudio.model import BodyKind, Domain
 
     skills = generate_skills(size)
     ai = [s for s in skills if s.domain is Domain.AI_STRATEGY]
-    playable = [s for s in ai if s.body_kind is BodyKind.STRATEGIC_PATTERN]
+    return skills, ai, [s for s in ai if s.body_kind is BodyKind.STRATEGIC_PATTERN]
+
+
+def run(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    _, ai, playable = _library(size)
     reference = next((s for s in playable if s.provenance.game_module == "ra1"), playable[0])
     engine_limit = engine_games_per_s(reference, args.opponent, args.engine_games, args.seed)
     one_core_limit = engine_games_per_s(reference, args.opponent, args.engine_games, args.seed, blas_threads=1)
@@ -236,15 +242,12 @@ def _in_fresh_process(size: int, spec: str, args: argparse.Namespace) -> dict[st
 def measure_executor(size: int, spec: str, args: argparse.Namespace) -> dict[str, Any]:
     """One executor verifying every playable AI skill of a fresh library of ``size`` skills: its
     run's figures, its overhead per empty chunk, and the games it recorded (to compare)."""
-    from benchmarks.synthetic import generate_skills
-    from skillstudio.model import BodyKind, Domain
     from skillstudio.store import Actor, Database, SkillRepository
     from skillstudio.store.runs import RunStore
     from skillstudio.verification.executors import Chunk, open_executor, play_chunk
     from skillstudio.verification.runner import Progress, RunFinished, RunStarted, run_verification, start_run
 
-    skills = generate_skills(size)
-    playable = [s for s in skills if s.domain is Domain.AI_STRATEGY and s.body_kind is BodyKind.STRATEGIC_PATTERN]
+    skills, _, playable = _library(size)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "library.db"
         with Database(path, create=True) as database:
