@@ -45,7 +45,7 @@ from skillstudio.model.validation import Checker, join_path
 from skillstudio.packages.errors import PackageError, in_file, refuse
 from skillstudio.packages.safe_yaml import decode_utf8, dump_yaml, load_yaml
 from skillstudio.packages.signing import Signer, SigningKey, fingerprint, sign_manifest, verify_manifest
-from skillstudio.packages.zip_writer import DeflatingZipWriter
+from skillstudio.packages.zip_writer import CENTRAL_SIGNATURE, DeflatingZipWriter
 from skillstudio.store import SkillExtras
 
 FORMAT_VERSION = 1
@@ -309,6 +309,12 @@ def read_package(source: str | Path | bytes, *, progress: Callable[[int, int], N
             raise refuse(label, f"cannot be read ({error.strerror or error})") from None
     if len(data) > MAX_ARCHIVE_BYTES:
         raise refuse(label, f"is {len(data)} bytes, more than the {MAX_ARCHIVE_BYTES} allowed")
+    # zipfile makes an object of about 550 bytes for every record of the central directory
+    # before anything can count them: bare records filling the allowed size would take gigabytes.
+    # Each record starts with this signature, so its count bounds how many zipfile would make.
+    records = data.count(CENTRAL_SIGNATURE)
+    if records > MAX_ENTRIES:
+        raise refuse(label, f"has more entries than the {MAX_ENTRIES} allowed ({records} directory records)")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as error:

@@ -32,6 +32,9 @@ _UTF8_NAME = 0x800
 _LOCAL = struct.Struct("<4s2B4HL2L2H")
 _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")
 _END = struct.Struct("<4s4H2LH")
+LOCAL_SIGNATURE = b"PK\x03\x04"
+CENTRAL_SIGNATURE = b"PK\x01\x02"  # starts every entry's record in the central directory
+END_SIGNATURE = b"PK\x05\x06"
 _DOS_TIME = FIXED_TIME[3] << 11 | FIXED_TIME[4] << 5 | FIXED_TIME[5] // 2
 _DOS_DATE = (FIXED_TIME[0] - 1980) << 9 | FIXED_TIME[1] << 5 | FIXED_TIME[2]
 ZIP32_LIMIT = 0xFFFFFFFF  # sizes, offsets and the count (0xFFFF) above these would need ZIP64
@@ -150,12 +153,12 @@ class DeflatingZipWriter:
                 raise ValueError(f"{name!r} lies beyond 4 GiB, which needs ZIP64")
             sizes = (deflated.crc, compressed, deflated.size, len(encoded))
             header = _LOCAL.pack(
-                b"PK\x03\x04", _VERSION, 0, flags, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE, *sizes, 0
+                LOCAL_SIGNATURE, _VERSION, 0, flags, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE, *sizes, 0
             )
             parts += (header, encoded, deflated.data)
             central.append(
                 _CENTRAL.pack(
-                    b"PK\x01\x02",
+                    CENTRAL_SIGNATURE,
                     _VERSION,
                     _UNIX,
                     _VERSION,
@@ -178,8 +181,8 @@ class DeflatingZipWriter:
         directory = b"".join(central)
         if offset + len(directory) >= ZIP32_LIMIT:
             raise ValueError("the archive reaches 4 GiB, which needs ZIP64")
-        end = _END.pack(b"PK\x05\x06", 0, 0, len(order), len(order), len(directory), offset, 0)
+        end = _END.pack(END_SIGNATURE, 0, 0, len(order), len(order), len(directory), offset, 0)
         return b"".join([*parts, directory, end])
 
 
-__all__ = ["FIXED_TIME", "LEVEL", "DeflatingZipWriter", "entry_info"]
+__all__ = ["CENTRAL_SIGNATURE", "FIXED_TIME", "LEVEL", "DeflatingZipWriter", "entry_info"]

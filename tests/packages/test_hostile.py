@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
+import struct
+import tracemalloc
 import zipfile
 
 import pytest
@@ -151,6 +153,33 @@ def test_archive_above_the_limit(populated: SkillRepository, monkeypatch: pytest
     monkeypatch.setattr(icpkg, "MAX_ARCHIVE_BYTES", 100)
     with pytest.raises(PackageError, match=r"big\.icpkg: is .* bytes"):
         read_package(path)
+
+
+def directory_flood(records: int) -> bytes:
+    """One stored one-byte entry, then ``records`` central-directory records naming it, and an
+    end record that claims a single entry (zipfile reads records until the directory's size)."""
+    local = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 33, 0, 0, 1, 1, 0) + b"a"
+    directory = b"".join(
+        struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 33, 0, 1, 1, 8, 0, 0, 0, 0, 0, 0) + b"%08x" % index
+        for index in range(records)
+    )
+    return local + directory + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, 1, 1, len(directory), len(local), 0)
+
+
+def test_a_flood_of_directory_records_is_refused_before_zipfile_reads_them(
+    populated: SkillRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = directory_flood(100_000)  # 6 MB; the real limit's worth in 512 MiB would be 9M records
+    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 1_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(PackageError, match=r"more entries than the 1000 allowed \(100000 directory records\)"):
+            read_package(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, f"{peak} bytes: the records were parsed before they were counted"
+    refused(populated, data, "more entries than the 1000 allowed")
 
 
 def test_an_entry_that_is_corrupt(populated: SkillRepository) -> None:
