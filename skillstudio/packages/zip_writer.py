@@ -7,8 +7,9 @@ deflated by a small thread pool, in batches, while the caller makes the next one
 archive is laid out at the end in the order asked for. The bytes are exactly those ``zipfile`` writes for the same entries with
 :func:`entry_info`'s settings (a test compares them), so a package is the same whichever wrote it.
 
-Only what packages need: DEFLATE, no ZIP64 (the caller refuses archives near its limits first),
-no comments, no extra fields.
+Only what packages need: DEFLATE, no comments, no extra fields, and ZIP64 only where ``zipfile``
+uses it for an archive under 4 GiB: the end records of more than 65,535 entries (the caller
+refuses archives near 4 GiB first).
 """
 
 from __future__ import annotations
@@ -32,13 +33,18 @@ _UTF8_NAME = 0x800
 _LOCAL = struct.Struct("<4s2B4HL2L2H")
 _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")
 _END = struct.Struct("<4s4H2LH")
+_END64 = struct.Struct("<4sQ2H2L4Q")
+_END64_LOCATOR = struct.Struct("<4sLQL")
 LOCAL_SIGNATURE = b"PK\x03\x04"
 CENTRAL_SIGNATURE = b"PK\x01\x02"  # starts every entry's record in the central directory
 END_SIGNATURE = b"PK\x05\x06"
+_END64_SIGNATURE = b"PK\x06\x06"
+_END64_LOCATOR_SIGNATURE = b"PK\x06\x07"
+_ZIP64_VERSION = 45  # "version made by" and "needed to extract" of zipfile's ZIP64 end record
 _DOS_TIME = FIXED_TIME[3] << 11 | FIXED_TIME[4] << 5 | FIXED_TIME[5] // 2
 _DOS_DATE = (FIXED_TIME[0] - 1980) << 9 | FIXED_TIME[1] << 5 | FIXED_TIME[2]
-ZIP32_LIMIT = 0xFFFFFFFF  # sizes, offsets and the count (0xFFFF) above these would need ZIP64
-ZIP32_ENTRIES = 0xFFFF
+ZIP32_LIMIT = 0xFFFFFFFF  # sizes and offsets above this would need ZIP64 entries
+ZIP32_ENTRIES = 0xFFFF  # more entries than this need the ZIP64 end records
 
 
 def entry_info(name: str) -> zipfile.ZipInfo:
@@ -134,14 +140,13 @@ class DeflatingZipWriter:
     def size(self) -> int:
         """How many bytes :meth:`finish` will return."""
         entries = [(len(_encoded(name)[0]), self._deflated(name)) for name in self._where]
-        return sum(_LOCAL.size + _CENTRAL.size + 2 * n + len(d.data) for n, d in entries) + _END.size
+        ends = _END.size + (_END64.size + _END64_LOCATOR.size if len(entries) > ZIP32_ENTRIES else 0)
+        return sum(_LOCAL.size + _CENTRAL.size + 2 * n + len(d.data) for n, d in entries) + ends
 
     def finish(self, order: Sequence[str]) -> bytes:
         """The archive of every entry, in ``order`` (each added name exactly once)."""
         if sorted(order) != sorted(self._where):
             raise ValueError("the order must name every added entry exactly once")
-        if len(order) > ZIP32_ENTRIES:
-            raise ValueError(f"{len(order)} entries need ZIP64, which packages do not use")
         parts: list[bytes] = []
         central: list[bytes] = []
         offset = 0
@@ -181,8 +186,32 @@ class DeflatingZipWriter:
         directory = b"".join(central)
         if offset + len(directory) >= ZIP32_LIMIT:
             raise ValueError("the archive reaches 4 GiB, which needs ZIP64")
-        end = _END.pack(END_SIGNATURE, 0, 0, len(order), len(order), len(directory), offset, 0)
-        return b"".join([*parts, directory, end])
+        return b"".join([*parts, directory, *_end_records(len(order), len(directory), offset)])
+
+
+def _end_records(count: int, directory_size: int, directory_offset: int) -> list[bytes]:
+    """The end of the archive: zipfile's ZIP64 end record and its locator first when the count
+    does not fit the classic record, which then holds 0xFFFF."""
+    records = []
+    if count > ZIP32_ENTRIES:
+        records.append(
+            _END64.pack(
+                _END64_SIGNATURE,
+                _END64.size - 12,  # the record's size, less its signature and this field
+                _ZIP64_VERSION,
+                _ZIP64_VERSION,
+                0,
+                0,
+                count,
+                count,
+                directory_size,
+                directory_offset,
+            )
+        )
+        records.append(_END64_LOCATOR.pack(_END64_LOCATOR_SIGNATURE, 0, directory_offset + directory_size, 1))
+        count = ZIP32_ENTRIES
+    records.append(_END.pack(END_SIGNATURE, 0, 0, count, count, directory_size, directory_offset, 0))
+    return records
 
 
 __all__ = ["CENTRAL_SIGNATURE", "FIXED_TIME", "LEVEL", "DeflatingZipWriter", "entry_info"]

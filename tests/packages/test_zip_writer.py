@@ -91,3 +91,16 @@ def test_an_entry_added_twice_or_an_order_that_is_not_every_entry_is_refused() -
             with pytest.raises(ValueError, match="every added entry exactly once"):
                 writer.finish(order)
         assert zipfile.ZipFile(io.BytesIO(writer.finish(["b", "a"]))).namelist() == ["b", "a"]
+
+
+@pytest.mark.parametrize("count", [zip_writer.ZIP32_ENTRIES, zip_writer.ZIP32_ENTRIES + 2])
+def test_more_entries_than_the_classic_end_record_counts_get_zipfile_s_zip64_end_records(count: int) -> None:
+    entries = {f"skills/{index:06d}.json": b"{}" if index % 2 else b"" for index in range(count)}
+    order = sorted(entries)
+    data, size = written(entries, order, threads=2)
+    assert data == zipfile_bytes(entries, order)
+    assert size == len(data)
+    assert (b"PK\x06\x06" in data[-200:]) is (count > zip_writer.ZIP32_ENTRIES)  # only when needed
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert len(archive.infolist()) == count
+        assert archive.read(order[-1]) == entries[order[-1]]
