@@ -54,9 +54,16 @@ RESOURCE = "resource.yaml"
 
 # Limits (IC: no hard size cap on packages, but a bounded decompressor and a 256:1 ratio cap).
 MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
-MAX_ENTRIES = 50_000
+# A 100,000-skill library fits in one package, half of its skills with SKILL.md extras. A hostile
+# central directory is counted before zipfile parses it (read_package), so this bounds its cost.
+MAX_ENTRIES = 150_000
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
-MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_MANIFEST_BYTES = 48 * 1024 * 1024  # about 150 bytes per listed file, up to 330 with long ids
+# YAML values in a manifest: each listed file takes 6 (its name, a mapping, sha256 and size keys
+# and values); the rest is a bounded set of fields. PyYAML builds a node of several hundred
+# bytes per value before anything can be checked, so the count is checked first.
+MANIFEST_NODES_PER_ENTRY = 6
+MANIFEST_OTHER_NODES = 10_000
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024
 MAX_RATIO = 256
 RATIO_FLOOR = 4096  # entries smaller than this cannot be bombs; their ratio is not checked
@@ -385,7 +392,8 @@ def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int,
         raise PackageError(issues, context=f"{label} refused")
 
     manifest_text = decode_utf8(contents[manifest_name], manifest_name)
-    document = load_yaml(manifest_text, manifest_name, max_aliases=0)
+    nodes = MANIFEST_NODES_PER_ENTRY * MAX_ENTRIES + MANIFEST_OTHER_NODES
+    document = load_yaml(manifest_text, manifest_name, max_aliases=0, max_nodes=nodes)
     check = Checker()
     if manifest_name == MANIFEST:
         meta, listed, library = _read_manifest(check, document)

@@ -30,6 +30,7 @@ from skillstudio.store import SkillRepository
 
 MAX_QUERY_FILE = 4 * 1024 * 1024
 MAX_QUERIES = 10_000
+NODES_PER_QUERY = 64  # YAML values: a query, its labels and notes
 EVALUATED_MODES = (Mode.HYBRID, Mode.FTS, Mode.SEMANTIC, Mode.TAGS, Mode.RRF)
 
 
@@ -68,7 +69,7 @@ def load_queries(path: Path, repository: SkillRepository) -> list[LabelledQuery]
         raise ValidationError([Issue("", f"cannot read the file ({error.strerror})")], context=str(path)) from None
     if len(raw) > MAX_QUERY_FILE:
         raise ValidationError([Issue("", f"larger than {MAX_QUERY_FILE} bytes")], context=str(path))
-    data = load_yaml(raw.decode("utf-8", "replace"), str(path))
+    data = load_yaml(raw.decode("utf-8", "replace"), str(path), max_nodes=MAX_QUERIES * NODES_PER_QUERY)
     check = Checker()
     document = check.mapping(data, "")
     items = check.each(

@@ -39,7 +39,7 @@ def test_runner_finds_the_package_benchmark() -> None:
 
 
 def test_a_package_too_large_to_read_is_reported_as_refused(tmp_path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 20)  # 100k skills exceed the real 50,000 entries
+    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 20)  # as a library larger than a package may hold
     assert bench_packages.main(["--sizes", "30", "--repeats", "1", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "packages-30.json").read_text(encoding="utf-8"))
     # the export itself refuses: it never writes a package no import would read

@@ -196,6 +196,16 @@ def test_not_a_zip(populated: SkillRepository) -> None:
 # --- YAML ---------------------------------------------------------------------------------------
 
 
+def test_a_manifest_of_more_values_than_its_entries_need_is_refused_before_it_is_built(
+    populated: SkillRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 100)  # allows 6 * 100 + 10,000 values
+    entries = base()
+    numbers = ", ".join(str(number) for number in range(20_000))  # 20,001 values (not a bomb's ratio)
+    entries["manifest.yaml"] = f"[{numbers}]".encode()
+    refused(populated, rezip(entries), "manifest.yaml", "more than 10600 values")
+
+
 def test_yaml_alias_bomb(populated: SkillRepository) -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
     entries = base()

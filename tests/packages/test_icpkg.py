@@ -266,6 +266,7 @@ def test_an_export_no_import_would_read_is_refused_before_anything_is_written(
 
     skills = sample_skills()[:3]
     repository.create_many(skills)
+    real_limit = icpkg.MAX_ENTRIES
     monkeypatch.setattr(icpkg, "MAX_ENTRIES", 3)  # the manifest and two skills
     target = tmp_path / "library.icpkg"
     target.write_bytes(b"the package exported yesterday")
@@ -278,7 +279,7 @@ def test_an_export_no_import_would_read_is_refused_before_anything_is_written(
 
     # A SKILL.md script of one repeated character compresses past the ratio a reader takes for a
     # decompression bomb: written, it could never be imported.
-    monkeypatch.setattr(icpkg, "MAX_ENTRIES", 50_000)
+    monkeypatch.setattr(icpkg, "MAX_ENTRIES", real_limit)
     padding = {"scripts/pad.txt": {"text": "0" * 2_000_000}}
     with pytest.raises(PackageError, match="decompression bomb"):
         export_package(skills[:1], META, extras={skills[0].id: SkillExtras(files=padding)})

@@ -9,7 +9,7 @@ import yaml
 from benchmarks.synthetic import generate_skills
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.icpkg import build_manifest, skill_stem
-from skillstudio.packages.safe_yaml import LOADERS, MAX_DEPTH, dump_yaml, load_yaml
+from skillstudio.packages.safe_yaml import LOADERS, MAX_DEPTH, MAX_NODES, dump_yaml, load_yaml
 from tests.packages.helpers import META
 
 
@@ -27,9 +27,9 @@ def loader(request: pytest.FixtureRequest) -> type:
     return request.param
 
 
-def refused(text: str, message: str, loader: type, *, max_aliases: int = 0) -> None:
+def refused(text: str, message: str, loader: type, *, max_aliases: int = 0, max_nodes: int = MAX_NODES) -> None:
     with pytest.raises(PackageError, match=message):
-        load_yaml(text, "manifest.yaml", max_aliases=max_aliases, loader=loader)
+        load_yaml(text, "manifest.yaml", max_aliases=max_aliases, max_nodes=max_nodes, loader=loader)
 
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b]\n"
@@ -56,6 +56,17 @@ def test_nesting_is_bounded(loader: type) -> None:
     assert load_yaml("a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1), "x", loader=loader)
     refused("a: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH, f"nested deeper than {MAX_DEPTH} levels", loader)
     refused("[" * 5000 + "]" * 5000, "nested deeper", loader)
+
+
+def test_values_are_counted_before_any_is_built(loader: type) -> None:
+    flat = "[" + "1, " * 2_000 + "1]"  # a sequence and 2,001 scalars
+    assert len(load_yaml(flat, "x", max_nodes=2_002, loader=loader)) == 2_001  # type: ignore[arg-type]
+    refused(
+        flat, r"manifest.yaml: not allowed YAML \(line 1, column \d+\): more than 2001 values", loader, max_nodes=2_001
+    )
+    # aliases count too: each is a value the document holds
+    refused("a: &a [1]\nb: [*a, *a, *a]\n", "more than 6 values", loader, max_aliases=3, max_nodes=6)
+    assert load_yaml("a: &a [1]\nb: [*a, *a, *a]\n", "x", max_aliases=3, max_nodes=9, loader=loader)
 
 
 def test_invalid_yaml_names_its_line(loader: type) -> None:
