@@ -15,6 +15,8 @@ import zipfile
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillstudio.packages import icpkg
 from skillstudio.packages.errors import PackageError
@@ -180,6 +182,17 @@ def test_a_flood_of_directory_records_is_refused_before_zipfile_reads_them(
         tracemalloc.stop()
     assert peak < 2_000_000, f"{peak} bytes: the records were parsed before they were counted"
     refused(populated, data, "more entries than the 1000 allowed")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"PK\x01\x02", b"PK", b"\x01\x02", b"P", b"x"]), max_size=40), st.integers(1, 9))
+def test_directory_records_are_counted_whole_across_the_slices_they_are_counted_in(
+    parts: list[bytes], slice_bytes: int
+) -> None:
+    data = b"".join(parts)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(icpkg, "_COUNTED_BYTES", slice_bytes)
+        assert icpkg._directory_records(data) == data.count(b"PK\x01\x02")
 
 
 def test_an_entry_that_is_corrupt(populated: SkillRepository) -> None:
