@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import json
 
 import pytest
@@ -361,3 +362,25 @@ def test_every_members_serde_spelling_is_its_value_in_pascal_case_on_every_read(
     assert len(members) > 40
     for member in members * 2:
         assert member.serde == "".join(part.capitalize() for part in member.value.split("_"))
+
+
+def test_parsing_leaves_nothing_for_the_cycle_collector() -> None:
+    """Reading a skill makes no reference cycles: all it made is freed when it is dropped. A
+    recursive closure per scene value left 500,000 objects of a 100,000-skill import to the
+    GUI's collector, whose pass over them stalled the window for 300-450 ms."""
+    from benchmarks.synthetic import generate_skills
+
+    documents = [json.loads(json.dumps(skill_to_document(s, local=False))) for s in generate_skills(300, seed=57)]
+    assert any('"values": {"' in json.dumps(document) for document in documents)  # scene values to check
+    for document in documents:
+        parse_skill(document)  # first reads fill caches that live on
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        for document in documents:
+            parse_skill(document)
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

@@ -220,40 +220,43 @@ class Checker:
 
     def json_value(self, value: object, path: str) -> Any:
         """A free-form JSON value (scene parameters): bounded in depth and size, no odd types."""
-        budget = [MAX_JSON_NODES]
+        return _thaw(value) if _walk_json(self, value, path, 0, [MAX_JSON_NODES], path) else None
 
-        def walk(node: object, where: str, depth: int) -> bool:
-            budget[0] -= 1
-            if budget[0] < 0:
-                self.fail(path, f"has more than {MAX_JSON_NODES} values")
-                return False
-            if depth > MAX_JSON_DEPTH:
-                self.fail(where, f"is nested deeper than {MAX_JSON_DEPTH} levels")
-                return False
-            if node is None or isinstance(node, bool | int | str):
-                if isinstance(node, str) and (len(node) > MAX_DESCRIPTION or "\x00" in node):
-                    self.fail(where, "text is too long or contains NUL")
-                    return False
-                return True
-            if isinstance(node, float):
-                if not math.isfinite(node):
-                    self.fail(where, f"{node} is not a finite number")
-                    return False
-                return True
-            if isinstance(node, list | tuple):
-                return all(walk(item, join_path(where, i), depth + 1) for i, item in enumerate(node))
-            if isinstance(node, Mapping):
-                for key, item in node.items():
-                    if not isinstance(key, str):
-                        self.fail(where, f"keys must be text, got {describe(key)}")
-                        return False
-                    if not walk(item, join_path(where, key), depth + 1):
-                        return False
-                return True
-            self.fail(where, f"{describe(node)} is not a JSON value")
+
+def _walk_json(check: Checker, node: object, where: str, depth: int, budget: list[int], path: str) -> bool:
+    """Whether ``node`` (at ``where``, under the value at ``path``) is a JSON value within the
+    limits; each problem goes to ``check``. A module function, not a closure: a recursive
+    closure is a reference cycle per call, and a 100,000-skill import left 500,000 objects
+    of them for the collector."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        check.fail(path, f"has more than {MAX_JSON_NODES} values")
+        return False
+    if depth > MAX_JSON_DEPTH:
+        check.fail(where, f"is nested deeper than {MAX_JSON_DEPTH} levels")
+        return False
+    if node is None or isinstance(node, bool | int | str):
+        if isinstance(node, str) and (len(node) > MAX_DESCRIPTION or "\x00" in node):
+            check.fail(where, "text is too long or contains NUL")
             return False
-
-        return _thaw(value) if walk(value, path, 0) else None
+        return True
+    if isinstance(node, float):
+        if not math.isfinite(node):
+            check.fail(where, f"{node} is not a finite number")
+            return False
+        return True
+    if isinstance(node, list | tuple):
+        return all(_walk_json(check, item, join_path(where, i), depth + 1, budget, path) for i, item in enumerate(node))
+    if isinstance(node, Mapping):
+        for key, item in node.items():
+            if not isinstance(key, str):
+                check.fail(where, f"keys must be text, got {describe(key)}")
+                return False
+            if not _walk_json(check, item, join_path(where, key), depth + 1, budget, path):
+                return False
+        return True
+    check.fail(where, f"{describe(node)} is not a JSON value")
+    return False
 
 
 def _thaw(value: Any) -> Any:
