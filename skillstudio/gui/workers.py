@@ -321,6 +321,22 @@ _collector: QTimer | None = None
 
 
 def _collect_due_generations() -> None:
+    if FullCollectionsHeld.holders():
+        # A young pass now would walk everything the held work made since the last one: with
+        # a 100,000-skill package, first-generation passes stalled the GUI for 140-560 ms. The
+        # young objects are set aside instead (gc.freeze moves lists, whatever their length).
+        if gc.get_count()[0] > gc.get_threshold()[0]:
+            gc.freeze()
+            FullCollectionsHeld.set_aside = True
+        return
+    if FullCollectionsHeld.set_aside:
+        # Once nothing holds: one full pass over what was set aside, with start-up's frozen
+        # objects (their freeze is shared), then everything alive is out of reach again.
+        FullCollectionsHeld.set_aside = False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        return
     counts = gc.get_count()
     thresholds = gc.get_threshold()
     for generation in (2, 1, 0):  # the oldest due generation collects the younger ones too
@@ -330,17 +346,20 @@ def _collect_due_generations() -> None:
 
 
 class FullCollectionsHeld:
-    """Holds off the collector's full passes while large work runs (a dialog's read, a bulk write).
+    """Holds off the collector while large work runs (a dialog's read, a bulk write).
 
-    Such work keeps every skill it reads or writes alive until it ends; a full pass walks all of
-    them holding the GIL, and at 10,000 skills each one stalled the GUI thread for 100-300 ms
-    (benchmarks/bench_gui_stalls.py, bench_gui_import.py). Young generations are still
-    collected; the full pass resumes once nothing holds it, when the heap is small again.
-    Holds nest, from any thread."""
+    Such work keeps every skill it reads or writes alive until it ends; a pass walks all of
+    them holding the GIL, and at 10,000 skills each full one stalled the GUI thread for
+    100-300 ms (benchmarks/bench_gui_stalls.py, bench_gui_import.py). While held, the GUI's
+    collector sets young objects aside rather than walking them; one full pass looks at them
+    once nothing holds, when the heap is small again (acyclic garbage is freed at once as
+    ever). Without the GUI's collector, the full passes alone are held off. Holds nest, from
+    any thread."""
 
     _lock = threading.Lock()
     _holders = 0
     _saved: tuple[int, int, int] | None = None
+    set_aside = False  # objects were frozen while held: the full pass after release is due
 
     def __init__(self) -> None:
         self._held = False
