@@ -23,6 +23,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QLocale, QModelIndex, QObject, QPersistentModelIndex, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QMessageBox,
@@ -37,7 +39,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QTreeView,
+    QTableView,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -309,11 +311,18 @@ class QtImportDialog(QDialog):
         self.summary = QLabel("Choose what to import, then Preview.", self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.steps = QTreeView(self)
+        # A table view: a tree view asks the model of every row whether it has children when
+        # the plan arrives, 200,000 calls into Python and a 130 ms stall for 100,000 skills.
+        self.steps = QTableView(self)
         self.steps_model = StepsModel(self)
         self.steps.setModel(self.steps_model)
-        self.steps.setRootIsDecorated(False)
-        self.steps.setUniformRowHeights(True)
+        self.steps.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.steps.setShowGrid(False)
+        self.steps.setWordWrap(False)
+        self.steps.verticalHeader().hide()
+        self.steps.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.steps.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)  # a list's rows
+        self.steps.horizontalHeader().setStretchLastSection(True)
         self.steps.setColumnWidth(0, 90)
         self.steps.setColumnWidth(1, 300)
         layout.addWidget(self.steps, 3)

@@ -437,3 +437,33 @@ def test_prune_dialog_speaks_of_one_skill(qtbot, state: BrowserState, repo: Skil
     read(qtbot, dialog)
     assert dialog.summary.text().startswith("1 skill would move to the trash")
     assert dialog.list.topLevelItem(0).text(0) == "Tentative"
+
+
+def test_a_large_plan_is_shown_without_asking_the_model_about_every_row(qtbot, state: BrowserState) -> None:
+    """A tree view asked the model of every row whether it had children when a plan arrived:
+    200,000 calls into Python, a 130 ms stall, for 100,000 skills. The table asks for what shows."""
+    from skillstudio.packages.importer import PlannedSkill
+
+    calls = [0]
+
+    class Counting(qt_packages.StepsModel):
+        def rowCount(self, parent=qt_packages._ROOT) -> int:  # type: ignore[no-untyped-def]
+            calls[0] += 1
+            return super().rowCount(parent)
+
+        def columnCount(self, parent=qt_packages._ROOT) -> int:  # type: ignore[no-untyped-def]
+            calls[0] += 1
+            return super().columnCount(parent)
+
+    dialog = QtImportDialog(state)
+    qtbot.addWidget(dialog)
+    model = Counting(dialog)
+    dialog.steps.setModel(model)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    steps = [PlannedSkill("add", f"id-{n}", f"Skill {n}", f"skills/id-{n}.json") for n in range(20_000)]
+    calls[0] = 0
+    model.set_steps(steps)
+    QCoreApplication.processEvents()
+    assert dialog.steps.model().rowCount() == 20_000
+    assert calls[0] < 1_000, f"{calls[0]} calls for 20,000 rows"
