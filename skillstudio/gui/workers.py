@@ -25,6 +25,7 @@ import inspect
 import logging
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Generator
 from functools import cache
@@ -295,6 +296,9 @@ class LibraryOp(Generic[T]):
 
 
 COLLECT_INTERVAL_MS = 100
+# How long nothing must have held the collector before what was set aside is looked at: a
+# series of bulk operations (retag, then undo) pays for one pass, not one each, and not at once.
+SET_ASIDE_IDLE_S = 2.0
 
 
 def collect_on_gui_thread() -> None:
@@ -321,24 +325,28 @@ _collector: QTimer | None = None
 
 
 def _collect_due_generations() -> None:
+    thresholds = gc.get_threshold()
     if FullCollectionsHeld.holders():
-        # A young pass now would walk everything the held work made since the last one: with
-        # a 100,000-skill package, first-generation passes stalled the GUI for 140-560 ms. The
-        # young objects are set aside instead (gc.freeze moves lists, whatever their length).
-        if gc.get_count()[0] > gc.get_threshold()[0]:
+        # Only the youngest pass, over what was made since the last tick; what outlives it
+        # is set aside before an older pass would walk all that the held work made so far
+        # (with a 100,000-skill package, such passes stalled the GUI for 140-560 ms).
+        # gc.freeze moves lists, whatever their length.
+        if gc.get_count()[0] > thresholds[0]:
+            gc.collect(0)
+        if gc.get_count()[1] > thresholds[1]:
             gc.freeze()
             FullCollectionsHeld.set_aside = True
         return
-    if FullCollectionsHeld.set_aside:
-        # Once nothing holds: one full pass over what was set aside, with start-up's frozen
-        # objects (their freeze is shared), then everything alive is out of reach again.
+    if FullCollectionsHeld.set_aside and time.monotonic() - FullCollectionsHeld.released_at >= SET_ASIDE_IDLE_S:
+        # Once nothing has held for a while: one full pass over what was set aside, with
+        # start-up's frozen objects (their freeze is shared; 50-60 ms with a 10,000-skill
+        # library open), then everything alive is out of reach again.
         FullCollectionsHeld.set_aside = False
         gc.unfreeze()
         gc.collect()
         gc.freeze()
         return
     counts = gc.get_count()
-    thresholds = gc.get_threshold()
     for generation in (2, 1, 0):  # the oldest due generation collects the younger ones too
         if counts[generation] > thresholds[generation]:
             gc.collect(generation)
@@ -351,15 +359,16 @@ class FullCollectionsHeld:
     Such work keeps every skill it reads or writes alive until it ends; a pass walks all of
     them holding the GIL, and at 10,000 skills each full one stalled the GUI thread for
     100-300 ms (benchmarks/bench_gui_stalls.py, bench_gui_import.py). While held, the GUI's
-    collector sets young objects aside rather than walking them; one full pass looks at them
-    once nothing holds, when the heap is small again (acyclic garbage is freed at once as
-    ever). Without the GUI's collector, the full passes alone are held off. Holds nest, from
-    any thread."""
+    collector makes only the youngest passes and sets aside what outlives them; one full pass
+    looks at that once nothing holds, when the heap is small again (acyclic garbage is freed
+    at once as ever). Without the GUI's collector, the full passes alone are held off. Holds
+    nest, from any thread."""
 
     _lock = threading.Lock()
     _holders = 0
     _saved: tuple[int, int, int] | None = None
     set_aside = False  # objects were frozen while held: the full pass after release is due
+    released_at = 0.0  # time.monotonic() when the last hold ended
 
     def __init__(self) -> None:
         self._held = False
@@ -382,6 +391,8 @@ class FullCollectionsHeld:
                 return
             self._held = False
             cls._holders -= 1
+            if cls._holders == 0:
+                cls.released_at = time.monotonic()
             if cls._holders == 0 and cls._saved is not None:
                 gc.set_threshold(*cls._saved)
                 cls._saved = None

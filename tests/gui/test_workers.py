@@ -153,31 +153,41 @@ def test_cycles_made_in_a_worker_are_collected_on_the_gui_thread(qtbot, qapp):
     assert freed_on == [gui_thread]
 
 
-def test_while_large_work_holds_the_collector_young_objects_wait_for_one_pass_after_it(qtbot, qapp):
-    """A young pass during held work walks all that the work made so far (with a 100,000-skill
-    package: 140-560 ms stalls). While held, young objects are set aside; one pass after the
-    last release looks at them."""
+def test_while_large_work_holds_the_collector_what_outlives_a_young_pass_waits_for_one_pass_after_it(qtbot, qapp):
+    """An older pass during held work walks all that the work made so far (with a 100,000-skill
+    package: 140-560 ms stalls). While held, only the youngest passes run, and what outlives
+    them is set aside; one pass after the last release looks at it."""
     Tasks(qapp)  # installs the GUI thread's collector
-    freed: list[bool] = []
+    freed: list[str] = []
 
     class Cyclic:
-        def __init__(self) -> None:
+        def __init__(self, name: str) -> None:
             self.me = self
+            self.name = name
 
         def __del__(self) -> None:
-            freed.append(True)
+            freed.append(self.name)
 
     assert FullCollectionsHeld.holders() == 0
     held = FullCollectionsHeld()
     held.hold()
     try:
         frozen = gc.get_freeze_count()
-        Cyclic()
-        kept = [[] for _ in range(20_000)]  # a young generation due many times over
-        qtbot.wait(350)  # three of the collector's ticks
-        assert not freed  # set aside, not collected
+        survivor = Cyclic("survivor")  # kept past young passes, then garbage
+        kept = [[] for _ in range(5_000)]  # the youngest generation due on each tick
+        qtbot.wait(350)
+        Cyclic("young")  # garbage at once: a young pass frees it, held or not
+        kept += [[] for _ in range(5_000)]
+        del survivor
+        qtbot.waitUntil(lambda: "young" in freed, timeout=2_000)
+        for _ in range(15):  # more young passes than make an older one due
+            kept += [[] for _ in range(2_000)]
+            qtbot.wait(110)
+        assert "survivor" not in freed  # set aside, not walked
         assert gc.get_freeze_count() >= frozen + len(kept)
     finally:
         held.release()
-    qtbot.waitUntil(lambda: bool(freed), timeout=5_000)  # the one pass after the release
+    qtbot.wait(300)
+    assert "survivor" not in freed  # not at once: the pass waits until nothing has held a while
+    qtbot.waitUntil(lambda: "survivor" in freed, timeout=5_000)  # the one pass after the release
     assert not FullCollectionsHeld.set_aside
