@@ -109,7 +109,8 @@ def test_until_decided_from_the_gui_runs_the_clis_sequential_test_and_says_what_
     qtbot.addWidget(dashboard)
     qtbot.waitUntil(lambda: not dashboard.loading, timeout=WAIT)
     with qtbot.waitSignal(dashboard.batch_finished, timeout=WAIT) as finished:
-        assert dashboard.start_batch([skill_id], BatchOptions(games=200, until_decided=True))
+        # A fixed seed: with a fresh one, about 1 run in 25 needed all 200 games to decide
+        assert dashboard.start_batch([skill_id], BatchOptions(games=200, until_decided=True, seed=57))
     qtbot.waitUntil(lambda: not dashboard.running, timeout=WAIT)
     outcome = finished.args[0]
     run = RunStore(repository.database).run(outcome.finished.run_id)
