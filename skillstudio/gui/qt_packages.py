@@ -312,7 +312,7 @@ class QtImportDialog(QDialog):
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
         # A table view: a tree view asks the model of every row whether it has children when
-        # the plan arrives, 200,000 calls into Python and a 130 ms stall for 100,000 skills.
+        # the plan arrives: 200,000 calls into Python, 130-235 ms, for 100,000 skills.
         self.steps = QTableView(self)
         self.steps_model = StepsModel(self)
         self.steps.setModel(self.steps_model)

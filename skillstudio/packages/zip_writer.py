@@ -35,9 +35,9 @@ _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")
 _END = struct.Struct("<4s4H2LH")
 _END64 = struct.Struct("<4sQ2H2L4Q")
 _END64_LOCATOR = struct.Struct("<4sLQL")
-LOCAL_SIGNATURE = b"PK\x03\x04"
+_LOCAL_SIGNATURE = b"PK\x03\x04"
 CENTRAL_SIGNATURE = b"PK\x01\x02"  # starts every entry's record in the central directory
-END_SIGNATURE = b"PK\x05\x06"
+_END_SIGNATURE = b"PK\x05\x06"
 _END64_SIGNATURE = b"PK\x06\x06"
 _END64_LOCATOR_SIGNATURE = b"PK\x06\x07"
 _ZIP64_VERSION = 45  # "version made by" and "needed to extract" of zipfile's ZIP64 end record
@@ -158,7 +158,7 @@ class DeflatingZipWriter:
                 raise ValueError(f"{name!r} lies beyond 4 GiB, which needs ZIP64")
             sizes = (deflated.crc, compressed, deflated.size, len(encoded))
             header = _LOCAL.pack(
-                LOCAL_SIGNATURE, _VERSION, 0, flags, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE, *sizes, 0
+                _LOCAL_SIGNATURE, _VERSION, 0, flags, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE, *sizes, 0
             )
             parts += (header, encoded, deflated.data)
             central.append(
@@ -210,7 +210,7 @@ def _end_records(count: int, directory_size: int, directory_offset: int) -> list
         )
         records.append(_END64_LOCATOR.pack(_END64_LOCATOR_SIGNATURE, 0, directory_offset + directory_size, 1))
         count = ZIP32_ENTRIES
-    records.append(_END.pack(END_SIGNATURE, 0, 0, count, count, directory_size, directory_offset, 0))
+    records.append(_END.pack(_END_SIGNATURE, 0, 0, count, count, directory_size, directory_offset, 0))
     return records
 
 
