@@ -23,7 +23,11 @@ SNAPSHOT_COMPRESSION = 1
 
 def encode_snapshot(document: Mapping[str, object]) -> bytes:
     """A revision's stored snapshot: the document as key-sorted JSON, compressed."""
-    return zlib.compress(_json(document), SNAPSHOT_COMPRESSION)
+    return _compress(_json(document))
+
+
+def _compress(data: bytes) -> bytes:
+    return zlib.compress(data, SNAPSHOT_COMPRESSION)
 
 
 def _json(document: Mapping[str, object]) -> bytes:
@@ -47,12 +51,12 @@ def encode_snapshots(documents: Sequence[Mapping[str, object]]) -> list[bytes]:
 
 
 def _compress_all(texts: Sequence[bytes]) -> list[bytes]:
-    return [zlib.compress(text, SNAPSHOT_COMPRESSION) for text in texts]
+    return [_compress(text) for text in texts]
 
 
 def compress_snapshot_text(text: str) -> bytes:
     """A snapshot already serialised as JSON text (how revisions were stored before migration 14)."""
-    return zlib.compress(text.encode("utf-8"), SNAPSHOT_COMPRESSION)
+    return _compress(text.encode("utf-8"))
 
 
 def decode_snapshot(stored: bytes) -> JsonObject:
