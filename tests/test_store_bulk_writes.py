@@ -25,8 +25,19 @@ from skillstudio.curation.edits import revert_to_revision
 from skillstudio.model import ReviewState, Skill, skill_to_document
 from skillstudio.model.diff import unified_diff
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
-from skillstudio.store import Actor, ConflictError, Database, InvalidSkillData, SkillQuery, SkillRepository, snapshots
+from skillstudio.store import (
+    Actor,
+    ConflictError,
+    Database,
+    InvalidSkillData,
+    LibraryError,
+    SkillQuery,
+    SkillRepository,
+    SortKey,
+    snapshots,
+)
 from skillstudio.store.backends import is_server_url
+from skillstudio.store.backends import sqlite as sqlite_backend
 from skillstudio.store.events import AuditAction
 from skillstudio.store.evidence import verification_columns
 from skillstudio.store.orm import SkillCompositionRow, SkillMetaRow, SkillRow, SkillVersionRow, VerificationRow
@@ -144,6 +155,93 @@ def test_create_many_writes_what_the_row_by_row_path_writes(
         assert [replace(skill, composable_with=()) for skill in read_back] == [
             replace(skill, version=1, composable_with=()) for skill in synthetic
         ]
+
+
+def index_statements(path: Path) -> dict[str, str]:
+    with closing(sqlite3.connect(path)) as connection:
+        return dict(connection.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL"))
+
+
+def schema_version(path: Path) -> int:
+    with closing(sqlite3.connect(path)) as connection:
+        return int(connection.execute("PRAGMA schema_version").fetchone()[0])
+
+
+def test_a_large_insert_into_a_small_library_builds_its_indexes_again_to_the_same_library(
+    tmp_path: Path, synthetic: list[Skill], monkeypatch
+) -> None:
+    """A write adding many skills to a library of few drops our indexes on skills and builds
+    them again after its insert (SqliteBackend.inserting_skills): the library it leaves, and
+    every order read from it, are those of the same writes inserting into each index."""
+    pairs = with_evidence(synthetic)  # 240 skills: 40, then 200 (at most REBUILD_RATIO x 40 already there)
+    monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
+    rebuilt, inserted = tmp_path / "rebuilt.db", tmp_path / "inserted.db"
+    for path, rebuilds in ((rebuilt, True), (inserted, False)):
+        with Database(path, create=True) as database:
+            SkillRepository(database, ACTOR).create_many(pairs[:40], message="first")  # below the minimum
+            before = schema_version(path)
+            if not rebuilds:
+                monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 10_000)
+            SkillRepository(database, ACTOR).create_many(pairs[40:], message="most")
+            # Only dropping and making indexes moves the schema's version: the path taken.
+            assert (schema_version(path) != before) is rebuilds
+    assert index_statements(rebuilt) == index_statements(inserted)
+    assert sum(name.startswith("studio_order_") for name in index_statements(rebuilt)) >= 12
+    with closing(sqlite3.connect(rebuilt)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]  # each index = its rows
+    assert library_rows(rebuilt) == library_rows(inserted)
+    with Database(rebuilt) as one, Database(inserted) as other:
+        for key in SortKey:
+            for descending in (False, True):
+                query = SkillQuery(sort=key, descending=descending)
+                ids = SkillRepository(one, ACTOR).query(query).ids
+                assert ids == SkillRepository(other, ACTOR).query(query).ids, (key, descending)
+                assert len(ids) == len(synthetic)
+
+
+def test_a_large_insert_into_a_larger_library_inserts_into_its_indexes(
+    tmp_path: Path, synthetic: list[Skill], monkeypatch
+) -> None:
+    monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 50)
+    path = tmp_path / "library.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database, ACTOR).create_many(synthetic[:120])
+        before = schema_version(path)
+        SkillRepository(database, ACTOR).create_many(synthetic[120:179])  # 59 new: 120 > 2 x 59
+        assert schema_version(path) == before
+        SkillRepository(database, ACTOR).create_many(synthetic[179:])  # 61 new, 179 there: 179 > 122
+        assert schema_version(path) == before
+
+
+def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_were(
+    tmp_path: Path, synthetic: list[Skill], monkeypatch
+) -> None:
+    """The insert fails after the indexes were dropped (a trigger the file brings refuses one
+    row): the drop is rolled back with the rest."""
+    monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
+    dropped: list[list[tuple[str, str]]] = []
+    choose = sqlite_backend._indexes_to_rebuild
+    monkeypatch.setattr(
+        sqlite_backend, "_indexes_to_rebuild", lambda *args: dropped.append(choose(*args)) or dropped[-1]
+    )
+    path = tmp_path / "library.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database, ACTOR).create_many(synthetic[:40])
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute(
+            "CREATE TRIGGER refuse_poison BEFORE INSERT ON skills WHEN new.name = 'poison'"
+            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+        )
+        connection.commit()
+    rows, indexes = library_rows(path), index_statements(path)
+    poisoned = [*synthetic[40:239], replace(synthetic[239], name="poison")]
+    with Database(path) as database, pytest.raises(LibraryError, match="poisoned row"):
+        SkillRepository(database, ACTOR).create_many(poisoned)
+    assert len(dropped[-1]) >= 12  # the write had dropped them when the row was refused
+    assert index_statements(path) == indexes
+    assert library_rows(path) == rows
+    with closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
 def test_snapshots_encoded_together_are_the_bytes_each_encodes_alone(synthetic: list[Skill]) -> None:

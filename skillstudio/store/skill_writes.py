@@ -73,11 +73,12 @@ def insert_new(
     connection = session.connection()
     # Each skill is serialised once: its document gives the row's body_json and the revision.
     documents = [skill_to_document(skill) for skill in skills]
-    insert_rows(
-        connection,
-        SkillRow,
-        [skill_columns(s, body_json=serde_body_to_json(d["body"])) for s, d in zip(skills, documents, strict=True)],
-    )
+    with work.backend.inserting_skills(connection, len(skills)):
+        insert_rows(
+            connection,
+            SkillRow,
+            [skill_columns(s, body_json=serde_body_to_json(d["body"])) for s, d in zip(skills, documents, strict=True)],
+        )
     insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
     check_partners(session, skills)
     # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.

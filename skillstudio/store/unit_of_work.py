@@ -18,6 +18,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session, aliased
 
 from skillstudio.model import Skill, skill_to_document, utc_now
+from skillstudio.store.backends import Backend
 from skillstudio.store.database import Database
 from skillstudio.store.errors import ReviewNotAllowed
 from skillstudio.store.events import AuditAction, LibraryChange, change
@@ -34,8 +35,9 @@ EXTERNAL = Actor("external", "system")
 class UnitOfWork:
     """The open transaction of one write. ``session`` is for the store's own modules only."""
 
-    def __init__(self, session: Session, actor: Actor, action: AuditAction) -> None:
+    def __init__(self, session: Session, actor: Actor, action: AuditAction, backend: Backend) -> None:
         self.session = session
+        self.backend = backend  # what differs between SQLite and PostgreSQL, for the store's own modules
         self.actor = actor
         # What the committed change is announced as; verification learns it inside the transaction.
         self.action = AuditAction(action)
@@ -199,7 +201,7 @@ def unit_of_work(database: Database, actor: Actor, action: AuditAction) -> Itera
     """A write transaction; once it commits, the skills it touched are announced on
     ``database.changes``. An exception rolls everything back and announces nothing."""
     with database.write() as session:
-        work = UnitOfWork(session, actor, action)
+        work = UnitOfWork(session, actor, action, database.backend)
         yield work
     committed = work.change()
     if committed is not None:

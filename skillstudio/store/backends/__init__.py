@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, SQLColumnExpression, Subquery
@@ -84,6 +85,14 @@ class Backend(ABC):
 
     def close(self, engine: Engine) -> None:
         engine.dispose()
+
+    @contextmanager
+    def inserting_skills(self, connection: Connection, incoming: int) -> Iterator[None]:
+        """Around the statements of one write that adds ``incoming`` new skills, in its
+        transaction: a backend may make a large insert cheaper here, provided the library is
+        as it would otherwise be once the block has run. If the block raises, the transaction
+        must be rolled back (the unit of work always does)."""
+        yield
 
     def listen(
         self, on_change: Callable[[], None], on_connection: Callable[[bool, str], None] | None
