@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QLocale, QModelIndex, QObject, QPersistentModelIndex, Qt, QUrl, Signal
+from PySide6.QtCore import QLocale, QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -31,7 +30,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QMessageBox,
@@ -39,27 +37,23 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QTableView,
-    QTreeWidget,
-    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 from shiboken6 import isValid
 
 from skillstudio.gui.browser_state import BrowserState
+from skillstudio.gui.rows_model import RowsModel, rows_view
 from skillstudio.gui.workers import FullCollectionsHeld, LatestOnly, LibraryOp, Tasks, drain, show_error
 from skillstudio.model import Confidence, Domain, ValidationError
 from skillstudio.model.naming import counted
 from skillstudio.packages.export import ExportPreview, export_selection, load_selection
 from skillstudio.packages.icpkg import AI_USAGE, PackageMeta, check_meta
 from skillstudio.packages.importer import ImportPlan, Mode, PlannedSkill, apply_plan, plan_import
+from skillstudio.packages.privacy import Finding
 from skillstudio.packages.prune import PruneCandidate, apply_prune, plan_prune
 from skillstudio.packages.sources import DEFAULT_GAME_MODULE, FORMATS, ImportDefaults, import_defaults, read_source
 from skillstudio.store import ChangeKind, LibraryChange, LibraryError, SkillRepository
-
-_ROOT = QModelIndex()
-
 
 # How the import's choices and steps read on screen; the values are the CLI's spellings.
 FORMAT_LABELS = {
@@ -77,51 +71,8 @@ AI_USAGE_LABELS = {
 }
 
 
-class StepsModel(QAbstractTableModel):
-    """An import plan's steps as rows, read on demand: a plan of 10,000 skills shows (and is
-    dropped) at once, where one widget item per row would hold the GUI thread for a while."""
-
-    HEADERS = ("Action", "Skill", "Reason", "From")
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._steps: Sequence[PlannedSkill] = ()
-
-    def set_steps(self, steps: Sequence[PlannedSkill]) -> None:
-        self.beginResetModel()
-        self._steps = steps
-        self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
-        return 0 if parent.isValid() else len(self._steps)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        step = self._steps[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return (STEP_LABELS.get(step.action, step.action), step.name, step.reason, step.entry)[index.column()]
-        if role == Qt.ItemDataRole.UserRole:
-            return step.skill_id
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return self.HEADERS[section]
-        return None
-
-
-def _tree(parent: QWidget, headers: list[str]) -> QTreeWidget:
-    tree = QTreeWidget(parent)
-    tree.setHeaderLabels(headers)
-    tree.setRootIsDecorated(False)
-    tree.setUniformRowHeights(True)  # thousands of rows lay out without measuring each
-    tree.setColumnWidth(0, 90)
-    tree.setColumnWidth(1, 300)
-    return tree
+def _step_cells(step: PlannedSkill) -> tuple[str, str, str, str]:
+    return (STEP_LABELS.get(step.action, step.action), step.name, step.reason, step.entry)
 
 
 class ReadCancelled(Exception):
@@ -311,20 +262,10 @@ class QtImportDialog(QDialog):
         self.summary = QLabel("Choose what to import, then Preview.", self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        # A table view: a tree view asks the model of every row whether it has children when
-        # the plan arrives: 200,000 calls into Python, 130-235 ms, for 100,000 skills.
-        self.steps = QTableView(self)
-        self.steps_model = StepsModel(self)
-        self.steps.setModel(self.steps_model)
-        self.steps.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.steps.setShowGrid(False)
-        self.steps.setWordWrap(False)
-        self.steps.verticalHeader().hide()
-        self.steps.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.steps.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)  # a list's rows
-        self.steps.horizontalHeader().setStretchLastSection(True)
-        self.steps.setColumnWidth(0, 90)
-        self.steps.setColumnWidth(1, 300)
+        self.steps_model = RowsModel(
+            ("Action", "Skill", "Reason", "From"), _step_cells, self, key=lambda step: step.skill_id, tips=(2,)
+        )
+        self.steps = rows_view(self, self.steps_model)
         layout.addWidget(self.steps, 3)
         self.messages = QPlainTextEdit(self)
         self.messages.setReadOnly(True)
@@ -440,7 +381,7 @@ class QtImportDialog(QDialog):
         self.progress.setValue(3)
         kind = FORMAT_LABELS.get(preview.format, preview.format)
         self.summary.setText(f"{preview.label} ({kind}, {plan.origin}): {plan.summary()}")
-        self.steps_model.set_steps(plan.steps)
+        self.steps_model.set_rows(plan.steps)
         self.messages.setPlainText("\n".join(preview.warnings + plan.warnings))
         self.import_button.setEnabled(plan.changes > 0)
 
@@ -457,7 +398,7 @@ class QtImportDialog(QDialog):
     def _drop_plan(self) -> None:
         """Forget the preview; its skills are freed in the background, piece by piece."""
         plan, self.plan = self.plan, None
-        self.steps_model.set_steps(())
+        self.steps_model.set_rows(())
         self.import_button.setEnabled(False)
         if plan is not None:
             self._disposal.run(drain, plan.added, plan.replaced, plan.steps)
@@ -594,7 +535,9 @@ class QtExportDialog(QDialog):
         self.summary = QLabel("Reading the selection…", self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
-        self.findings = _tree(self, ["Kind", "Skill", "Field", "Text"])
+        self._names: dict[str, str] = {}
+        self.findings_model = RowsModel(("Kind", "Skill", "Field", "Text"), self._finding_cells, self, tips=(3,))
+        self.findings = rows_view(self, self.findings_model)
         layout.addWidget(self.findings, 1)
         self.notes = QPlainTextEdit(self)  # links to skills left out: the exporter may want them too
         self.notes.setReadOnly(True)
@@ -627,7 +570,7 @@ class QtExportDialog(QDialog):
     def load(self) -> None:
         """Read the selection and run the privacy check, in the background."""
         self._drop_preview()
-        self.findings.clear()
+        self.findings_model.set_rows(())
         self._update_button()
         self._held.hold()
         self.reader.request(self._read, self.state.require_repository(), self.skill_ids)
@@ -658,16 +601,12 @@ class QtExportDialog(QDialog):
         notes = preview.link_warnings()
         self.notes.setPlainText("\n".join(notes))
         self.notes.setVisible(bool(notes))
-        names = {skill.id: skill.name for skill in preview.skills}
-        self.findings.addTopLevelItems(
-            [
-                QTreeWidgetItem(
-                    [finding.kind_label, names.get(finding.skill_id, finding.skill_id), finding.path, finding.text]
-                )
-                for finding in preview.findings
-            ]
-        )
+        self._names = {skill.id: skill.name for skill in preview.skills}
+        self.findings_model.set_rows(preview.findings)
         self._update_button()
+
+    def _finding_cells(self, finding: Finding) -> tuple[str, str, str, str]:
+        return (finding.kind_label, self._names.get(finding.skill_id, finding.skill_id), finding.path, finding.text)
 
     def _load_failed(self, error: BaseException) -> None:
         self.preview = None
@@ -787,6 +726,11 @@ def exported_message(parent: QWidget, path: Path, count: int, size: int) -> QMes
     return box
 
 
+def _candidate_cells(candidate: PruneCandidate) -> tuple[str, str, str]:
+    why = candidate.reason[:1].upper() + candidate.reason[1:]  # a column of its own: a sentence
+    return (Confidence.label_of(candidate.confidence), candidate.name, why)
+
+
 def _plan_prune(repository: SkillRepository, max_size: int | None, report: Report) -> tuple[int, list[PruneCandidate]]:
     return repository.count(), plan_prune(repository, max_size=max_size)
 
@@ -821,7 +765,10 @@ class QtPruneDialog(QDialog):
         layout.addLayout(row)
         self.summary = QLabel(self)
         layout.addWidget(self.summary)
-        self.list = _tree(self, ["Confidence", "Skill", "Why"])
+        self.candidates_model = RowsModel(
+            ("Confidence", "Skill", "Why"), _candidate_cells, self, key=lambda c: c.skill_id, tips=(1, 2)
+        )
+        self.list = rows_view(self, self.candidates_model)
         layout.addWidget(self.list)
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 1)
@@ -841,7 +788,7 @@ class QtPruneDialog(QDialog):
             return
         max_size = self.size_box.value() if self.limit_box.isChecked() else None
         self.candidates = []
-        self.list.clear()
+        self.candidates_model.set_rows(())
         self.prune_button.setEnabled(False)
         self.summary.setText("Looking for skills to prune…")
         self.progress.setRange(0, 0)
@@ -856,14 +803,7 @@ class QtPruneDialog(QDialog):
             self.size_box.setValue(max(count, 1))
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
-        rows = []
-        for candidate in self.candidates:
-            why = candidate.reason[:1].upper() + candidate.reason[1:]  # a column of its own: a sentence
-            row = QTreeWidgetItem([Confidence.label_of(candidate.confidence), candidate.name, why])
-            row.setToolTip(1, candidate.name)
-            row.setToolTip(2, why)
-            rows.append(row)
-        self.list.addTopLevelItems(rows)
+        self.candidates_model.set_rows(self.candidates)
         self.summary.setText(
             f"{counted(len(self.candidates), 'skill')} would move to the trash (restorable from View › Trash)."
             if self.candidates
