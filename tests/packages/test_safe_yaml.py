@@ -69,6 +69,24 @@ def test_values_are_counted_before_any_is_built(loader: type) -> None:
     assert load_yaml("a: &a [1]\nb: [*a, *a, *a]\n", "x", max_aliases=3, max_nodes=9, loader=loader)
 
 
+def test_a_parser_making_subclasses_of_the_events_is_checked_by_their_bases() -> None:
+    """The check looks an event's class up for speed; a parser whose events subclass PyYAML's
+    must still have every one counted and checked, not passed over."""
+
+    class Relabelled(LOADERS[-1]):  # type: ignore[misc, valid-type]
+        def get_event(self):  # type: ignore[no-untyped-def]
+            event = super().get_event()
+            return type("Sub" + type(event).__name__, (type(event),), {})(**vars(event))
+
+    with pytest.raises(PackageError, match="more than 3 values"):
+        load_yaml("[1, 2, 3]", "x", max_nodes=3, loader=Relabelled)
+    with pytest.raises(PackageError, match="nested deeper"):
+        load_yaml("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "x", loader=Relabelled)
+    with pytest.raises(PackageError, match="anchors/aliases are not allowed"):
+        load_yaml(BOMB, "x", loader=Relabelled)
+    assert load_yaml("a: [1, 2]", "x", loader=Relabelled) == {"a": [1, 2]}
+
+
 def test_invalid_yaml_names_its_line(loader: type) -> None:
     refused("package: [unclosed", r"not valid or not allowed YAML \(line \d", loader)
     refused("a: 1\nb: [\n  c: d: e", r"not valid or not allowed YAML \(line", loader)
