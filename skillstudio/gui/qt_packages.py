@@ -75,6 +75,11 @@ def _step_cells(step: PlannedSkill) -> tuple[str, str, str, str]:
     return (STEP_LABELS.get(step.action, step.action), step.name, step.reason, step.entry)
 
 
+def show_progress(bar: QProgressBar, done: int, total: int) -> None:
+    bar.setRange(0, max(total, 1))
+    bar.setValue(done)
+
+
 class ReadCancelled(Exception):
     """A background read stopped because nobody waits for its answer any more."""
 
@@ -564,8 +569,7 @@ class QtExportDialog(QDialog):
             self.output_edit.setText(path)
 
     def _progress(self, done: int, total: int) -> None:
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(done)
+        show_progress(self.progress, done, total)
 
     def load(self) -> None:
         """Read the selection and run the privacy check, in the background."""
@@ -732,7 +736,7 @@ def _candidate_cells(candidate: PruneCandidate) -> tuple[str, str, str]:
 
 
 def _plan_prune(repository: SkillRepository, max_size: int | None, report: Report) -> tuple[int, list[PruneCandidate]]:
-    return repository.count(), plan_prune(repository, max_size=max_size)
+    return repository.count(), plan_prune(repository, max_size=max_size, progress=report)
 
 
 class QtPruneDialog(QDialog):
@@ -744,7 +748,7 @@ class QtPruneDialog(QDialog):
         self.candidates: list[PruneCandidate] = []
         self._writing = False
         self._sized = False  # the size box starts at the library's size, once it is known
-        self.reader = BackgroundRead(self, self._previewed, self._preview_failed, lambda *_values: None)
+        self.reader = BackgroundRead(self, self._previewed, self._preview_failed, self._progress)
         self._held = FullCollectionsHeld()  # while every skill is read to find the candidates
         self.destroyed.connect(self._held.release)
         self.setWindowTitle("Prune the library")
@@ -794,6 +798,9 @@ class QtPruneDialog(QDialog):
         self.progress.setRange(0, 0)
         self._held.hold()
         self.reader.request(_plan_prune, self.state.require_repository(), max_size)
+
+    def _progress(self, done: int, total: int) -> None:
+        show_progress(self.progress, done, total)
 
     def _previewed(self, result: tuple[int, list[PruneCandidate]]) -> None:
         count, self.candidates = result

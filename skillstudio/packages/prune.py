@@ -18,10 +18,11 @@ rate, fewer uses, older. Pruned skills go to the trash (restorable), never strai
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from skillstudio.gc_pause import gc_paused
 from skillstudio.model import Confidence, EncounterPattern, Skill, StrategicPattern
 from skillstudio.model.naming import skill_labels
 from skillstudio.store import AuditAction, SkillQuery, SkillRepository
@@ -137,17 +138,20 @@ def prune_candidates(
     return sorted(chosen.values(), key=lambda c: order[c.skill_id])
 
 
+@gc_paused()  # every skill is read and kept: the collector's passes over them doubled the time
 def plan_prune(
     repository: SkillRepository,
     *,
     max_size: int | None = None,
     now: datetime | None = None,
     limits: PruneLimits | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[PruneCandidate]:
-    """What pruning the library would remove; ``limits`` default: the library's settings."""
+    """What pruning the library would remove; ``limits`` default: the library's settings.
+    ``progress(done, total)`` follows the read of every skill, which is most of the time."""
     limits = limits or effective_settings(repository.database).settings.prune
     # an invalid row an engine wrote is not ours to prune
-    skills, _invalid = repository.get_many_valid(repository.query(SkillQuery()).ids)
+    skills, _invalid = repository.get_many_valid(repository.query(SkillQuery()).ids, progress=progress)
     return prune_candidates(skills, now=now, max_size=max_size, limits=limits)
 
 

@@ -25,7 +25,7 @@ window) got there first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 
 from sqlalchemy import Select, func, select
@@ -107,13 +107,16 @@ class SkillRepository(StorePart):
             out.append(skill)
         return out
 
-    def get_many_valid(self, skill_ids: Sequence[str]) -> tuple[list[Skill], list[tuple[str, str]]]:
+    def get_many_valid(
+        self, skill_ids: Sequence[str], *, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[list[Skill], list[tuple[str, str]]]:
         """Like :meth:`get_many`, but tolerant: the skills that could be read, in the given order,
         and ``(id, reason)`` for each id that is gone or whose row does not hold a valid skill
-        (rows other programs write are untrusted; one bad row must not stop an export)."""
+        (rows other programs write are untrusted; one bad row must not stop an export).
+        ``progress(done, total)``: as :func:`~skillstudio.store.skill_rows.load_many` says."""
         skills: list[Skill] = []
         skipped: list[tuple[str, str]] = []
-        for skill_id, skill in self._read_many(skill_ids):
+        for skill_id, skill in self._read_many(skill_ids, progress):
             if isinstance(skill, Skill):
                 skills.append(skill)
             elif isinstance(skill, InvalidStoredSkill):
@@ -122,10 +125,12 @@ class SkillRepository(StorePart):
                 skipped.append((skill_id, str(skill)))  # gone: "no skill with id ... in the trash"
         return skills, skipped
 
-    def _read_many(self, skill_ids: Sequence[str]) -> list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]]:
+    def _read_many(
+        self, skill_ids: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]]:
         """Each id with its skill, or the error ``get`` would raise for it; one read transaction."""
         with self.database.read() as session:
-            return load_many(session, skill_ids)
+            return load_many(session, skill_ids, progress=progress)
 
     def exists(self, skill_id: str) -> bool:
         with self.database.read() as session:

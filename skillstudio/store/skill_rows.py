@@ -146,14 +146,21 @@ class RowParser:
 
 
 def load_many(
-    session: Session, skill_ids: Sequence[str], parse: Callable[[str, dict[str, object]], Skill] | None = None
+    session: Session,
+    skill_ids: Sequence[str],
+    parse: Callable[[str, dict[str, object]], Skill] | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]]:
     """Each id with its skill, or the error :func:`load_skill` would raise for it, in the given
     order: a few queries per 500 ids instead of four per skill. ``parse``: :func:`parse_row`,
-    or a :class:`RowParser` that remembers."""
+    or a :class:`RowParser` that remembers. ``progress(done, total)`` is told before each 500
+    and at the end (an exception it raises stops the read)."""
     parse = parse or parse_row
     out: list[tuple[str, Skill | SkillNotFound | InvalidStoredSkill]] = []
     for chunk in chunks(skill_ids):
+        if progress is not None:
+            progress(len(out), len(skill_ids))
         rows = {row.id: row for row in session.scalars(select(SkillRow).where(SkillRow.id.in_(chunk)))}
         metas = {m.skill_id: m for m in session.scalars(select(SkillMetaRow).where(SkillMetaRow.skill_id.in_(chunk)))}
         stored_versions = versions(session, chunk)
@@ -178,6 +185,8 @@ def load_many(
                 out.append((skill_id, parse(skill_id, document)))
             except InvalidStoredSkill as error:
                 out.append((skill_id, error))
+    if progress is not None:
+        progress(len(out), len(skill_ids))
     return out
 
 

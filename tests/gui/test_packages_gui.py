@@ -276,9 +276,13 @@ def test_prune_dialog_previews_and_trashes(qtbot, state: BrowserState, repo: Ski
     old = ai_skill(created_at="2020-01-01T00:00:00.000Z")
     keep = instructions_skill(created_at="2099-01-01T00:00:00.000Z", use_count=2)
     repo.create_many([old, keep])
+    shown: list[tuple[int, int]] = []
     dialog = QtPruneDialog(state)
     qtbot.addWidget(dialog)
+    dialog.progress.valueChanged.connect(lambda value: shown.append((value, dialog.progress.maximum())))
+    dialog.reload()
     read(qtbot, dialog)
+    assert (2, 2) in shown  # the read of every skill, reported as it goes
     assert [row[1] for row in cells(dialog.list)] == [old.name]
     assert dialog.size_box.value() == 2  # starts at the library's size
     dialog.prune()

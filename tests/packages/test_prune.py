@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from skillstudio.model import Confidence, Quality
 from skillstudio.packages.prune import apply_prune, plan_prune, prune_candidates
 from skillstudio.store import SkillRepository
@@ -115,3 +117,23 @@ def test_pruning_moves_to_the_trash(repository: SkillRepository) -> None:
     assert [entry.skill_id for entry in repository.trash.entries()] == [old.id]
     assert repository.trash.restore(old.id) is not None
     assert "skill.prune" in {entry.action for entry in repository.history.audit()}
+
+
+def test_planning_reports_its_read_of_every_skill_and_stops_when_told(repository: SkillRepository) -> None:
+    skills = [skill(Confidence.TENTATIVE, verified=timedelta(days=100), created=timedelta(days=100))]
+    skills += [skill(Confidence.PROVEN) for _ in range(1_100)]
+    repository.create_many(skills)
+    reports: list[tuple[int, int]] = []
+    candidates = plan_prune(repository, now=NOW, progress=lambda done, total: reports.append((done, total)))
+    assert [c.skill_id for c in candidates] == [skills[0].id]
+    assert reports == [(0, 1_101), (500, 1_101), (1_000, 1_101), (1_101, 1_101)]  # before each 500, and done
+
+    class Enough(Exception):
+        pass
+
+    def stop_after_first(done: int, total: int) -> None:
+        if done:
+            raise Enough
+
+    with pytest.raises(Enough):  # a dialog closed meanwhile: the read ends at the next report
+        plan_prune(repository, now=NOW, progress=stop_after_first)
