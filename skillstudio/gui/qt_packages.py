@@ -542,7 +542,7 @@ class QtExportDialog(QDialog):
         layout.addWidget(self.summary)
         self._names: dict[str, str] = {}
         self.findings_model = RowsModel(("Kind", "Skill", "Field", "Text"), self._finding_cells, self, tips=(3,))
-        self.findings = rows_view(self, self.findings_model)
+        self.findings = rows_view(self, self.findings_model, widths=(130, 300, 110))
         layout.addWidget(self.findings, 1)
         self.notes = QPlainTextEdit(self)  # links to skills left out: the exporter may want them too
         self.notes.setReadOnly(True)

@@ -71,9 +71,10 @@ class RowsModel(QAbstractTableModel):
         return None
 
 
-def rows_view(parent: QWidget, model: RowsModel) -> QTableView:
+def rows_view(parent: QWidget, model: RowsModel, widths: Sequence[int] = (90, 300)) -> QTableView:
     """A table that reads like a list: whole rows selected, no grid, rows of one line's height,
-    the last column taking the width left."""
+    the first columns ``widths`` pixels wide (fitting them to their contents would read every
+    row), the last taking the width left."""
     view = QTableView(parent)
     view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -83,8 +84,8 @@ def rows_view(parent: QWidget, model: RowsModel) -> QTableView:
     view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # no row is measured
     view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
     view.horizontalHeader().setStretchLastSection(True)
-    view.setColumnWidth(0, 90)
-    view.setColumnWidth(1, 300)
+    for column, width in enumerate(widths):
+        view.setColumnWidth(column, width)
     return view
 
 
