@@ -151,15 +151,18 @@ def incoming_from_package(package: Package) -> tuple[list[Incoming], str]:
     source = Source.workshop(meta.package_id, meta.publisher)
     for packaged in package.skills:
         skill = packaged.skill
-        if skill.source_kind is SourceKind.WORKSHOP:
-            skill = replace(skill, review_state=None, version=0)
-        else:
-            provenance = replace(skill.provenance, source=source)
-            skill = replace(skill, provenance=provenance, review_state=None, version=0)
         base = packaged.extras or SkillExtras()
+        claim = _quality_claim(skill.quality, origin)
+        # one replace per object: dataclasses.replace reads every field (0.1 s per 10,000 skills each)
+        changes: dict[str, Any] = {"review_state": None, "version": 0}
+        if skill.source_kind is not SourceKind.WORKSHOP:
+            changes["provenance"] = replace(skill.provenance, source=source)
+        if claim is not None:
+            changes["quality"] = Quality()
+        skill = replace(skill, **changes)
         warnings = tuple(f"{note.path}: {note.message}" for note in packaged.notes)
-        extras = replace(base, origin=origin, warnings=tuple(base.warnings) + warnings)
-        skill, extras = claim_quality(skill, extras, origin)
+        frontmatter = base.frontmatter if claim is None else {**base.frontmatter, CLAIMED_QUALITY: claim}
+        extras = replace(base, origin=origin, warnings=tuple(base.warnings) + warnings, frontmatter=frontmatter)
         out.append(Incoming(packaged.entry, skill, extras, warnings, signer=package.signer))
     return out, origin
 
@@ -168,10 +171,18 @@ def claim_quality(skill: Skill, extras: SkillExtras, origin: str) -> tuple[Skill
     """The skill with no quality of its own (tentative, no verifications), its package's figures
     moved to ``extras.frontmatter["claimed_quality"]``. A skill that claims nothing keeps any
     claim its extras already carry (a re-shared package passes the first claim on)."""
-    quality = skill.quality
-    if quality == Quality():
+    claim = _quality_claim(skill.quality, origin)
+    if claim is None:
         return skill, extras
-    claim: dict[str, Any] = {
+    frontmatter = {**extras.frontmatter, CLAIMED_QUALITY: claim}
+    return replace(skill, quality=Quality()), replace(extras, frontmatter=frontmatter)
+
+
+def _quality_claim(quality: Quality, origin: str) -> dict[str, Any] | None:
+    """What ``claimed_quality`` records of these figures; None for no figures (nothing claimed)."""
+    if quality == Quality():
+        return None
+    return {
         "by": origin.removeprefix("workshop:"),
         "confidence": quality.confidence.value,
         "verification_count": quality.verification_count,
@@ -179,8 +190,6 @@ def claim_quality(skill: Skill, extras: SkillExtras, origin: str) -> tuple[Skill
         "average_rating": quality.average_rating,
         "last_verified": quality.last_verified,
     }
-    frontmatter = {**extras.frontmatter, CLAIMED_QUALITY: claim}
-    return replace(skill, quality=Quality()), replace(extras, frontmatter=frontmatter)
 
 
 def _content(skill: Skill, partners: set[str] | None = None) -> dict[str, Any]:
@@ -237,7 +246,6 @@ def plan_import(
     if mode == "replace" and origin.startswith("workshop:"):
         wanted = set(ids)
         stale = [skill_id for skill_id in repository.extras.ids_with_origin(family + "@") if skill_id not in wanted]
-    existing_extras = repository.extras.many(sorted(present))
     # partners: what will exist after the import
     after = (present | {i for i in ids if i not in in_trash}) - set(stale)
     missing_partners = sorted({p for item in incoming for p in item.skill.composable_with} - after)
@@ -254,6 +262,8 @@ def plan_import(
                     linked_from.setdefault(partner, set()).add(item.skill.id)
     unchanged = _unchanged_by_key(repository, incoming, present, after, linked_from)
     stored = _stored_skills(repository, sorted(present - unchanged))
+    # where a changed stored skill came from decides update or conflict; unchanged ones are skipped
+    existing_extras = repository.extras.many(sorted(present - unchanged))
     dangling = {partner for item in incoming for partner in item.skill.composable_with if partner not in after}
     labels, where = _dangling_names(repository, incoming, dangling) if dangling else ({}, {})
     for item in incoming:
