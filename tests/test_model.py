@@ -5,8 +5,11 @@ from __future__ import annotations
 import copy
 import gc
 import json
+from datetime import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillstudio.model import (
     BuildFocus,
@@ -323,6 +326,26 @@ def test_instruction_tools_may_be_a_comma_separated_string() -> None:
 )
 def test_timestamps_are_written_as_d034_does(raw: str, canonical: str) -> None:
     assert normalize_timestamp(raw) == canonical
+
+
+@settings(max_examples=300, deadline=None)
+@given(moment=st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)))
+def test_a_time_already_canonical_reads_as_the_full_normalisation_writes_it(moment: datetime) -> None:
+    """normalize_timestamp returns a canonical text as it is (its fast path): the same text the
+    full path makes of the same moment, given as a datetime or in another spelling."""
+    written = normalize_timestamp(moment)  # the full path
+    assert normalize_timestamp(written) == written
+    assert normalize_timestamp(written.replace("Z", "+00:00")) == written  # the full path again
+
+
+@pytest.mark.parametrize(
+    "impossible", ["2026-02-30T10:00:00.000Z", "2026-13-01T10:00:00.000Z", "2026-03-01T24:00:00.000Z"]
+)
+def test_a_canonical_looking_time_that_does_not_exist_is_refused(impossible: str) -> None:
+    with pytest.raises(ValueError):
+        normalize_timestamp(impossible)
+    with pytest.raises(ValueError):
+        normalize_timestamp(impossible.replace("Z", "+00:00"))
 
 
 def test_documents_leaving_the_library_drop_local_annotations() -> None:

@@ -9,6 +9,7 @@ first one, so a user fixing a file sees every problem at once. Parsers raise
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -102,7 +103,8 @@ class Checker:
     # --- containers -------------------------------------------------------------------------
 
     def mapping(self, value: object, path: str) -> Mapping[str, Any] | None:
-        if not isinstance(value, Mapping):
+        # type() first: JSON's dicts skip the Mapping ABC's slower isinstance
+        if type(value) is not dict and not isinstance(value, Mapping):
             self.fail(path, f"expected a mapping, got {describe(value)}")
             return None
         for key in value:
@@ -126,7 +128,7 @@ class Checker:
         items = self.sequence(value, path, max_items=max_items)
         if items is None:
             return ()
-        out = [read(item, join_path(path, index)) for index, item in enumerate(items)]
+        out = [read(item, f"{path}[{index}]") for index, item in enumerate(items)]  # join_path, inlined: many
         return tuple(item for item in out if item is not None)
 
     # --- scalars ----------------------------------------------------------------------------
@@ -268,8 +270,16 @@ def _thaw(value: Any) -> Any:
     return value
 
 
+# A time already written as normalize_timestamp writes it (years from 1000: strftime's %Y does
+# not pad a smaller one); most stored and packaged times are, two or three per skill.
+_CANONICAL_TIME = re.compile(r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+
+
 def normalize_timestamp(value: str | datetime | date) -> str:
     """Any ISO 8601 time as D034 writes it: UTC, milliseconds, ``Z`` (strftime '%Y-%m-%dT%H:%M:%fZ')."""
+    if isinstance(value, str) and _CANONICAL_TIME.fullmatch(value):
+        datetime.fromisoformat(value[:-1])  # a day or hour that does not exist: ValueError, as below
+        return value
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
