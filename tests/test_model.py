@@ -29,6 +29,7 @@ from skillstudio.model import (
     parse_skill_with_notes,
     skill_to_document,
 )
+from skillstudio.model.validation import Checker
 from tests.factories import ai_skill, content_skill, example_skill, instructions_skill
 
 ALL_KINDS = [ai_skill, content_skill, example_skill, instructions_skill]
@@ -407,3 +408,41 @@ def test_parsing_leaves_nothing_for_the_cycle_collector() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+_TEXT = st.text(st.characters(blacklist_characters="\x00"), max_size=20)  # NUL: refused, as below
+_JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _TEXT
+_JSON_VALUES = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES)
+def test_a_free_form_value_reads_as_a_json_round_trip_gives_it(value: object) -> None:
+    """Checker.json_value checks and copies in one walk: what it returns is what writing the
+    value as JSON and reading it back gives (plain lists and dicts), and nothing is refused."""
+    check = Checker()
+    assert check.json_value(value, "values") == json.loads(json.dumps(value))
+    assert not check.issues
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"a": [1, float("nan")]}, "values.a[1]: nan is not a finite number"),
+        ({"a": {"b": {1: 2}}}, "values.a.b: keys must be text"),
+        ([[[[[[[[[[[[[[[[[[0]]]]]]]]]]]]]]]]]], "is nested deeper than 16 levels"),
+        ({"a": [1, b"x"]}, "values.a[1]: bytes is not a JSON value"),
+        ({"a": ["ok", "x\x00"]}, "values.a[1]: text is too long or contains NUL"),
+        ([0] * 20_001, "values: has more than 20000 values"),
+    ],
+)
+def test_a_free_form_value_outside_json_is_refused_where_it_is(value: object, problem: str) -> None:
+    check = Checker()
+    assert check.json_value(value, "values") is None
+    assert problem in "\n".join(str(issue) for issue in check.issues)

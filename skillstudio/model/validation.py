@@ -221,53 +221,58 @@ class Checker:
         return None if value in (None, "") else self.timestamp(value, path)
 
     def json_value(self, value: object, path: str) -> Any:
-        """A free-form JSON value (scene parameters): bounded in depth and size, no odd types."""
-        return _thaw(value) if _walk_json(self, value, path, 0, [MAX_JSON_NODES], path) else None
+        """A free-form JSON value (scene parameters): bounded in depth and size, no odd types;
+        plain lists and dicts whatever sequence and mapping types came in."""
+        copy = _json_copy(self, value, path, 0, [MAX_JSON_NODES], path)
+        return None if copy is _INVALID else copy
 
 
-def _walk_json(check: Checker, node: object, where: str, depth: int, budget: list[int], path: str) -> bool:
-    """Whether ``node`` (at ``where``, under the value at ``path``) is a JSON value within the
-    limits; each problem goes to ``check``. A module function, not a closure: a recursive
-    closure is a reference cycle per call, and a 100,000-skill import left 500,000 objects
-    of them for the collector."""
+_INVALID = object()  # _json_copy's answer for a value it refused
+
+
+def _json_copy(check: Checker, node: object, where: str, depth: int, budget: list[int], path: str) -> Any:
+    """``node`` (at ``where``, under the value at ``path``) as plain JSON, or _INVALID if it is
+    not a JSON value within the limits (each problem goes to ``check``): checked and copied in
+    one walk. A module function, not a closure: a recursive closure is a reference cycle per
+    call, and a 100,000-skill import left 500,000 objects of them for the collector."""
     budget[0] -= 1
     if budget[0] < 0:
         check.fail(path, f"has more than {MAX_JSON_NODES} values")
-        return False
+        return _INVALID
     if depth > MAX_JSON_DEPTH:
         check.fail(where, f"is nested deeper than {MAX_JSON_DEPTH} levels")
-        return False
+        return _INVALID
     if node is None or isinstance(node, bool | int | str):
         if isinstance(node, str) and (len(node) > MAX_DESCRIPTION or "\x00" in node):
             check.fail(where, "text is too long or contains NUL")
-            return False
-        return True
+            return _INVALID
+        return node
     if isinstance(node, float):
         if not math.isfinite(node):
             check.fail(where, f"{node} is not a finite number")
-            return False
-        return True
+            return _INVALID
+        return node
     if isinstance(node, list | tuple):
-        return all(_walk_json(check, item, join_path(where, i), depth + 1, budget, path) for i, item in enumerate(node))
+        items = []
+        for index, item in enumerate(node):
+            copied = _json_copy(check, item, f"{where}[{index}]", depth + 1, budget, path)
+            if copied is _INVALID:
+                return _INVALID
+            items.append(copied)
+        return items
     if isinstance(node, Mapping):
+        mapping = {}
         for key, item in node.items():
             if not isinstance(key, str):
                 check.fail(where, f"keys must be text, got {describe(key)}")
-                return False
-            if not _walk_json(check, item, join_path(where, key), depth + 1, budget, path):
-                return False
-        return True
+                return _INVALID
+            copied = _json_copy(check, item, join_path(where, key), depth + 1, budget, path)
+            if copied is _INVALID:
+                return _INVALID
+            mapping[key] = copied
+        return mapping
     check.fail(where, f"{describe(node)} is not a JSON value")
-    return False
-
-
-def _thaw(value: Any) -> Any:
-    """Plain JSON containers (lists and dicts) from whatever sequence/mapping types came in."""
-    if isinstance(value, list | tuple):
-        return [_thaw(item) for item in value]
-    if isinstance(value, Mapping):
-        return {key: _thaw(item) for key, item in value.items()}
-    return value
+    return _INVALID
 
 
 # A time already written as normalize_timestamp writes it (years from 1000: strftime's %Y does
