@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.synthetic import generate_skills
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.icpkg import build_manifest, skill_stem
-from skillstudio.packages.safe_yaml import LOADERS, MAX_DEPTH, MAX_NODES, dump_yaml, load_yaml
+from skillstudio.packages.safe_yaml import LOADERS, MAX_DEPTH, MAX_NODES, _read_checked, dump_yaml, load_yaml
 from tests.packages.helpers import META
 
 
@@ -129,3 +131,82 @@ def test_a_long_quoted_description_reads_back_from_either_dumper() -> None:
     for dumper in dict.fromkeys((getattr(yaml, "CSafeDumper", yaml.SafeDumper), yaml.SafeDumper)):
         for loader in LOADERS:
             assert load_yaml(dump_yaml(manifest, dumper=dumper), "manifest.yaml", loader=loader) == manifest
+
+
+# --- the document built from the checked events is the one the full loader builds ------------
+
+_TRICKY = st.sampled_from(
+    ["yes", "No", "on", "OFF", "y", "null", "Null", "~", "", " padded ", "1_000", "0x1F", "0o17", "0b101", "017",
+     "1:20", "190:20:30", ".inf", "-.INF", ".nan", "1e3", "6.8523015e+5", "+12", "2026-01-02", "2026-01-02 10:00:00",
+     "<<", "=", "#", "a: b", "- x", "[1]", "{a}", "'q'", '"dq"', "tab\there", "line\nbreak", "Ünïcödé", "*alias",
+     "&anchor", "!tag", "%", "@", "`"]
+)  # fmt: skip
+_SCALARS = _TRICKY | st.text(max_size=8) | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
+_DATA = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(_TRICKY | st.text(max_size=6) | st.integers(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def full_load(text: str, loader: type) -> object:
+    """What PyYAML's own compose-and-construct makes of ``text`` (with the same loader)."""
+    parser = loader(text)
+    try:
+        return parser.get_single_data()
+    finally:
+        parser.dispose()
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=_DATA, flow=st.sampled_from([None, True, False]), width=st.sampled_from([20, 80]))
+def test_any_dumped_document_is_built_from_its_events_as_the_full_loader_builds_it(
+    data: object, flow: bool | None, width: int
+) -> None:
+    text = yaml.dump(data, Dumper=yaml.SafeDumper, default_flow_style=flow, width=width, allow_unicode=True)
+    for loader in LOADERS:
+        built, document = _read_checked(text, "x", 0, MAX_NODES, loader)
+        assert built  # nothing here needs the full loader
+        assert document == full_load(text, loader) == load_yaml(text, "x", loader=loader)
+
+
+HANDWRITTEN = [
+    "a: 1\nb: [x, {c: d}]\n",
+    "base: {x: 1}\nother:\n  <<: {x: 2, y: 3}\n  z: 4\n",  # a merge key: the full loader
+    "= : value\nb: =\n",  # value keys
+    "a: !!str 12\nb: !!int '7'\nc: !!float 1\nd: !!bool 'true'\ne: !!null ''\nf: !!map {g: 1}\ng: !!seq [1]\n",
+    "a: ! 12\nb: ! [1]\n",  # the non-specific tag
+    "a: b\na: c\n",  # a repeated key: the last wins
+    "? [1, 2]\n: complex\n",  # a collection as a key
+    "? x\n: y\n? \n: empty key\n",
+    "",
+    "---\n...\n",
+    "# only a comment\n",
+    "a:\nb: ~\nc: null\n",
+    "text: |\n  kept\n   lines\nfolded: >\n  one\n  two\n",
+    "- - - nested\n  - x\n- {a: [1, {b: 2}]}\n",
+    "a: 1\n---\nb: 2\n",  # two documents
+    "!!seq {a: 1}",  # a retagged collection
+    "!!int abc",
+    "a: 0x1F\nb: 1:20\nc: .inf\nd: -.nan\ne: 1_000\nf: 2026-01-02\n",
+]
+
+
+@pytest.mark.parametrize("text", HANDWRITTEN)
+def test_handwritten_documents_read_as_the_full_loader_reads_them(text: str, loader: type) -> None:
+    try:
+        expected = full_load(text, loader)
+    except (yaml.YAMLError, ValueError) as error:
+        with pytest.raises(PackageError):
+            load_yaml(text, "x", loader=loader)
+        assert type(error).__name__  # the full loader refused it too
+        return
+    document = load_yaml(text, "x", loader=loader)
+    assert document == expected or (document != document and expected != expected)  # .nan
+
+
+def test_anchors_where_aliases_are_allowed_are_left_to_the_full_loader(loader: type) -> None:
+    assert _read_checked("a: &x [1]\nb: *x\n", "x", 1, MAX_NODES, loader) == (False, None)
+    assert load_yaml("a: &x [1]\nb: *x\n", "x", max_aliases=1, loader=loader) == {"a": [1], "b": [1]}
