@@ -6,6 +6,7 @@ through ``python -m benchmarks.run``. Measures, per size:
 * ``export``: read the selection from a library, run the privacy check on every skill, write the
   ``.icpkg`` bytes (and checks two exports are byte-identical);
 * ``read``: validate the whole package (ZIP checks, checksums, manifest, every skill);
+* ``dry-run``: what ``import --dry-run`` does into an empty library: read, then plan;
 * ``import``: read + plan + apply into an empty library, one transaction;
 * ``reimport``: the same package again (everything skipped as unchanged).
 
@@ -15,8 +16,7 @@ Beside each figure, its plain-Python limit measured in the same run (``sqlite3``
 * export limit: every D057 row (``SELECT *``) as JSON into a deflated ZIP with a sha256
   manifest (goal: export <= 2x);
 * checked-read limit: unzip every entry, check its sha256 against the manifest, parse the JSON
-  and the YAML manifest with libyaml (goal: ``read``, the validation ``import --dry-run`` does,
-  <= 2x);
+  and the YAML manifest with libyaml (goal: ``read`` and ``dry-run`` <= 2x);
 * import limit: the checked read, then one ``executemany`` into D057's ``skills`` and
   ``skill_compositions`` of a bare D057 schema, then an FTS rebuild (goals: import into an
   empty library <= 3x, re-import of the unchanged package <= 2x).
@@ -63,7 +63,13 @@ QUICK_SIZES = (1_000,)
 META = PackageMeta("bench-library", "bench", "1.0.0", description="synthetic benchmark library")
 ACTOR = Actor("benchmark", "system")
 # Each figure's goal as a multiple of its limit (issue 17): (figure, limit, at most x limit).
-GOALS = (("export", "export", 2.0), ("read", "read", 2.0), ("import", "import", 3.0), ("reimport", "import", 2.0))
+GOALS = (
+    ("export", "export", 2.0),
+    ("read", "read", 2.0),
+    ("dry-run", "read", 2.0),
+    ("import", "import", 3.0),
+    ("reimport", "import", 2.0),
+)
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -84,10 +90,14 @@ def _summary(samples: list[float]) -> dict[str, Any]:
     return {"median_s": statistics.median(samples), "min_s": min(samples), "samples_s": samples}
 
 
-def _import_file(repository: SkillRepository, path: Path) -> ImportPlan:
+def _plan_file(repository: SkillRepository, path: Path) -> ImportPlan:
     package = read_package(path)
     incoming, origin = incoming_from_package(package)
-    return apply_plan(repository, plan_import(repository, incoming, origin=origin, source=path.name))
+    return plan_import(repository, incoming, origin=origin, source=path.name)
+
+
+def _import_file(repository: SkillRepository, path: Path) -> ImportPlan:
+    return apply_plan(repository, _plan_file(repository, path))
 
 
 @gc_paused()
@@ -196,11 +206,13 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         import_limit += _timed(partial(plain_import, package_path, folder / f"plain-{size}-{attempt}.db"), 1)[0]
     import_samples: list[float] = []
     reimport_samples: list[float] = []
+    dry_run_samples: list[float] = []
     added = skipped = 0
     for attempt in range(repeats):
         target = folder / f"target-{size}-{attempt}.db"
         with Database(target, create=True) as database:
             repository = SkillRepository(database, ACTOR)
+            dry_run_samples += _timed(partial(_plan_file, repository, package_path), 1)[0]
 
             do_import = partial(_import_file, repository, package_path)
             samples, plan = _timed(do_import, 1)
@@ -215,6 +227,7 @@ def run_size(size: int, repeats: int, seed: int, folder: Path) -> dict[str, Any]
         "added": added,
         "skipped_on_reimport": skipped,
         "read": _summary(read_samples),
+        "dry-run": _summary(dry_run_samples),
         "import": _summary(import_samples),
         "reimport": _summary(reimport_samples),
         "limits": {

@@ -20,11 +20,11 @@ def test_package_benchmark_runs_at_a_tiny_size(tmp_path, capsys) -> None:
         == report["skipped_on_reimport"]
         == 60 - report["rejected_left_out"]
     )
-    assert {"export", "read", "import", "reimport"} <= set(report)
+    assert {"export", "read", "dry-run", "import", "reimport"} <= set(report)
     assert all(report["limits"][name]["median_s"] > 0 for name in ("export", "read", "import"))
     out = capsys.readouterr().out
     assert "60" in out
-    assert all(figure in out for figure in ("export", "read", "import", "reimport"))
+    assert all(figure in out for figure in ("export", "read", "dry-run", "import", "reimport"))
 
 
 def test_the_import_limit_stores_every_skill_of_the_package(tmp_path) -> None:
