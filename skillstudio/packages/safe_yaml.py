@@ -3,9 +3,10 @@
 * anchors and aliases are refused outright in manifests, and capped elsewhere (alias bombs);
 * only the core schema's tags are accepted (no ``!!python/...``, ``!!binary``, ``!foo``);
 * dates stay text (no implicit timestamps), so a field's type never depends on its spelling;
-* size, nesting and the number of nodes are bounded before anything is constructed (PyYAML
-  builds a node graph of several hundred bytes per node first: a 16 MiB flow list of ``1,``
-  took 48 s and 3 GB to load).
+* size, nesting and the number of nodes are bounded as the events are read, before PyYAML
+  builds anything (its composer makes a node graph of several hundred bytes per node first: a
+  16 MiB flow list of ``1,`` took 48 s and 3 GB to load); what the check pass builds meanwhile
+  is the plain data, at most ``max_nodes`` values of it.
 """
 
 from __future__ import annotations
