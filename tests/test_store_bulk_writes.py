@@ -244,6 +244,65 @@ def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_we
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
+def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(
+    tmp_path: Path, synthetic: list[Skill], monkeypatch
+) -> None:
+    """The drop is part of the write's transaction: another connection, meanwhile, reads the
+    library as it was, its indexes included, and its sorted reads go along them."""
+    import threading
+
+    from skillstudio.store import skill_writes
+    from skillstudio.store.orm import SkillRow
+
+    monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
+    path = tmp_path / "library.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database, ACTOR).create_many(synthetic[:40])
+    indexes, before = index_statements(path), schema_version(path)
+    inside, go_on = threading.Event(), threading.Event()
+    real_insert = skill_writes.insert_rows
+
+    def insert_then_wait(connection, table, rows):  # type: ignore[no-untyped-def]
+        real_insert(connection, table, rows)
+        if table is SkillRow:  # the indexes are dropped and the rows in, not yet committed
+            inside.set()
+            assert go_on.wait(10)
+
+    monkeypatch.setattr(skill_writes, "insert_rows", insert_then_wait)
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            with Database(path) as database:
+                SkillRepository(database, ACTOR).create_many(synthetic[40:])
+        except BaseException as error:  # reported below, on the test's thread
+            failed.append(error)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert inside.wait(10)
+        with closing(sqlite3.connect(path)) as reader:
+            dropped = {row[0] for row in reader.execute("SELECT name FROM sqlite_schema WHERE type = 'index'")}
+            assert set(indexes) <= dropped  # the reader's snapshot still has every index
+            plan = " ".join(
+                str(row)
+                for row in reader.execute(
+                    "EXPLAIN QUERY PLAN SELECT id FROM skills ORDER BY name COLLATE NOCASE, id LIMIT 5"
+                )
+            )
+            assert "studio_order_name" in plan
+            assert reader.execute("SELECT COUNT(*) FROM skills").fetchone()[0] == 40
+    finally:
+        go_on.set()
+        writer.join(20)
+    assert not failed
+    assert schema_version(path) != before  # the write did drop and make them again
+    assert index_statements(path) == indexes
+    with closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM skills").fetchone()[0] == len(synthetic)
+
+
 def test_snapshots_encoded_together_are_the_bytes_each_encodes_alone(synthetic: list[Skill]) -> None:
     """A bulk write compresses its snapshots on threads (past snapshots.PARALLEL_FROM): the same
     bytes, in the same order, as one at a time."""
