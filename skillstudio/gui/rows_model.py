@@ -38,10 +38,6 @@ class RowsModel(QAbstractTableModel):
         self._tips = frozenset(tips)
         self._rows: Sequence[Any] = ()
 
-    @property
-    def rows(self) -> Sequence[Any]:
-        return self._rows
-
     def set_rows(self, rows: Sequence[Any]) -> None:
         self.beginResetModel()
         self._rows = rows
