@@ -575,6 +575,7 @@ class QtExportDialog(QDialog):
         """Read the selection and run the privacy check, in the background."""
         self._drop_preview()
         self.findings_model.set_rows(())
+        self._names = {}
         self._update_button()
         self._held.hold()
         self.reader.request(self._read, self.state.require_repository(), self.skill_ids)
