@@ -107,19 +107,16 @@ def _indexes_to_rebuild(connection: Connection, incoming: int) -> list[tuple[str
     existing = int(connection.exec_driver_sql("SELECT COUNT(*) FROM skills").scalar_one())
     if existing > incoming * REBUILD_RATIO:
         return []
-    # origin 'c': made by CREATE INDEX (not a key's); D057's own indexes are the engine's to keep.
-    names = [
-        row[1]
-        for row in connection.exec_driver_sql("PRAGMA index_list(skills)")
-        if row[3] == "c" and not row[2] and str(row[1]).startswith("studio_")
-    ]
-    statements: dict[str, str] = {
-        str(name): str(sql)
+    # sqlite_schema keeps a CREATE INDEX statement's first keywords in upper case, one space
+    # apart: a key's index has no statement, a UNIQUE one (which checks rows) another prefix.
+    # D057's own indexes are the engine's to keep.
+    return [
+        (str(name), str(sql))
         for name, sql in connection.exec_driver_sql(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'skills' AND sql IS NOT NULL"
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'skills'"
+            " AND name LIKE 'studio!_%' ESCAPE '!' AND sql LIKE 'CREATE INDEX %'"
         )
-    }
-    return [(name, statements[name]) for name in names if statements.get(name, "").upper().startswith("CREATE INDEX")]
+    ]
 
 
 class SqliteBackend(Backend):
