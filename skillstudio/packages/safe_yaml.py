@@ -41,13 +41,12 @@ _EVENT_KINDS: dict[type[Any], tuple[bool, bool, int]] = {
     yaml.AliasEvent: (True, False, 0),
     yaml.SequenceEndEvent: (False, False, -1),
     yaml.MappingEndEvent: (False, False, -1),
+    yaml.StreamStartEvent: (False, False, 0),
+    yaml.StreamEndEvent: (False, False, 0),
+    yaml.DocumentStartEvent: (False, False, 0),
+    yaml.DocumentEndEvent: (False, False, 0),
 }
 _NOT_A_NODE = (False, False, 0)
-_EVENT_KINDS.update(
-    dict.fromkeys(
-        (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentStartEvent, yaml.DocumentEndEvent), _NOT_A_NODE
-    )
-)
 
 
 def _kind(event: Any) -> tuple[bool, bool, int]:
