@@ -393,9 +393,9 @@ class FullCollectionsHeld:
             cls._holders -= 1
             if cls._holders == 0:
                 cls.released_at = time.monotonic()
-            if cls._holders == 0 and cls._saved is not None:
-                gc.set_threshold(*cls._saved)
-                cls._saved = None
+                if cls._saved is not None:
+                    gc.set_threshold(*cls._saved)
+                    cls._saved = None
 
     @classmethod
     def holders(cls) -> int:
