@@ -34,6 +34,7 @@ from skillstudio.store import (
     SkillQuery,
     SkillRepository,
     SortKey,
+    migrations,
     snapshots,
 )
 from skillstudio.store.backends import is_server_url
@@ -126,7 +127,10 @@ def library_rows(path: Path | str) -> dict[str, Any]:
             "embedding_meta": connection.execute("SELECT * FROM studio_embedding_meta ORDER BY 1").all(),
         }
         if sqlite:
-            connection.execute("INSERT INTO skills_fts(skills_fts) VALUES ('integrity-check')")  # index = rows
+            rows["tag_counts"] = connection.execute("SELECT * FROM studio_tag_counts ORDER BY tag").all()
+            rows["creator_counts"] = connection.execute("SELECT * FROM studio_creator_counts ORDER BY 1").all()
+            for index in ("skills_fts", "studio_search_fts"):  # each index = its rows
+                connection.execute(f"INSERT INTO {index}({index}) VALUES ('integrity-check')")
     return rows
 
 
@@ -157,9 +161,25 @@ def test_create_many_writes_what_the_row_by_row_path_writes(
         ]
 
 
-def index_statements(path: Path) -> dict[str, str]:
+def schema_statements(path: Path) -> dict[str, str]:
+    """The library's indexes and triggers, by name."""
     with closing(sqlite3.connect(path)) as connection:
-        return dict(connection.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL"))
+        return dict(
+            connection.execute(
+                "SELECT name, sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND sql IS NOT NULL"
+            )
+        )
+
+
+def ranked_matches(path: Path, index: str, words: Sequence[str]) -> dict[str, list[tuple[int, float]]]:
+    """Each word's matches in the FTS5 ``index`` with their bm25."""
+    with closing(sqlite3.connect(path)) as connection:
+        return {
+            word: connection.execute(
+                f"SELECT rowid, bm25({index}) FROM {index} WHERE {index} MATCH ? ORDER BY rowid", (word,)
+            ).fetchall()
+            for word in words
+        }
 
 
 def schema_version(path: Path) -> int:
@@ -185,8 +205,15 @@ def test_a_large_insert_into_a_small_library_builds_its_indexes_again_to_the_sam
             SkillRepository(database, ACTOR).create_many(pairs[40:], message="most")
             # Only dropping and making indexes moves the schema's version: the path taken.
             assert (schema_version(path) != before) is rebuilds
-    assert index_statements(rebuilt) == index_statements(inserted)
-    assert sum(name.startswith("studio_order_") for name in index_statements(rebuilt)) >= 12
+    assert schema_statements(rebuilt) == schema_statements(inserted)
+    assert sum(name.startswith("studio_order_") for name in schema_statements(rebuilt)) >= 12
+    assert set(migrations.DERIVED_INSERT_TRIGGERS) <= set(schema_statements(rebuilt))
+    # FTS5 strings and prefixes: a tag holds ':' (a column filter, unquoted)
+    words = [f'"{COMMON_TERM}"', f'"{PREFIX_QUERY}"*', f'"{COMMON_TAG}"', f'"{synthetic[7].name.split()[0]}"', '"t"*']
+    for index in ("skills_fts", "studio_search_fts"):
+        found = ranked_matches(rebuilt, index, words)
+        assert found == ranked_matches(inserted, index, words), index
+        assert all(found[word] for word in words)
     with closing(sqlite3.connect(rebuilt)) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]  # each index = its rows
     assert library_rows(rebuilt) == library_rows(inserted)
@@ -220,9 +247,9 @@ def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_we
     row): the drop is rolled back with the rest."""
     monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
     dropped: list[list[tuple[str, str]]] = []
-    choose = sqlite_backend._indexes_to_rebuild
+    choose = sqlite_backend._schema_to_rebuild
     monkeypatch.setattr(
-        sqlite_backend, "_indexes_to_rebuild", lambda *args: dropped.append(choose(*args)) or dropped[-1]
+        sqlite_backend, "_schema_to_rebuild", lambda *args: dropped.append(choose(*args)) or dropped[-1]
     )
     path = tmp_path / "library.db"
     with Database(path, create=True) as database:
@@ -233,12 +260,14 @@ def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_we
             " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
         )
         connection.commit()
-    rows, indexes = library_rows(path), index_statements(path)
+    rows, indexes = library_rows(path), schema_statements(path)
     poisoned = [*synthetic[40:239], replace(synthetic[239], name="poison")]
     with Database(path) as database, pytest.raises(LibraryError, match="poisoned row"):
         SkillRepository(database, ACTOR).create_many(poisoned)
-    assert len(dropped[-1]) >= 12  # the write had dropped them when the row was refused
-    assert index_statements(path) == indexes
+    # the write had dropped them when the row was refused
+    assert sum(kind == "index" for kind, _, _ in dropped[-1]) >= 12
+    assert {name for kind, name, _ in dropped[-1] if kind == "trigger"} == set(migrations.DERIVED_INSERT_TRIGGERS)
+    assert schema_statements(path) == indexes
     assert library_rows(path) == rows
     with closing(sqlite3.connect(path)) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
@@ -248,7 +277,7 @@ def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(
     tmp_path: Path, synthetic: list[Skill], monkeypatch
 ) -> None:
     """The drop is part of the write's transaction: another connection, meanwhile, reads the
-    library as it was, its indexes included, and its sorted reads go along them."""
+    library as it was, its indexes and triggers included, and its sorted reads go along them."""
     import threading
 
     from skillstudio.store import skill_writes
@@ -258,7 +287,7 @@ def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(
     path = tmp_path / "library.db"
     with Database(path, create=True) as database:
         SkillRepository(database, ACTOR).create_many(synthetic[:40])
-    indexes, before = index_statements(path), schema_version(path)
+    indexes, before = schema_statements(path), schema_version(path)
     inside, go_on = threading.Event(), threading.Event()
     real_insert = skill_writes.insert_rows
 
@@ -283,8 +312,8 @@ def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(
     try:
         assert inside.wait(10)
         with closing(sqlite3.connect(path)) as reader:
-            dropped = {row[0] for row in reader.execute("SELECT name FROM sqlite_schema WHERE type = 'index'")}
-            assert set(indexes) <= dropped  # the reader's snapshot still has every index
+            seen = {row[0] for row in reader.execute("SELECT name FROM sqlite_schema WHERE sql IS NOT NULL")}
+            assert set(indexes) <= seen  # the reader's snapshot still has every index and trigger
             plan = " ".join(
                 str(row)
                 for row in reader.execute(
@@ -298,7 +327,7 @@ def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(
         writer.join(20)
     assert not failed
     assert schema_version(path) != before  # the write did drop and make them again
-    assert index_statements(path) == indexes
+    assert schema_statements(path) == indexes
     with closing(sqlite3.connect(path)) as connection:
         assert connection.execute("SELECT COUNT(*) FROM skills").fetchone()[0] == len(synthetic)
 

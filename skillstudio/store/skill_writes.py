@@ -79,7 +79,7 @@ def insert_new(
             SkillRow,
             [skill_columns(s, body_json=serde_body_to_json(d["body"])) for s, d in zip(skills, documents, strict=True)],
         )
-    insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
+        insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
     check_partners(session, skills)
     # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
     insert_rows(connection, SkillCompositionRow, _new_compositions(session, skills, check_existing=False))

@@ -88,8 +88,8 @@ class Backend(ABC):
 
     @contextmanager
     def inserting_skills(self, connection: Connection, incoming: int) -> Iterator[None]:
-        """Around the statements of one write that adds ``incoming`` new skills, in its
-        transaction: a backend may make a large insert cheaper here, provided the library is
+        """Around the inserts of one write's ``incoming`` new skills and their metadata rows,
+        in its transaction: a backend may make a large insert cheaper here, provided the library is
         as it would otherwise be once the block has run. If the block raises, the transaction
         must be rolled back (the unit of work always does)."""
         yield

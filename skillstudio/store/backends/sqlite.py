@@ -88,10 +88,12 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 COLUMN_WEIGHTS = (4.0, 1.0, 2.0)
 _log = logging.getLogger(__name__)
 # A write adding at least this many skills to a library of at most REBUILD_RATIO times as many
-# builds our indexes on skills again after its insert instead of inserting into each one per
-# skill (inserting_skills). Measured with the rows of benchmarks/synthetic.py: 10,000 skills into
-# an empty library 2.2 s -> 1.5 s, 50,000 13.5 s -> 7.9 s, 10,000 into 20,000 2.7 -> 2.4 s,
-# into 40,000 3.2 -> 3.3 s: worth it up to about three times as many; done up to twice.
+# builds our indexes on skills, the FTS5 indexes and the filter counts again after its insert
+# instead of updating each per skill (inserting_skills). Measured with the rows of
+# benchmarks/synthetic.py, for the browse indexes alone: 10,000 skills into an empty library
+# 2.2 s -> 1.5 s, 50,000 13.5 s -> 7.9 s, 10,000 into 20,000 2.7 -> 2.4 s, into 40,000
+# 3.2 -> 3.3 s: worth it up to about three times as many; done up to twice. The FTS5 triggers
+# cost 55 us a skill, an FTS5 'rebuild' 8 us a row (10,000 skills: 0.55 s against 0.08 s).
 REBUILD_MIN_SKILLS = 1000
 REBUILD_RATIO = 2
 # What SkillStudio searches: migration 16's copy of D057's skills_fts with one-letter prefixes
@@ -99,9 +101,10 @@ REBUILD_RATIO = 2
 SEARCH_INDEX = "studio_search_fts"
 
 
-def _indexes_to_rebuild(connection: Connection, incoming: int) -> list[tuple[str, str]]:
-    """(name, CREATE INDEX statement) of SkillStudio's non-unique indexes on ``skills``, when
-    ``incoming`` new skills are worth building them again for (REBUILD_RATIO); else none."""
+def _schema_to_rebuild(connection: Connection, incoming: int) -> list[tuple[str, str, str]]:
+    """(type, name, CREATE statement) of what a write inserting ``incoming`` new skills drops
+    and makes again (REBUILD_RATIO), or none: SkillStudio's non-unique indexes on ``skills``
+    and the insert triggers whose work :func:`migrations.rebuild_derived` redoes."""
     if incoming < REBUILD_MIN_SKILLS:
         return []
     existing = int(connection.exec_driver_sql("SELECT COUNT(*) FROM skills").scalar_one())
@@ -110,11 +113,13 @@ def _indexes_to_rebuild(connection: Connection, incoming: int) -> list[tuple[str
     # sqlite_schema keeps a CREATE INDEX statement's first keywords in upper case, one space
     # apart: a key's index has no statement, a UNIQUE one (which checks rows) another prefix.
     # D057's own indexes are the engine's to keep.
+    triggers = ", ".join(f"'{name}'" for name in migrations.DERIVED_INSERT_TRIGGERS)
     return [
-        (str(name), str(sql))
-        for name, sql in connection.exec_driver_sql(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'skills'"
-            " AND name LIKE 'studio!_%' ESCAPE '!' AND sql LIKE 'CREATE INDEX %'"
+        (str(kind), str(name), str(sql))
+        for kind, name, sql in connection.exec_driver_sql(
+            "SELECT type, name, sql FROM sqlite_schema WHERE (type = 'index' AND tbl_name = 'skills'"
+            " AND name LIKE 'studio!_%' ESCAPE '!' AND sql LIKE 'CREATE INDEX %')"
+            f" OR (type = 'trigger' AND name IN ({triggers}))"
         )
     ]
 
@@ -215,16 +220,20 @@ class SqliteBackend(Backend):
 
     @contextmanager
     def inserting_skills(self, connection: Connection, incoming: int) -> Iterator[None]:
-        """Many skills into a library of few: our indexes on ``skills`` (the browse orders) are
-        dropped for the block and made again after it, each by one sorted build, instead of
-        taking one B-tree insertion per skill and index. It all happens in the write's
-        transaction, so a failed write rolls the drop back with the rest, and readers never see
-        the library without them. The primary key's index stays, checking every new id."""
-        indexes = _indexes_to_rebuild(connection, incoming)
-        for name, _ in indexes:
-            connection.exec_driver_sql(f'DROP INDEX "{name}"')
+        """Many skills into a library of few: our indexes on ``skills`` (the browse orders) and
+        the triggers that keep the FTS5 indexes and filter counts are dropped for the block;
+        after it the indexes are made again, each by one sorted build, and the FTS5 indexes and
+        counts are rebuilt from the rows, instead of one B-tree insertion per skill and index
+        and one FTS5 insert per skill and table. It all happens in the write's transaction, so
+        a failed write rolls the drop back with the rest, and readers never see the library
+        without them. The primary key's index stays, checking every new id."""
+        schema = _schema_to_rebuild(connection, incoming)
+        for kind, name, _ in schema:
+            connection.exec_driver_sql(f'DROP {kind.upper()} "{name}"')
         yield
-        for _, sql in indexes:
+        if any(kind == "trigger" for kind, _, _ in schema):
+            migrations.rebuild_derived(connection)
+        for _, _, sql in schema:
             connection.exec_driver_sql(sql)
 
     def close(self, engine: Engine) -> None:
