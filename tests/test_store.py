@@ -569,3 +569,18 @@ def test_the_audit_logs_actors_are_everyone_its_entries_name(database: Database)
     history = SkillRepository(database, Actor("tester")).history
     assert history.actors() == sorted({entry.actor for entry in history.audit()})
     assert history.actors() == ["Alice", "agent:x", "bob", "zoë", "Émile"]
+
+
+def test_import_extras_are_stored_and_replaced_by_a_later_import(repository: SkillRepository) -> None:
+    """write_extras' one upsert per import, on each backend: empty extras are stored as empty
+    JSON, and a later import of the same skill replaces its extras."""
+    from skillstudio.store.types import ImportItem, SkillExtras
+
+    plain, rich = ai_skill(), replace(ai_skill(), id="rich-skill", name="rich")
+    full = SkillExtras("skill-md:rich", {"license": "MIT", "ünïcode": ["a", 1]}, {"run.py": {"text": "x"}}, ("w1",))
+    repository.import_skills([ImportItem(plain, SkillExtras("json:a.json")), ImportItem(rich, full)])
+    assert repository.extras.many([plain.id, rich.id]) == {plain.id: SkillExtras("json:a.json"), rich.id: full}
+    stored = repository.get(rich.id)
+    later = SkillExtras("skill-md:rich-2", warnings=("fixed",))
+    repository.import_skills([], [ImportItem(stored, later), ImportItem(repository.get(plain.id), full)])
+    assert repository.extras.many([plain.id, rich.id]) == {plain.id: full, rich.id: later}

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -339,6 +340,27 @@ def test_snapshots_encoded_together_are_the_bytes_each_encodes_alone(synthetic: 
     assert len(documents) > snapshots.PARALLEL_FROM
     for count in (0, 1, snapshots.PARALLEL_FROM - 1, len(documents)):
         assert encode_snapshots(documents[:count]) == [encode_snapshot(d) for d in documents[:count]]
+        ran: list[int] = []
+        together = encode_snapshots(documents[:count], meanwhile=partial(ran.append, count))
+        assert together == [encode_snapshot(d) for d in documents[:count]]
+        assert ran == [count]  # what runs meanwhile runs once, either way
+
+
+def test_what_runs_while_snapshots_compress_may_fail(synthetic: list[Skill]) -> None:
+    """A failure of the work done meanwhile (the index builds after a large insert) reaches the
+    writer, which rolls back; the compressing threads are waited for, not left behind."""
+    import threading
+
+    documents = [skill_to_document(skill) for skill in synthetic] * 3
+    before = threading.active_count()
+
+    def fail() -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    for count in (1, len(documents)):
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+            encode_snapshots(documents[:count], meanwhile=fail)
+        assert threading.active_count() == before
 
 
 def twin_libraries(tmp_path: Path, skills: Sequence[Skill]) -> tuple[Path, Path]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 
 from skillstudio.store.backends import upsert_insert
+from skillstudio.store.bulk import binds, execute_many
 from skillstudio.store.database import Database
 from skillstudio.store.orm import SkillExtrasRow, SkillRow
 from skillstudio.store.query import chunks
@@ -53,9 +54,10 @@ def write_extras(work: UnitOfWork, items: Sequence[ImportItem]) -> None:
     row (its skill deleted by an engine) is replaced."""
     rows = [_extras_row(item.skill.id, item.extras) for item in items if item.extras is not None]
     if rows:
-        statement = upsert_insert(work.session, SkillExtrasRow)
+        statement = upsert_insert(work.session, SkillExtrasRow).values(binds(rows[0]))
         replaced = {key: statement.excluded[key] for key in rows[0] if key != "skill_id"}
-        work.session.execute(statement.on_conflict_do_update(index_elements=["skill_id"], set_=replaced), rows)
+        upsert = statement.on_conflict_do_update(index_elements=["skill_id"], set_=replaced)
+        execute_many(work.session.connection(), upsert, rows)
 
 
 def _extras(row: SkillExtrasRow) -> SkillExtras:
@@ -68,12 +70,15 @@ def _extras(row: SkillExtrasRow) -> SkillExtras:
 
 
 def _extras_row(skill_id: str, extras: SkillExtras) -> dict[str, object]:
+    # Most imported skills have none of these: their text is known without the encoder.
     return {
         "skill_id": skill_id,
         "origin": extras.origin,
-        "frontmatter": json.dumps(extras.frontmatter, ensure_ascii=False, sort_keys=True),
-        "files": json.dumps(extras.files, ensure_ascii=False, sort_keys=True),
-        "warnings": json.dumps(list(extras.warnings), ensure_ascii=False),
+        "frontmatter": json.dumps(extras.frontmatter, ensure_ascii=False, sort_keys=True)
+        if extras.frontmatter
+        else "{}",
+        "files": json.dumps(extras.files, ensure_ascii=False, sort_keys=True) if extras.files else "{}",
+        "warnings": json.dumps(list(extras.warnings), ensure_ascii=False) if extras.warnings else "[]",
     }
 
 
