@@ -274,6 +274,46 @@ def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_we
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
 
 
+def test_a_staged_insert_that_fails_leaves_the_library_as_it_was_and_the_next_one_works(
+    tmp_path: Path, synthetic: list[Skill], monkeypatch
+) -> None:
+    """Many rows reach skills through a temporary table and one INSERT ... SELECT
+    (SqliteBackend.insert_skill_rows), every trigger firing (no rebuild here): a row refused
+    there refuses the whole write, and the same connection stages the next write."""
+    monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 10_000)
+    staged: list[int] = []
+    real_insert = sqlite_backend.SqliteBackend.insert_skill_rows
+    monkeypatch.setattr(
+        sqlite_backend.SqliteBackend,
+        "insert_skill_rows",
+        lambda backend, connection, rows: staged.append(len(rows)) or real_insert(backend, connection, rows),
+    )
+    path = tmp_path / "library.db"
+    with Database(path, create=True) as database:
+        SkillRepository(database, ACTOR).create_many(synthetic[:100])
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute(
+            "CREATE TRIGGER refuse_poison BEFORE INSERT ON skills WHEN new.name = 'poison'"
+            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+        )
+        connection.commit()
+    rows = library_rows(path)
+    poisoned = [*synthetic[100:199], replace(synthetic[199], name="poison")]
+    assert len(poisoned) >= sqlite_backend.STAGE_FROM
+    with Database(path) as database:
+        repository = SkillRepository(database, ACTOR)
+        with pytest.raises(LibraryError, match="poisoned row"):
+            repository.create_many(poisoned)
+        assert library_rows(path) == rows
+        repository.create_many(synthetic[100:])
+        assert len(repository.query(SkillQuery()).ids) == len(synthetic)
+        assert repository.query(SkillQuery(text=synthetic[150].name)).ids[:1] == [synthetic[150].id]
+    assert staged == [100, 100, 140]
+    with closing(sqlite3.connect(path)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    library_rows(path)  # both FTS5 indexes pass their integrity-check
+
+
 def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(
     tmp_path: Path, synthetic: list[Skill], monkeypatch
 ) -> None:
@@ -281,24 +321,20 @@ def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(
     library as it was, its indexes and triggers included, and its sorted reads go along them."""
     import threading
 
-    from skillstudio.store import skill_writes
-    from skillstudio.store.orm import SkillRow
-
     monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
     path = tmp_path / "library.db"
     with Database(path, create=True) as database:
         SkillRepository(database, ACTOR).create_many(synthetic[:40])
     indexes, before = schema_statements(path), schema_version(path)
     inside, go_on = threading.Event(), threading.Event()
-    real_insert = skill_writes.insert_rows
+    real_insert = sqlite_backend.SqliteBackend.insert_skill_rows
 
-    def insert_then_wait(connection, table, rows):  # type: ignore[no-untyped-def]
-        real_insert(connection, table, rows)
-        if table is SkillRow:  # the indexes are dropped and the rows in, not yet committed
-            inside.set()
-            assert go_on.wait(10)
+    def insert_then_wait(backend, connection, rows):  # type: ignore[no-untyped-def]
+        real_insert(backend, connection, rows)
+        inside.set()  # the indexes are dropped and the rows in, not yet committed
+        assert go_on.wait(10)
 
-    monkeypatch.setattr(skill_writes, "insert_rows", insert_then_wait)
+    monkeypatch.setattr(sqlite_backend.SqliteBackend, "insert_skill_rows", insert_then_wait)
     failed: list[BaseException] = []
 
     def write() -> None:

@@ -76,9 +76,8 @@ def insert_new(
     documents = [skill_to_document(skill) for skill in skills]
     with ExitStack() as inserting:
         inserting.enter_context(work.backend.inserting_skills(connection, len(skills)))
-        insert_rows(
+        work.backend.insert_skill_rows(
             connection,
-            SkillRow,
             [skill_columns(s, body_json=serde_body_to_json(d["body"])) for s, d in zip(skills, documents, strict=True)],
         )
         insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Connection, Engine, SQLColumnExpression, Subquery
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from skillstudio.store.bulk import insert_rows
 from skillstudio.store.errors import LibraryError
+from skillstudio.store.orm import SkillRow
 
 if TYPE_CHECKING:
     from skillstudio.store.database import Database
@@ -85,6 +87,11 @@ class Backend(ABC):
 
     def close(self, engine: Engine) -> None:
         engine.dispose()
+
+    def insert_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
+        """Insert these rows of D057's ``skills`` (every row has the same keys), in order, in
+        the caller's transaction."""
+        insert_rows(connection, SkillRow, rows)
 
     @contextmanager
     def inserting_skills(self, connection: Connection, incoming: int) -> Iterator[None]:

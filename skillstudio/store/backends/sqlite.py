@@ -18,7 +18,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -96,6 +96,9 @@ _log = logging.getLogger(__name__)
 # cost 55 us a skill, an FTS5 'rebuild' 8 us a row (10,000 skills: 0.55 s against 0.08 s).
 REBUILD_MIN_SKILLS = 1000
 REBUILD_RATIO = 2
+# From this many rows an insert into skills goes through a temporary table (insert_skill_rows).
+STAGE_FROM = 64
+STAGED_SKILLS = "studio_staged_skills"
 # What SkillStudio searches: migration 16's copy of D057's skills_fts with one-letter prefixes
 # (same rows, matches and bm25; D057's table is the engine's and is never altered).
 SEARCH_INDEX = "studio_search_fts"
@@ -217,6 +220,30 @@ class SqliteBackend(Backend):
     def interrupt(self, raw: object) -> None:
         assert isinstance(raw, sqlite3.Connection)
         raw.interrupt()  # sqlite3_interrupt; a no-op on a connection with no statement running
+
+    def insert_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
+        """Many rows reach ``skills`` by one statement: SQLite runs an executemany's INSERT once
+        per row, and each run's statement savepoint makes FTS5 write out the terms our insert
+        triggers just gave it (SQLite 3.40: 55 us a skill, most of a large insert). The rows
+        go into a temporary table first, untyped so that ``skills`` alone converts their
+        values, then into ``skills`` by one INSERT ... SELECT in their order: 10,000 skills,
+        every trigger firing, 0.74 s -> 0.23 s."""
+        if len(rows) < STAGE_FROM:
+            super().insert_skill_rows(connection, rows)
+            return
+        columns = ", ".join(f'"{name}"' for name in rows[0])
+        marks = ", ".join("?" for _ in rows[0])
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
+        connection.exec_driver_sql(f"CREATE TEMP TABLE {STAGED_SKILLS} ({columns})")
+        try:
+            connection.exec_driver_sql(
+                f"INSERT INTO temp.{STAGED_SKILLS} ({columns}) VALUES ({marks})", [tuple(row.values()) for row in rows]
+            )
+            connection.exec_driver_sql(
+                f"INSERT INTO main.skills ({columns}) SELECT {columns} FROM temp.{STAGED_SKILLS} ORDER BY rowid"
+            )
+        finally:
+            connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
 
     @contextmanager
     def inserting_skills(self, connection: Connection, incoming: int) -> Iterator[None]:
