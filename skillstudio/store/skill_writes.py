@@ -134,8 +134,8 @@ def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> 
         currents[skill.id] = current
     connection = session.connection()
     rows = [skill_columns(skill) for skill in skills]
-    update_rows(
-        connection, SkillRow, ("id",), [{"id": row["id"], **{c: row[c] for c in CONTENT_COLUMNS}} for row in rows]
+    work.backend.update_skill_rows(
+        connection, [{"id": row["id"], **{c: row[c] for c in CONTENT_COLUMNS}} for row in rows]
     )
     _write_meta(session, skills)
     partners_before, partners_after = _sync_many_compositions(session, skills)

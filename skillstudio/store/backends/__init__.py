@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import ColumnElement, Connection, Engine, SQLColumnExpression, Subquery
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from skillstudio.store.bulk import insert_rows
+from skillstudio.store.bulk import insert_rows, update_rows
 from skillstudio.store.errors import LibraryError
 from skillstudio.store.orm import SkillRow
 
@@ -92,6 +92,11 @@ class Backend(ABC):
         """Insert these rows of D057's ``skills`` (every row has the same keys), in order, in
         the caller's transaction."""
         insert_rows(connection, SkillRow, rows)
+
+    def update_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
+        """Update rows of D057's ``skills``: each names its row by ``id`` and holds the new
+        values of the other columns (every row has the same keys; distinct ids)."""
+        update_rows(connection, SkillRow, ("id",), rows)
 
     @contextmanager
     def inserting_skills(self, connection: Connection, incoming: int) -> Iterator[None]:

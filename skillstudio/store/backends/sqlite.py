@@ -127,6 +127,24 @@ def _schema_to_rebuild(connection: Connection, incoming: int) -> list[tuple[str,
     ]
 
 
+@contextmanager
+def _staged(connection: Connection, rows: Sequence[Mapping[str, object]]) -> Iterator[str]:
+    """``rows`` (every row has the same keys) in the temporary table STAGED_SKILLS for the
+    block, which gets its quoted column list. Its columns are untyped, so that ``skills`` alone
+    converts the values, once, as an INSERT of them would."""
+    columns = ", ".join(f'"{name}"' for name in rows[0])
+    marks = ", ".join("?" for _ in rows[0])
+    connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
+    connection.exec_driver_sql(f"CREATE TEMP TABLE {STAGED_SKILLS} ({columns})")
+    try:
+        connection.exec_driver_sql(
+            f"INSERT INTO temp.{STAGED_SKILLS} ({columns}) VALUES ({marks})", [tuple(row.values()) for row in rows]
+        )
+        yield columns
+    finally:
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
+
+
 class SqliteBackend(Backend):
     name = "sqlite"
 
@@ -225,25 +243,29 @@ class SqliteBackend(Backend):
         """Many rows reach ``skills`` by one statement: SQLite runs an executemany's INSERT once
         per row, and each run's statement savepoint makes FTS5 write out the terms our insert
         triggers just gave it (SQLite 3.40: 55 us a skill, most of a large insert). The rows
-        go into a temporary table first, untyped so that ``skills`` alone converts their
-        values, then into ``skills`` by one INSERT ... SELECT in their order: 10,000 skills,
-        every trigger firing, 0.74 s -> 0.23 s."""
+        go into a temporary table first (:func:`_staged`), then into ``skills`` by one
+        INSERT ... SELECT in their order: 10,000 skills, every trigger firing, 0.74 s -> 0.23 s."""
         if len(rows) < STAGE_FROM:
             super().insert_skill_rows(connection, rows)
             return
-        columns = ", ".join(f'"{name}"' for name in rows[0])
-        marks = ", ".join("?" for _ in rows[0])
-        connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
-        connection.exec_driver_sql(f"CREATE TEMP TABLE {STAGED_SKILLS} ({columns})")
-        try:
-            connection.exec_driver_sql(
-                f"INSERT INTO temp.{STAGED_SKILLS} ({columns}) VALUES ({marks})", [tuple(row.values()) for row in rows]
-            )
+        with _staged(connection, rows) as columns:
             connection.exec_driver_sql(
                 f"INSERT INTO main.skills ({columns}) SELECT {columns} FROM temp.{STAGED_SKILLS} ORDER BY rowid"
             )
-        finally:
-            connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
+
+    def update_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
+        """Many rows of ``skills`` updated by one statement, for the reason
+        :meth:`insert_skill_rows` gives (the update triggers' FTS5 deletes and inserts):
+        ``UPDATE ... FROM`` the staged rows, joined by id."""
+        if len(rows) < STAGE_FROM:
+            super().update_skill_rows(connection, rows)
+            return
+        changed = [f'"{name}"' for name in rows[0] if name != "id"]
+        with _staged(connection, rows):
+            connection.exec_driver_sql(
+                f"UPDATE main.skills SET ({', '.join(changed)}) = ({', '.join(f'staged.{c}' for c in changed)})"
+                f" FROM temp.{STAGED_SKILLS} AS staged WHERE skills.id = staged.id"
+            )
 
     @contextmanager
     def inserting_skills(self, connection: Connection, incoming: int) -> Iterator[None]:
