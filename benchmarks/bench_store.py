@@ -329,8 +329,8 @@ def _insert_limits(path: Path, workdir: Path, batch: int) -> dict[str, Any]:
 def _retag(path: Path, ids: list[str]) -> dict[str, Any]:
     """``curation.retag`` (get_many + update_many, one transaction) adding one tag to ``ids``, run
     last, as it adds revisions. Its limit: plain sqlite3 writing the same rows to a copy of the
-    library taken before (the tags by one UPDATE per skill, so the triggers fire, then the
-    revisions and audit entries retag wrote, read back), one transaction."""
+    library taken before (the tags by one UPDATE ... FROM staged rows, so the triggers fire,
+    then the revisions and audit entries retag wrote, read back), one transaction."""
     copy = path.with_name("limit-retag.db")
     shutil.copyfile(path, copy)
     database = Database(path)
@@ -362,7 +362,11 @@ def _retag(path: Path, ids: list[str]) -> dict[str, Any]:
     connection = _plain_connection(copy)
     start = time.perf_counter()
     connection.execute("BEGIN IMMEDIATE")
-    connection.executemany("UPDATE skills SET tags = ? WHERE id = ?", tags)
+    # One statement, as update_many's: run once per row, the FTS5 update triggers flush each time.
+    connection.execute("CREATE TEMP TABLE staged (tags, id)")
+    connection.executemany("INSERT INTO staged VALUES (?, ?)", tags)
+    connection.execute("UPDATE skills SET tags = staged.tags FROM staged WHERE skills.id = staged.id")
+    connection.execute("DROP TABLE staged")
     connection.executemany(
         f"INSERT INTO studio_revisions({_REVISION_COLUMNS}) VALUES ({', '.join('?' * 8)})", revisions
     )
