@@ -568,3 +568,57 @@ def test_migration_14_keeps_history_diff_and_revert_of_a_library_with_text_snaps
         )
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         assert "studio_revisions_text" not in tables
+
+
+def test_an_update_writes_the_columns_that_change_and_still_moves_every_version(
+    library_target: str, synthetic: list[Skill], monkeypatch
+) -> None:
+    """Content updates set only the columns some skill of the batch changes (changed_columns):
+    a retag sets the tags alone. Every skill's version still moves, an edit that changes
+    nothing included, and the library is the one writing every column leaves, but for the
+    retrieval change log's entries for a domain or module that stayed."""
+    from skillstudio.store import skill_writes
+
+    with Database(library_target) as database:
+        repository = SkillRepository(database, ACTOR)
+        repository.create_many(synthetic[:100])
+        stored = repository.get_many([skill.id for skill in synthetic[:100]])
+        logged = len(library_rows(library_target)["retrieval_changes"])
+        asked: list[Sequence[str]] = []
+        real = skill_writes.changed_columns
+        monkeypatch.setattr(skill_writes, "changed_columns", lambda *args: asked.append(real(*args)) or asked[-1])
+        retagged = repository.update_many([replace(s, tags=(*s.tags, "bulk-retag")) for s in stored])
+        assert asked[-1] == ["tags"]
+        assert [s.version for s in retagged] == [s.version + 1 for s in stored]
+        assert len(library_rows(library_target)["retrieval_changes"]) == logged  # no filter moved
+        module = "td" if retagged[0].game_module != "td" else "ra1"
+        first = replace(retagged[0], provenance=replace(retagged[0].provenance, game_module=module))
+        moved = repository.update_many([first, *retagged[1:]])
+        assert asked[-1] == ["game_module"]
+        assert [s.version for s in moved] == [s.version + 1 for s in retagged]
+        assert len(library_rows(library_target)["retrieval_changes"]) == logged + 100  # each row set it
+        same = repository.update(moved[5])
+        assert asked[-1] == list(migrations.CONTENT_COLUMNS) and same.version == moved[5].version + 1
+        assert repository.get(moved[0].id).game_module == module
+        assert "bulk-retag" in repository.get(moved[99].id).tags
+
+
+def test_updating_the_changed_columns_leaves_what_updating_every_column_leaves(
+    tmp_path: Path, synthetic: list[Skill], monkeypatch
+) -> None:
+    from skillstudio.store import skill_writes
+
+    skills = synthetic[:120]
+    changed_path, every_path = twin_libraries(tmp_path, skills)
+    with Database(every_path) as every:
+        monkeypatch.setattr(skill_writes, "changed_columns", lambda session, rows, columns: list(columns))
+        stored = SkillRepository(every, ACTOR).get_many([skill.id for skill in skills])
+        SkillRepository(every, ACTOR).update_many(edits(stored)[0], message="m")
+        SkillRepository(every, ACTOR).update(replace(stored[3], version=stored[3].version + 1, name="renamed"))
+    monkeypatch.undo()
+    with Database(changed_path) as changed:
+        SkillRepository(changed, ACTOR).update_many(edits(stored)[0], message="m")
+        SkillRepository(changed, ACTOR).update(replace(stored[3], version=stored[3].version + 1, name="renamed"))
+    one, other = library_rows(changed_path), library_rows(every_path)
+    assert len(one.pop("retrieval_changes")) < len(other.pop("retrieval_changes"))
+    assert one == other

@@ -114,7 +114,7 @@ def update_one(work: UnitOfWork, skill: Skill, message: str) -> Skill:
     state stay as stored, so an edit never rolls them back."""
     meta = meta_columns(skill)
     meta.pop("review_state")
-    return rewrite(work, skill, CONTENT_COLUMNS, meta, message, "update", AuditAction.UPDATE)
+    return rewrite(work, skill, CONTENT_COLUMNS, meta, message, "update", AuditAction.UPDATE, only_changed=True)
 
 
 def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> list[Skill]:
@@ -134,9 +134,8 @@ def update_distinct(work: UnitOfWork, skills: Sequence[Skill], message: str) -> 
         currents[skill.id] = current
     connection = session.connection()
     rows = [skill_columns(skill) for skill in skills]
-    work.backend.update_skill_rows(
-        connection, [{"id": row["id"], **{c: row[c] for c in CONTENT_COLUMNS}} for row in rows]
-    )
+    written = changed_columns(session, rows, CONTENT_COLUMNS)
+    work.backend.update_skill_rows(connection, [{"id": row["id"], **{c: row[c] for c in written}} for row in rows])
     _write_meta(session, skills)
     partners_before, partners_after = _sync_many_compositions(session, skills)
     reread = dict(load_many(session, ids))  # what update_one's work.load read back
@@ -247,9 +246,12 @@ def rewrite(
     message: str,
     revision_action: str,
     audit_action: AuditAction,
+    *,
+    only_changed: bool = False,
 ) -> Skill:
-    """Overwrite a stored skill's ``columns`` and metadata if ``skill.version`` is current,
-    with a revision and an audit entry; ConflictError otherwise."""
+    """Overwrite a stored skill's ``columns`` (with ``only_changed``, those of them that
+    :func:`changed_columns` finds) and metadata if ``skill.version`` is current, with a
+    revision and an audit entry; ConflictError otherwise."""
     session = work.session
     current = work.load_valid(skill.id)
     if current is None or skill.version != current.version:
@@ -257,6 +259,8 @@ def rewrite(
     work.record_untracked(skill.id, current)
     check_partners(session, [skill])
     values = skill_columns(skill)
+    if only_changed:
+        columns = changed_columns(session, [values], columns)
     session.execute(update(SkillRow).where(SkillRow.id == skill.id).values({c: values[c] for c in columns}))
     existing = session.get(SkillMetaRow, skill.id)
     if existing is None:  # a skill an engine wrote has no metadata row yet
@@ -270,6 +274,28 @@ def rewrite(
     number = work.revision(stored, revision_action, message)
     work.audit(audit_action, skill.id, number, {"changed": _changed_fields(current, stored)})
     return stored
+
+
+def changed_columns(session: Session, rows: Sequence[Mapping[str, object]], columns: Sequence[str]) -> Sequence[str]:
+    """Those of ``columns`` whose new value differs from the stored one in any of these rows of
+    stored skills (by ``id``); all of them if none does. An UPDATE maintains only the indexes
+    over the columns it sets: setting every content column, a retag rewrote each skill's entry
+    in every browse index (each ends in the name). All rows of a batch get the same columns, and
+    at least one content column, so each skill's content version still moves, as it did for an
+    edit that changed nothing. Triggers on the columns left out do not fire: the FTS5 indexes
+    are not rewritten with the same text, and the retrieval change log gets no entry for a
+    domain or module that stayed."""
+    wanted = list(columns)
+    by_id = {str(row["id"]): row for row in rows}
+    changed: set[str] = set()
+    for chunk in chunks(list(by_id)):
+        stored = select(SkillRow.id, *(getattr(SkillRow, c) for c in wanted)).where(SkillRow.id.in_(chunk))
+        for skill_id, *old in session.execute(stored):
+            new = by_id[skill_id]
+            changed.update(
+                c for c, before in zip(wanted, old, strict=True) if type(before) is not type(new[c]) or before != new[c]
+            )
+    return [c for c in wanted if c in changed] or wanted
 
 
 def check_partners(session: Session, skills: Sequence[Skill]) -> None:
