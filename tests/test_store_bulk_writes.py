@@ -247,7 +247,7 @@ def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_we
     """The insert fails after the indexes were dropped (a trigger the file brings refuses one
     row): the drop is rolled back with the rest."""
     monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
-    dropped: list[list[tuple[str, str]]] = []
+    dropped: list[list[tuple[str, str, str]]] = []  # (type, name, statement)
     choose = sqlite_backend._schema_to_rebuild
     monkeypatch.setattr(
         sqlite_backend, "_schema_to_rebuild", lambda *args: dropped.append(choose(*args)) or dropped[-1]
@@ -574,9 +574,8 @@ def test_an_update_writes_the_columns_that_change_and_still_moves_every_version(
     library_target: str, synthetic: list[Skill], monkeypatch
 ) -> None:
     """Content updates set only the columns some skill of the batch changes (changed_columns):
-    a retag sets the tags alone. Every skill's version still moves, an edit that changes
-    nothing included, and the library is the one writing every column leaves, but for the
-    retrieval change log's entries for a domain or module that stayed."""
+    a retag sets the tags alone, and logs no retrieval change. Every skill's version still
+    moves, an edit that changes nothing included (it sets every column)."""
     from skillstudio.store import skill_writes
 
     with Database(library_target) as database:
@@ -606,6 +605,9 @@ def test_an_update_writes_the_columns_that_change_and_still_moves_every_version(
 def test_updating_the_changed_columns_leaves_what_updating_every_column_leaves(
     tmp_path: Path, synthetic: list[Skill], monkeypatch
 ) -> None:
+    """The same edits, once setting only the changed columns and once every content column,
+    leave the same library, but for the retrieval change log's entries for a domain or module
+    that stayed (fewer)."""
     from skillstudio.store import skill_writes
 
     skills = synthetic[:120]
