@@ -143,6 +143,7 @@ def test_create_many_writes_what_the_row_by_row_path_writes(
     more_libraries, synthetic: list[Skill], monkeypatch
 ) -> None:
     monkeypatch.setattr(snapshots, "PARALLEL_FROM", 8)  # the bulk path compresses its snapshots on threads
+    monkeypatch.setattr(sqlite_backend, "STAGE_CHUNK", 64)  # and stages its skills 64 at a time (SQLite)
     pairs = with_evidence(synthetic)
     assert sum(bool(skill.composable_with) for skill in synthetic) > 5  # compositions are exercised
     words = [COMMON_TERM, PREFIX_QUERY, COMMON_TAG, synthetic[5].name.split()[0], "zzzz"]
@@ -281,6 +282,7 @@ def test_a_staged_insert_that_fails_leaves_the_library_as_it_was_and_the_next_on
     (SqliteBackend.insert_skill_rows), every trigger firing (no rebuild here): a row refused
     there refuses the whole write, and the same connection stages the next write."""
     monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 10_000)
+    monkeypatch.setattr(sqlite_backend, "STAGE_CHUNK", 64)  # the refused row is in the second part
     staged: list[int] = []
     real_insert = sqlite_backend.SqliteBackend.insert_skill_rows
     monkeypatch.setattr(
@@ -437,7 +439,11 @@ def edits(stored: list[Skill]) -> tuple[list[Skill], tuple[str, str]]:
     return out, (stored[first].id, stored[partner].id)
 
 
-def test_update_many_writes_what_updating_one_by_one_writes(tmp_path: Path, synthetic: list[Skill]) -> None:
+@pytest.mark.parametrize("chunk", [5000, 50])
+def test_update_many_writes_what_updating_one_by_one_writes(
+    tmp_path: Path, synthetic: list[Skill], monkeypatch, chunk: int
+) -> None:
+    monkeypatch.setattr(sqlite_backend, "STAGE_CHUNK", chunk)  # the staged update, whole or in parts
     skills = synthetic[:120]
     batched_path, simple_path = twin_libraries(tmp_path, skills)
     with Database(batched_path) as batched, Database(simple_path) as simple:
