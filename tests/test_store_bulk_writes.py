@@ -242,6 +242,20 @@ def test_a_large_insert_into_a_larger_library_inserts_into_its_indexes(
         assert schema_version(path) == before
 
 
+def library_refusing_poison(path: Path, skills: Sequence[Skill]) -> Path:
+    """A library of ``skills`` whose file brings a trigger refusing any skill named 'poison'
+    ("poisoned row"): a write that fails inside SQLite, after our statements began."""
+    with Database(path, create=True) as database:
+        SkillRepository(database, ACTOR).create_many(skills)
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute(
+            "CREATE TRIGGER refuse_poison BEFORE INSERT ON skills WHEN new.name = 'poison'"
+            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+        )
+        connection.commit()
+    return path
+
+
 def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_were(
     tmp_path: Path, synthetic: list[Skill], monkeypatch
 ) -> None:
@@ -253,15 +267,7 @@ def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_we
     monkeypatch.setattr(
         sqlite_backend, "_schema_to_rebuild", lambda *args: dropped.append(choose(*args)) or dropped[-1]
     )
-    path = tmp_path / "library.db"
-    with Database(path, create=True) as database:
-        SkillRepository(database, ACTOR).create_many(synthetic[:40])
-    with closing(sqlite3.connect(path)) as connection:
-        connection.execute(
-            "CREATE TRIGGER refuse_poison BEFORE INSERT ON skills WHEN new.name = 'poison'"
-            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
-        )
-        connection.commit()
+    path = library_refusing_poison(tmp_path / "library.db", synthetic[:40])
     rows, indexes = library_rows(path), schema_statements(path)
     poisoned = [*synthetic[40:239], replace(synthetic[239], name="poison")]
     with Database(path) as database, pytest.raises(LibraryError, match="poisoned row"):
@@ -290,15 +296,7 @@ def test_a_staged_insert_that_fails_leaves_the_library_as_it_was_and_the_next_on
         "insert_skill_rows",
         lambda backend, connection, rows: staged.append(len(rows)) or real_insert(backend, connection, rows),
     )
-    path = tmp_path / "library.db"
-    with Database(path, create=True) as database:
-        SkillRepository(database, ACTOR).create_many(synthetic[:100])
-    with closing(sqlite3.connect(path)) as connection:
-        connection.execute(
-            "CREATE TRIGGER refuse_poison BEFORE INSERT ON skills WHEN new.name = 'poison'"
-            " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
-        )
-        connection.commit()
+    path = library_refusing_poison(tmp_path / "library.db", synthetic[:100])
     rows = library_rows(path)
     poisoned = [*synthetic[100:199], replace(synthetic[199], name="poison")]
     assert len(poisoned) >= sqlite_backend.STAGE_FROM
