@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -71,6 +72,54 @@ def test_overlapping_pauses_in_two_threads_end_with_the_last() -> None:
     release.set()
     thread.join(10)
     assert gc.isenabled()
+
+
+@pytest.fixture
+def nothing_frozen() -> Iterator[None]:
+    """No freeze held (a GUI test earlier in this process may hold one); held again after."""
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
+    yield
+    if frozen:
+        gc.freeze()
+
+
+class _Node:
+    partner: object = None
+
+
+def test_what_a_pause_made_is_in_the_oldest_generation_after_it(nothing_frozen: None) -> None:
+    with gc_paused():
+        made = [[index] for index in range(3)]
+    # young, the next collections would walk it (and every other survivor of the pause)
+    assert not any(tracked is made for tracked in gc.get_objects(generation=0))
+    assert any(tracked is made for tracked in gc.get_objects(generation=2))
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_cycle_made_in_a_pause_is_still_collected(nothing_frozen: None) -> None:
+    with gc_paused():
+        node = _Node()
+        node.partner = node
+        gone = weakref.ref(node)
+        del node
+    assert gone() is not None  # only the collector frees a cycle
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_freeze_someone_holds_is_left_as_it_was(nothing_frozen: None) -> None:
+    held = [[1], [2]]
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        with gc_paused():
+            made = [[3]]
+        assert gc.get_freeze_count() == frozen
+        assert any(tracked is made for tracked in gc.get_objects(generation=0))
+        assert held
+    finally:
+        gc.unfreeze()
 
 
 # The one collection a pause ends with: the allocations it held back are counted then.
