@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from skillstudio.cli.main import main as cli
+from skillstudio.model import ReviewState, Skill
 from skillstudio.packages.export import load_selection
+from skillstudio.review.workflow import approve
 from skillstudio.store import Database, SkillRepository
-from skillstudio.store.errors import InvalidStoredSkill
+from skillstudio.store.errors import InvalidStoredSkill, LibraryError
+from skillstudio.store.skill_rows import load_many, load_skill
 from tests.test_seed_ddl import engine_rows
 
 DDL = Path(__file__).resolve().parents[1] / "skillstudio" / "store" / "d057_schema.sql"
@@ -134,6 +137,39 @@ def test_tolerant_get_many_returns_the_valid_and_names_the_skipped(bad_library: 
         preview = load_selection(repository, [DEEP, *GOOD, RATE])
         assert [skill.id for skill in preview.skills] == GOOD
         assert [skill_id for skill_id, _ in preview.skipped] == [DEEP, RATE]
+
+
+def test_reading_many_rows_at_once_gives_what_reading_each_one_gives(bad_library: Path) -> None:
+    """load_many reads plain rows of each table, load_skill mapped objects: the same skills and
+    the same errors, for engine rows (NULL columns, no metadata row, pairs with no count), a
+    skill with metadata, bad rows and an id that is not there."""
+    with sqlite3.connect(bad_library) as connection:
+        connection.execute("UPDATE skills SET confidence = NULL, use_count = NULL WHERE id = ?", (GOOD[1],))
+        connection.executemany(
+            "INSERT INTO skill_compositions (skill_a, skill_b, success_count) VALUES (?, ?, ?)",
+            [(GOOD[0], GOOD[1], 3), (GOOD[1], GOOD[0], None)],
+        )
+    with Database(bad_library) as database:
+        repository = SkillRepository(database)
+        approve(repository, GOOD[1], "checked", version=repository.get(GOOD[1]).version)  # a metadata row
+        ids = [*GOOD, DEEP, DEEP_TAGS, RATE, "not-in-this-library", GOOD[0]]
+        with database.read() as session:
+            many = load_many(session, ids)
+        assert [skill_id for skill_id, _ in many] == ids
+        with database.read() as session:
+            for skill_id, read in many:
+                try:
+                    alone: Skill | LibraryError = load_skill(session, skill_id)
+                except LibraryError as error:
+                    alone = error
+                if isinstance(alone, Skill):
+                    assert read == alone
+                else:
+                    assert (type(read), str(read)) == (type(alone), str(alone))
+        skills = {skill_id: read for skill_id, read in many if isinstance(read, Skill)}
+        assert set(skills) == set(GOOD)
+        assert skills[GOOD[1]].review_state is ReviewState.APPROVED
+        assert skills[GOOD[0]].composable_with == (GOOD[1],)
 
 
 @pytest.mark.parametrize("name", ["out.json", "out.icpkg"])
