@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, PREFIX_QUERY, generate_skills
 from skillstudio.curation.edits import revert_to_revision
@@ -312,6 +313,29 @@ def test_a_staged_insert_that_fails_leaves_the_library_as_it_was_and_the_next_on
     with closing(sqlite3.connect(path)) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     library_rows(path)  # both FTS5 indexes pass their integrity-check
+
+
+def test_staged_rows_are_read_by_column_name_whatever_order_each_lists_them(
+    tmp_path: Path, synthetic: list[Skill]
+) -> None:
+    """The staged insert and update take each row's values by name, as the executemany they
+    replace does: a row whose keys come in another order still fills the right columns."""
+    skills = synthetic[:80]
+    rows = [skill_columns(skill) for skill in skills]
+    shuffled = [dict(reversed(list(row.items()))) if index % 2 else row for index, row in enumerate(rows)]
+    assert len(shuffled) >= sqlite_backend.STAGE_FROM
+    with Database(tmp_path / "library.db", create=True) as database:
+        with database.write() as session:
+            database.backend.insert_skill_rows(session.connection(), shuffled)
+        renamed = [{"id": row["id"], "name": f"{row['name']} v2"} for row in rows]
+        renamed = [dict(reversed(list(row.items()))) if index % 2 else row for index, row in enumerate(renamed)]
+        with database.write() as session:
+            database.backend.update_skill_rows(session.connection(), renamed)
+        with database.read() as session:
+            stored = {row.id: row for row in session.execute(select(SkillRow.__table__))}
+    assert len(stored) == len(rows)
+    for row in rows:
+        assert {**row, "name": f"{row['name']} v2"} == {name: getattr(stored[row["id"]], name) for name in row}
 
 
 def test_while_a_large_insert_has_dropped_the_indexes_readers_still_see_them(

@@ -135,14 +135,17 @@ def _schema_to_rebuild(connection: Connection, incoming: int) -> list[tuple[str,
 def _staged(connection: Connection, rows: Sequence[Mapping[str, object]]) -> Iterator[str]:
     """``rows`` (every row has the same keys) in the temporary table STAGED_SKILLS for the
     block, which gets its quoted column list. Its columns are untyped, so that ``skills`` alone
-    converts the values, once, as an INSERT of them would."""
-    columns = ", ".join(f'"{name}"' for name in rows[0])
-    marks = ", ".join("?" for _ in rows[0])
+    converts the values, once, as an INSERT of them would. Values are taken by name, as
+    :func:`~skillstudio.store.bulk.execute_many` takes them: rows need not list keys in one order."""
+    names = list(rows[0])
+    columns = ", ".join(f'"{name}"' for name in names)
+    marks = ", ".join("?" for _ in names)
     connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
     connection.exec_driver_sql(f"CREATE TEMP TABLE {STAGED_SKILLS} ({columns})")
     try:
         connection.exec_driver_sql(
-            f"INSERT INTO temp.{STAGED_SKILLS} ({columns}) VALUES ({marks})", [tuple(row.values()) for row in rows]
+            f"INSERT INTO temp.{STAGED_SKILLS} ({columns}) VALUES ({marks})",
+            [tuple(row[name] for name in names) for row in rows],
         )
         yield columns
     finally:
