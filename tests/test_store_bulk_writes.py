@@ -26,6 +26,7 @@ from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, PREFIX_QUERY, generate
 from skillstudio.curation.edits import revert_to_revision
 from skillstudio.model import ReviewState, Skill, skill_to_document
 from skillstudio.model.diff import unified_diff
+from skillstudio.model.document import serde_body_to_json
 from skillstudio.model.evidence import EvidenceKind, VerificationRecord
 from skillstudio.store import (
     Actor,
@@ -404,6 +405,34 @@ def test_snapshots_encoded_together_are_the_bytes_each_encodes_alone(synthetic: 
         together = encode_snapshots(documents[:count], meanwhile=partial(ran.append, count))
         assert together == [encode_snapshot(d) for d in documents[:count]]
         assert ran == [count]  # what runs meanwhile runs once, either way
+
+
+def test_a_snapshot_given_its_body_json_is_the_snapshot_made_without_it(synthetic: list[Skill]) -> None:
+    """A bulk write hands each snapshot the body text it made for the row (body_json) instead of
+    serialising the body again: the same bytes, and the document decodes back whole."""
+    documents = [skill_to_document(skill) for skill in synthetic]
+    bodies = [serde_body_to_json(document["body"]) for document in documents]
+    for document, body in zip(documents, bodies, strict=True):
+        assert encode_snapshot(document, body_json=body) == encode_snapshot(document)
+        assert decode_snapshot(encode_snapshot(document, body_json=body)) == document
+    assert encode_snapshots(documents, body_jsons=bodies) == [encode_snapshot(d) for d in documents]
+    mixed = [None if index % 3 else body for index, body in enumerate(bodies)]  # a history's older versions
+    assert encode_snapshots(documents, body_jsons=mixed) == [encode_snapshot(d) for d in documents]
+    # The text given is what is stored: a caller must give the body's own.
+    assert decode_snapshot(encode_snapshot(documents[0], body_json='{"x":1}'))["body"] == {"x": 1}
+
+
+def test_snapshots_of_documents_without_a_body_or_with_only_one(synthetic: list[Skill]) -> None:
+    """A raw row's snapshot (no skill body), a body that is not an object, and a document that
+    is only a body all decode to what was encoded."""
+    body = skill_to_document(synthetic[0])["body"]
+    for document in (
+        {"row": {"id": "x", "body_json": "{not json"}, "issues": ["body_json: not JSON"]},
+        {"row": {"id": "x"}, "body": "[1, 2]"},
+        {"body": body},
+        {},
+    ):
+        assert decode_snapshot(encode_snapshot(document)) == document
 
 
 def test_what_runs_while_snapshots_compress_may_fail(synthetic: list[Skill]) -> None:

@@ -74,28 +74,33 @@ def insert_new(
     connection = session.connection()
     # Each skill is serialised once: its document gives the row's body_json and the revision.
     documents = [skill_to_document(skill) for skill in skills]
+    bodies = [serde_body_to_json(document["body"]) for document in documents]
     with ExitStack() as inserting:
         inserting.enter_context(work.backend.inserting_skills(connection, len(skills)))
         work.backend.insert_skill_rows(
-            connection,
-            [skill_columns(s, body_json=serde_body_to_json(d["body"])) for s, d in zip(skills, documents, strict=True)],
+            connection, [skill_columns(s, body_json=body) for s, body in zip(skills, bodies, strict=True)]
         )
         insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
         stored_versions = versions(session, ids)  # set by the insert trigger: 1 unless an id was used before
         revised: list[tuple[dict[str, JsonInput], int, str]] = []  # (document, number, message)
+        revised_bodies: list[str | None] = []  # each one's body_json, where the row has it
         audits = []
-        for skill, document in zip(skills, documents, strict=True):
+        for skill, document, body in zip(skills, documents, bodies, strict=True):
             earlier = (histories or {}).get(skill.id, ())
             for number, old in enumerate(earlier, start=1):  # content versions before this store
                 note = f"earlier version {number} of {len(earlier) + 1}, from the import"
                 revised.append((skill_to_document(replace(old, version=0)), number, note))
+                revised_bodies.append(None)
             document["version"] = stored_versions[skill.id]  # the skill as stored
             number = len(earlier) + 1
             revised.append((document, number, message))
+            revised_bodies.append(body)
             audits.append(work.audit_row(work.action, skill.id, number, {"name": skill.name}))
         # What the backend does once the rows are in (SQLite builds its indexes again) runs
         # while the snapshots compress: both leave the GIL, so they share the cores.
-        snapshots = encode_snapshots([document for document, _, _ in revised], meanwhile=inserting.close)
+        snapshots = encode_snapshots(
+            [document for document, _, _ in revised], body_jsons=revised_bodies, meanwhile=inserting.close
+        )
     check_partners(session, skills)
     # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
     insert_rows(connection, SkillCompositionRow, _new_compositions(session, skills, check_existing=False))
