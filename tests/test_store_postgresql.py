@@ -296,6 +296,29 @@ def test_a_statement_run_again_and_again_is_planned_for_its_own_values_each_time
     assert plans[0] == 0 and plans[1] > 0
 
 
+def test_no_statement_is_jit_compiled_however_costly_the_planner_thinks_it(library_url: str) -> None:
+    """A search the planner costs above ``jit_above_cost`` (a common word at 1M skills) would be
+    compiled first, by the leader and each parallel worker: slower than running it. Here the
+    threshold is lowered to 0, so every statement crosses it; a library's connections still
+    compile none."""
+    with Database(library_url) as database:
+        repository = SkillRepository(database, Actor("tester"))
+        repository.create_many([ai_skill(name=f"Tank rush {n}") for n in range(5)])
+        url = make_url(library_url)
+        with psycopg.connect(host=url.host, port=url.port, user=url.username, dbname=url.database) as plain:
+            # True only where the server has a JIT compiler and the connection's jit is on
+            if not plain.execute("SELECT pg_jit_available()").fetchone()[0]:  # type: ignore[index]
+                pytest.skip("this PostgreSQL server compiles nothing (no llvmjit, or jit off in its settings)")
+        with database.engine.connect() as connection:
+            connection.exec_driver_sql("SET jit_above_cost = 0")
+            plan = connection.exec_driver_sql(
+                "EXPLAIN (ANALYZE, FORMAT JSON) SELECT skill_id, ts_rank(document, to_tsquery('simple', 'tank:*'))"
+                " FROM studio_skill_search WHERE document @@ to_tsquery('simple', 'tank:*')"
+            ).scalar_one()
+            assert "JIT" not in plan[0], plan[0]["JIT"]
+            assert connection.exec_driver_sql("SHOW jit").scalar_one() == "off"
+
+
 def test_each_committed_write_moves_the_change_token_once_and_notifies(library_url: str) -> None:
     with Database(library_url) as database:
         repository = SkillRepository(database, Actor("tester"))
