@@ -297,9 +297,9 @@ def test_a_statement_run_again_and_again_is_planned_for_its_own_values_each_time
 
 
 def test_no_statement_is_jit_compiled_however_costly_the_planner_thinks_it(library_url: str) -> None:
-    """A search the planner costs above ``jit_above_cost`` (a common word at 1M skills) would be
-    compiled first, by the leader and each parallel worker: slower than running it. Here the
-    threshold is lowered to 0, so every statement crosses it; a library's connections still
+    """A statement the planner costs above ``jit_above_cost`` would be compiled first, by the
+    leader and each parallel worker: slower than running it, for these interactive reads. Here
+    the threshold is lowered to 0, so every statement crosses it; a library's connections still
     compile none."""
     with Database(library_url) as database:
         repository = SkillRepository(database, Actor("tester"))
