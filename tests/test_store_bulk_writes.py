@@ -321,15 +321,17 @@ def test_staged_rows_are_read_by_column_name_whatever_order_each_lists_them(
 ) -> None:
     """The staged insert and update take each row's values by name, as the executemany they
     replace does: a row whose keys come in another order still fills the right columns."""
-    skills = synthetic[:80]
-    rows = [skill_columns(skill) for skill in skills]
-    shuffled = [dict(reversed(list(row.items()))) if index % 2 else row for index, row in enumerate(rows)]
+
+    def every_other_reversed(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [dict(reversed(list(row.items()))) if index % 2 else row for index, row in enumerate(rows)]
+
+    rows = [skill_columns(skill) for skill in synthetic[:80]]
+    shuffled = every_other_reversed(rows)
     assert len(shuffled) >= sqlite_backend.STAGE_FROM
     with Database(tmp_path / "library.db", create=True) as database:
         with database.write() as session:
             database.backend.insert_skill_rows(session.connection(), shuffled)
-        renamed = [{"id": row["id"], "name": f"{row['name']} v2"} for row in rows]
-        renamed = [dict(reversed(list(row.items()))) if index % 2 else row for index, row in enumerate(renamed)]
+        renamed = every_other_reversed([{"id": row["id"], "name": f"{row['name']} v2"} for row in rows])
         with database.write() as session:
             database.backend.update_skill_rows(session.connection(), renamed)
         with database.read() as session:

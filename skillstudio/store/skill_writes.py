@@ -82,24 +82,22 @@ def insert_new(
         )
         insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
         stored_versions = versions(session, ids)  # set by the insert trigger: 1 unless an id was used before
-        revised: list[tuple[dict[str, JsonInput], int, str]] = []  # (document, number, message)
-        revised_bodies: list[str | None] = []  # each one's body_json, where the row has it
+        # (document, number, message, its body_json where the row has it)
+        revised: list[tuple[dict[str, JsonInput], int, str, str | None]] = []
         audits = []
         for skill, document, body in zip(skills, documents, bodies, strict=True):
             earlier = (histories or {}).get(skill.id, ())
             for number, old in enumerate(earlier, start=1):  # content versions before this store
                 note = f"earlier version {number} of {len(earlier) + 1}, from the import"
-                revised.append((skill_to_document(replace(old, version=0)), number, note))
-                revised_bodies.append(None)
+                revised.append((skill_to_document(replace(old, version=0)), number, note, None))
             document["version"] = stored_versions[skill.id]  # the skill as stored
             number = len(earlier) + 1
-            revised.append((document, number, message))
-            revised_bodies.append(body)
+            revised.append((document, number, message, body))
             audits.append(work.audit_row(work.action, skill.id, number, {"name": skill.name}))
         # What the backend does once the rows are in (SQLite builds its indexes again) runs
         # while the snapshots compress: both leave the GIL, so they share the cores.
         snapshots = encode_snapshots(
-            [document for document, _, _ in revised], body_jsons=revised_bodies, meanwhile=inserting.close
+            [document for document, *_ in revised], body_jsons=[body for *_, body in revised], meanwhile=inserting.close
         )
     check_partners(session, skills)
     # New ids cannot be in a pair yet (D057's foreign keys), so no existing pair to skip.
@@ -108,7 +106,7 @@ def insert_new(
     insert_rows(connection, VerificationRow, records)
     revisions = [
         work.document_revision_row(document, number, revision_action, note, snapshot=snapshot)
-        for (document, number, note), snapshot in zip(revised, snapshots, strict=True)
+        for (document, number, note, _), snapshot in zip(revised, snapshots, strict=True)
     ]
     insert_rows(connection, RevisionRow, revisions)
     insert_rows(connection, AuditRow, audits)
