@@ -189,14 +189,18 @@ def first_ids(
     else a larger pool is tried. A backend whose pool is chosen in the full order itself
     (``pool_in_full_order``: rank, name, id) needs no strict rank: ``count`` kept rows suffice.
     Without a search, the database walks the order's index (migration 13) until ``count`` rows
-    pass the filters; a search in another order reads ``LIMIT count``."""
+    pass the filters. A search in another order walks that index too when the words are common
+    (each row checked against the set of matches), and otherwise reads ``LIMIT count`` of the
+    matches joined and sorted."""
     words = search_words(query.text)
     if not words:
-        tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count, backend)
-        statement, conditions = _filtered(select(SkillRow.id), query, backend, walk=True, tags_by_fts=tags_by_fts)
-        statement = statement.where(and_(true(), *conditions)).order_by(*_ordering(query, None, backend))
-        return list(connection.execute(statement.limit(count)).scalars())
+        return _walked(connection, query, count, backend, [])
     if query.sort is not SortKey.RELEVANCE:
+        if not backend.plans_searches_from_statistics and _common_search(connection, words, count, backend):
+            matches = backend.text_matches(words, ranked=False)
+            return _walked(
+                connection, query, count, backend, [backend.walked(backend.skill_key()).in_(select(matches.c.key))]
+            )
         return list(connection.execute(build_select(query, backend).limit(count)).scalars())
     pool = pool or 2 * count
     while True:
@@ -220,6 +224,28 @@ def first_ids(
 
 
 _MAX_POOL = 20_000  # matches read for a first page before the full ranking is cheaper
+
+
+def _walked(
+    connection: Connection, query: SkillQuery, count: int, backend: Backend, searched: list[ColumnElement[bool]]
+) -> list[str]:
+    """The first ``count`` ids read by walking the order's index (migration 13) until that many
+    rows pass the filters and the ``searched`` conditions."""
+    tags_by_fts = bool(query.tags) and not _common_tags(connection, query.tags, count, backend)
+    statement, conditions = _filtered(select(SkillRow.id), query, backend, walk=True, tags_by_fts=tags_by_fts)
+    statement = statement.where(and_(true(), *conditions, *searched)).order_by(*_ordering(query, None, backend))
+    return list(connection.execute(statement.limit(count)).scalars())
+
+
+def _common_search(connection: Connection, words: Sequence[str], count: int, backend: Backend) -> bool:
+    """Whether walking the library in order meets ``count`` matches of ``words`` within
+    _MAX_POOL rows, if the matches were spread evenly (a guess that only picks the plan). The
+    matches are counted only up to the number that says so. At 100k skills, the first 64 of
+    a common word's 73,000 matches by name: 14 ms walked, 120 ms joined and sorted."""
+    enough = max(1, -(-count * backend.approximate_skill_count(connection) // _MAX_POOL))
+    matches = backend.text_matches(words, ranked=False)
+    counted = select(func.count()).select_from(select(matches.c.key).limit(enough).subquery())
+    return int(connection.execute(counted).scalar_one()) >= enough
 
 
 def _common_tags(connection: Connection, tags: Sequence[str], count: int, backend: Backend) -> bool:

@@ -118,9 +118,13 @@ class Backend(ABC):
     # Whether text_matches' pool is the beginning of the relevance order itself (ties of a rank
     # ordered by name and id), so that a tie at the pool's end needs no larger pool.
     pool_in_full_order: bool = False
+    # Whether the planner knows from its statistics how many skills a search matches, and so
+    # walks an order's index by itself for a common word; else ``first_ids`` counts the matches
+    # (up to what a walk needs) to choose the plan.
+    plans_searches_from_statistics: bool = False
 
     @abstractmethod
-    def skill_key(self) -> SQLColumnExpression[Any]:
+    def skill_key(self) -> ColumnElement[Any]:
         """The column of ``skills`` that :meth:`text_matches`' ``key`` joins to."""
 
     @abstractmethod
@@ -166,7 +170,7 @@ class Backend(ABC):
         """The name as the browser sorts it: case-insensitively, as migration 13's index holds it."""
 
     @abstractmethod
-    def walked(self, column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
+    def walked(self, column: InstrumentedAttribute[Any] | ColumnElement[Any]) -> ColumnElement[Any]:
         """``column`` written so the planner keeps walking the order's index (SQLite: ``+column``)."""
 
     @abstractmethod

@@ -88,6 +88,9 @@ def mask(target: str) -> str:
 class PostgresBackend(Backend):
     name = "postgresql"
     pool_in_full_order = True  # studio_skill_search keeps the name's sort key beside the vector
+    # ANALYZE keeps each lexeme's frequency: a common word's search in a column's order walks
+    # that order's index, checking each row's vector (3 ms at 1M skills).
+    plans_searches_from_statistics = True
 
     def __init__(self, target: str, *, create: bool) -> None:
         self.url = server_url(target)
@@ -239,8 +242,8 @@ class PostgresBackend(Backend):
 
     # --- SQL -----------------------------------------------------------------------------------------
 
-    def skill_key(self) -> SQLColumnExpression[Any]:
-        return SkillRow.id
+    def skill_key(self) -> ColumnElement[Any]:
+        return SkillRow.id.expression
 
     def text_matches(
         self, words: Sequence[str], *, ranked: bool, pool: int | None = None, descending: bool = False
@@ -292,7 +295,7 @@ class PostgresBackend(Backend):
     def name_order(self, column: InstrumentedAttribute[str]) -> ColumnElement[str]:
         return func.lower(column)  # the column's collation is "C": bytewise, as SQLite's NOCASE
 
-    def walked(self, column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
+    def walked(self, column: InstrumentedAttribute[Any] | ColumnElement[Any]) -> ColumnElement[Any]:
         return column.expression
 
     def nulls_last_by_default(self, descending: bool) -> bool:

@@ -313,7 +313,7 @@ class SqliteBackend(Backend):
 
     # --- SQL -----------------------------------------------------------------------------------------
 
-    def skill_key(self) -> SQLColumnExpression[Any]:
+    def skill_key(self) -> ColumnElement[Any]:
         return literal_column("skills.rowid")
 
     def text_matches(
@@ -398,7 +398,7 @@ class SqliteBackend(Backend):
     def name_order(self, column: InstrumentedAttribute[str]) -> ColumnElement[str]:
         return column.collate("NOCASE")
 
-    def walked(self, column: InstrumentedAttribute[Any]) -> ColumnElement[Any]:
+    def walked(self, column: InstrumentedAttribute[Any] | ColumnElement[Any]) -> ColumnElement[Any]:
         return UnaryExpression(column.expression, operator=custom_op("+"), type_=column.type)
 
     def nulls_last_by_default(self, descending: bool) -> bool:
