@@ -109,7 +109,7 @@ def _one_batch(
     window.resize(1500, 950)
     window.show()
     while window.model.loading:  # the browser's first query, on its worker thread
-        QCoreApplication.sendPostedEvents()  # delivers the query's queued answer
+        QCoreApplication.processEvents()  # delivers the query's queued answer, runs the model's timers
         time.sleep(0.005)
     for skill_id in ids[:10]:  # a selection for the dashboard to follow, as a user would have
         row = window.model.row_of(skill_id)

@@ -185,6 +185,12 @@ class SkillTableModel(QAbstractTableModel):
         # waits behind the previous query's full ranking (seconds at 1M skills).
         self._rest_loader = LatestOnly(self, self._show_all, self._fail)
         self._rest_cancellation = Cancellation()  # of the rest being read
+        # The rest is asked for once the first screen is painted (a 0 ms timer fires after the
+        # events already posted, the repaint among them): reading it on another thread while
+        # the table repaints slowed that repaint, the last part of a keystroke's first screen.
+        self._rest_query: SkillQuery | None = None
+        self._rest_timer = QTimer(self, singleShot=True, interval=0)
+        self._rest_timer.timeout.connect(self._read_the_rest)
         # A burst of changes (a verification batch, an undo restoring skills one by one) is
         # followed once: one re-query, or one repaint of the rows that changed.
         self._changed_ids: set[str] = set()
@@ -201,7 +207,12 @@ class SkillTableModel(QAbstractTableModel):
     @property
     def loading(self) -> bool:
         """A query runs, or changes wait to be followed: the rows may not be the latest yet."""
-        return self._loader.loading or self._rest_loader.loading or self._follow_timer.isActive()
+        return (
+            self._loader.loading
+            or self._rest_timer.isActive()
+            or self._rest_loader.loading
+            or self._follow_timer.isActive()
+        )
 
     def reload(self) -> None:
         """Re-run the query (rows may have appeared, gone or moved) on a worker thread; the
@@ -224,6 +235,8 @@ class SkillTableModel(QAbstractTableModel):
 
     def _stop_reading_the_rest(self) -> None:
         """The rest of an older query is nobody's question now: drop it, and stop SQLite."""
+        self._rest_timer.stop()
+        self._rest_query = None
         self._rest_loader.discard()
         self._rest_cancellation.cancel()
         self._rest_cancellation = Cancellation()
@@ -271,13 +284,18 @@ class SkillTableModel(QAbstractTableModel):
         self._marks = dict(screen.marks)
         self.total = len(self._ids)
         self.endResetModel()
+        if screen.library_size is None:  # the rest is due: before the signal, whose slots may ask anew
+            self._rest_query = screen.query
+            self._rest_timer.start()
         self.first_rows_shown.emit()
-        repository = self.state.repository
-        if screen.library_size is not None:  # the whole answer
+        if screen.library_size is not None and self.query is screen.query:  # the whole answer
             self.library_size = screen.library_size
             self.query_finished.emit()
-        elif repository is not None:
-            self._rest_loader.request(_all_ids, repository, screen.query, self._rest_cancellation)
+
+    def _read_the_rest(self) -> None:
+        repository, query, self._rest_query = self.state.repository, self._rest_query, None
+        if repository is not None and query is not None:
+            self._rest_loader.request(_all_ids, repository, query, self._rest_cancellation)
 
     def _show_all(self, answer: _Answer) -> None:
         self.library_size = answer.library_size

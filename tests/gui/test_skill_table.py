@@ -103,3 +103,35 @@ def test_the_whole_answer_is_kept_packed_and_answers_as_the_query(qtbot, reposit
     assert list(model.ids()) == expected and [model.id_at(row) for row in range(model.rowCount())] == expected
     assert [model.row_of(skill_id) for skill_id in expected] == list(range(len(expected)))
     assert model.row_of("not-a-skill") is None
+
+
+def test_the_rest_is_read_after_the_first_screen_and_never_for_a_query_already_replaced(
+    qtbot, repository: SkillRepository, owner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rest of the ids is asked for once the first screen's events have run (its repaint:
+    reading the rest on another thread slowed it). A query replaced before then has no rest
+    read at all."""
+    repository.create_many([ai_skill(name=f"skill {n:04d}") for n in range(FIRST_SCREEN + 5)])
+    state = BrowserState(repository, owner)
+    model = SkillTableModel(state, owner)
+    qtbot.waitUntil(lambda: not model.loading, timeout=10_000)
+    read: list[SkillQuery] = []
+
+    def recorded_rest(repository: SkillRepository, query: SkillQuery, cancelled: threading.Event):
+        read.append(query)
+        return all_ids(repository, query, cancelled)
+
+    monkeypatch.setattr(skill_table_model, "_all_ids", recorded_rest)
+    replaced, replacing = SkillQuery(sort=SortKey.NAME, descending=True), SkillQuery(sort=SortKey.USE_COUNT)
+    asked_at_once: list[bool] = []
+
+    def replace_it() -> None:  # runs inside the first screen's delivery, before any other event
+        if model.query == replaced:
+            asked_at_once.append(model._rest_loader.loading)
+            state.set_query(replacing)
+
+    model.first_rows_shown.connect(replace_it)
+    state.set_query(replaced)
+    qtbot.waitUntil(lambda: not model.loading and model.query == replacing, timeout=10_000)
+    assert asked_at_once == [False] and read == [replacing]
+    assert list(model.ids()) == repository.query(replacing).ids
