@@ -188,7 +188,6 @@ class SkillTableModel(QAbstractTableModel):
         # The rest is asked for once the first screen is painted (a 0 ms timer fires after the
         # events already posted, the repaint among them): reading it on another thread while
         # the table repaints slowed that repaint, the last part of a keystroke's first screen.
-        self._rest_query: SkillQuery | None = None
         self._rest_timer = QTimer(self, singleShot=True, interval=0)
         self._rest_timer.timeout.connect(self._read_the_rest)
         # A burst of changes (a verification batch, an undo restoring skills one by one) is
@@ -236,7 +235,6 @@ class SkillTableModel(QAbstractTableModel):
     def _stop_reading_the_rest(self) -> None:
         """The rest of an older query is nobody's question now: drop it, and stop SQLite."""
         self._rest_timer.stop()
-        self._rest_query = None
         self._rest_loader.discard()
         self._rest_cancellation.cancel()
         self._rest_cancellation = Cancellation()
@@ -285,7 +283,6 @@ class SkillTableModel(QAbstractTableModel):
         self.total = len(self._ids)
         self.endResetModel()
         if screen.library_size is None:  # the rest is due: before the signal, whose slots may ask anew
-            self._rest_query = screen.query
             self._rest_timer.start()
         self.first_rows_shown.emit()
         if screen.library_size is not None and self.query is screen.query:  # the whole answer
@@ -293,9 +290,10 @@ class SkillTableModel(QAbstractTableModel):
             self.query_finished.emit()
 
     def _read_the_rest(self) -> None:
-        repository, query, self._rest_query = self.state.repository, self._rest_query, None
-        if repository is not None and query is not None:
-            self._rest_loader.request(_all_ids, repository, query, self._rest_cancellation)
+        """The rest of ``self.query``'s ids: a new query (reload) stops this timer first."""
+        repository = self.state.repository
+        if repository is not None:
+            self._rest_loader.request(_all_ids, repository, self.query, self._rest_cancellation)
 
     def _show_all(self, answer: _Answer) -> None:
         self.library_size = answer.library_size
