@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from skillstudio.model import Issue, ValidationError
 
@@ -16,6 +17,13 @@ class PackageError(ValidationError):
 
 def refuse(where: str, message: str, *, context: str = "") -> PackageError:
     return PackageError([Issue(where, message)], context=context)
+
+
+def path_name(path: Path) -> str:
+    """How a file or folder from outside is named in messages, labels and origins: its own
+    name, also when it was given as ``.`` or ``..`` (whose ``Path.name`` is '' and '..')."""
+    name = path.name
+    return name if name not in ("", "..") else path.resolve().name
 
 
 def in_file(entry: str, path: str) -> str:

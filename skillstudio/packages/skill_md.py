@@ -41,7 +41,7 @@ from skillstudio.model import (
     utc_now,
 )
 from skillstudio.model.validation import MAX_DESCRIPTION, MAX_LONG_TEXT, MAX_NAME, ValidationError
-from skillstudio.packages.errors import PackageError
+from skillstudio.packages.errors import PackageError, path_name
 from skillstudio.packages.importer import Incoming
 from skillstudio.packages.safe_yaml import decode_utf8, load_yaml
 from skillstudio.store import SkillExtras
@@ -300,16 +300,17 @@ def read_skill_folder(
         return f"{file_where}: {key}"
 
     name = front.get("name")
+    folder_name = path_name(folder)
     problem = spec_name_problem(name)
     if name is None:
         spec.append(Issue(at("name"), "missing; the folder name is used"))
-        name = folder.name
+        name = folder_name
     elif problem:
         spec.append(Issue(at("name"), problem))
-    if isinstance(name, str) and name != folder.name and not problem:
-        spec.append(Issue(at("name"), f"{name!r} differs from its folder name {folder.name!r}"))
+    if isinstance(name, str) and name != folder_name and not problem:
+        spec.append(Issue(at("name"), f"{name!r} differs from its folder name {folder_name!r}"))
     if not isinstance(name, str) or not name.strip():
-        name = folder.name
+        name = folder_name
     name = str(name).strip()[:MAX_NAME]
 
     description = front.get("description")
@@ -463,9 +464,9 @@ def _scan_tree(root: Path, domain: Domain, game_module: str) -> tuple[list[Incom
         raise PackageError([Issue(str(root), "is not a folder")])
     folders = find_skill_folders(root)
     if len(folders) > MAX_SKILLS:
-        raise PackageError([Issue(root.name, f"holds more than {MAX_SKILLS} skills")])
+        raise PackageError([Issue(path_name(root), f"holds more than {MAX_SKILLS} skills")])
     if not folders:
-        raise PackageError([Issue(root.name, "holds no SKILL.md")])
+        raise PackageError([Issue(path_name(root), "holds no SKILL.md")])
     label = root.resolve().name or "skills"
     found = Violations()
     incoming: list[Incoming] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from skillstudio.model import Domain
-from skillstudio.packages.errors import refuse
+from skillstudio.packages.errors import path_name, refuse
 from skillstudio.packages.icpkg import Package, read_package
 from skillstudio.packages.importer import Incoming, incoming_from_package
 from skillstudio.store import SkillRepository
@@ -70,7 +70,7 @@ def detect_format(path: Path) -> str:
         return "json"
     if path.suffix.lower() in (".icpkg", ".zip") or zipfile.is_zipfile(path):
         return "icpkg"
-    raise refuse(path.name, "format not recognised; use --format icpkg|skill-md|json|voyager")
+    raise refuse(path_name(path), "format not recognised; use --format icpkg|skill-md|json|voyager")
 
 
 def read_source(
@@ -91,22 +91,24 @@ def read_source(
     if fmt == "icpkg":
         package = read_package(path, progress=progress)
         incoming, origin = incoming_from_package(package)
-        return Source(path.name, fmt, origin, incoming, package, [f"{n.path}: {n.message}" for n in package.notes])
+        return Source(
+            path_name(path), fmt, origin, incoming, package, [f"{n.path}: {n.message}" for n in package.notes]
+        )
     if fmt == "skill-md":
         from skillstudio.packages.skill_md import read_skill_tree
 
         incoming, origin, _found = read_skill_tree(path, strict=strict, domain=domain, game_module=game_module)
-        return Source(path.name, fmt, origin, incoming)
+        return Source(path_name(path), fmt, origin, incoming)
     if fmt == "json":
         from skillstudio.packages.json_library import read_json_library
 
         incoming, origin = read_json_library(path, domain=domain, game_module=game_module)
-        return Source(path.name, fmt, origin, incoming)
+        return Source(path_name(path), fmt, origin, incoming)
     if fmt == "voyager":
         from skillstudio.packages.voyager import read_voyager
 
         incoming, origin = read_voyager(path, domain=domain, game_module=game_module)
-        return Source(path.name, fmt, origin, incoming)
+        return Source(path_name(path), fmt, origin, incoming)
     raise refuse(str(path), f"unknown format {fmt!r}")
 
 

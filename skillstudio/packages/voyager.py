@@ -18,7 +18,7 @@ from pathlib import Path
 
 from skillstudio.model import Domain, Issue, Skill, ValidationError, parse_skill, utc_now
 from skillstudio.model.validation import MAX_LONG_TEXT
-from skillstudio.packages.errors import PackageError, refuse
+from skillstudio.packages.errors import PackageError, path_name, refuse
 from skillstudio.packages.icpkg import load_json
 from skillstudio.packages.importer import Incoming
 from skillstudio.packages.safe_yaml import decode_utf8
@@ -71,7 +71,7 @@ def read_voyager(
     root = Path(root)
     index_path = root / "skills.json"
     if not index_path.is_file():
-        raise refuse(root.name, "has no skills.json")
+        raise refuse(path_name(root), "has no skills.json")
     if index_path.stat().st_size > 64 * 1024 * 1024:
         raise refuse("skills.json", "is larger than 64 MiB")
     index = load_json(index_path.read_bytes(), "skills.json")
@@ -140,7 +140,7 @@ def read_voyager(
         )
         incoming.append(Incoming(f"skills.json[{name!r}]", skill, extras, warnings, history, attributed=False))
     if issues:
-        raise PackageError(issues, context=f"{root.name} refused")
+        raise PackageError(issues, context=f"{path_name(root)} refused")
     return incoming, origin
 
 

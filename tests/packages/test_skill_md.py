@@ -11,6 +11,7 @@ from skillstudio.model import Instructions
 from skillstudio.packages.errors import PackageError
 from skillstudio.packages.importer import apply_plan, plan_import
 from skillstudio.packages.skill_md import export_skill_tree, read_skill_tree, validate_tree
+from skillstudio.packages.sources import read_source
 from skillstudio.store import SkillRepository
 from tests.packages.helpers import library_state
 
@@ -342,3 +343,20 @@ def test_a_duplicate_frontmatter_key_is_an_error_naming_key_and_line(tmp_path: P
         assert "duplicate key 'name'" in text and "line 4" in text and "first at line 2" in text
         assert "duplicate key 'owner'" in text and "line 7" in text
     assert any("duplicate key 'name'" in issue.message for issue in validate_tree(root))
+
+
+@pytest.mark.parametrize(
+    ("inside", "given"),
+    [("pdf-tools", "."), ("pdf-tools/scripts", ".."), ("pdf-tools/scripts", "../."), ("", "pdf-tools/.")],
+)
+def test_a_folder_given_as_dot_or_dot_dot_is_named_by_its_real_name(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, inside: str, given: str
+) -> None:
+    """`skillstudio import .` inside a skill folder: the spec compares the skill's name with its
+    folder's name, and the origin and the source are named after that folder, not ''."""
+    monkeypatch.chdir(tree / inside)
+    incoming, origin, found = read_skill_tree(given, strict=True)
+    assert [item.skill.name for item in incoming] == ["pdf-tools"] and found.spec == []
+    assert origin == "skill-md:pdf-tools" and validate_tree(given) == []
+    source = read_source(given)
+    assert source.label == "pdf-tools" and source.origin == "skill-md:pdf-tools"
