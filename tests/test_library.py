@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillstudio.library import create_library, load_sample, locations, open_library
+from skillstudio.library.locations import library_file
 from skillstudio.library.sample import load_sample_file
 from skillstudio.model import ValidationError
 from skillstudio.store import LibraryError, LibraryNotFound, SkillRepository
@@ -69,3 +70,39 @@ def test_open_library_creates_only_the_default(tmp_path: Path) -> None:
         assert SkillRepository(database).count() == len(load_sample())
     with pytest.raises(LibraryError, match="already exists"):
         create_library(database.path)
+
+
+def test_a_library_file_may_be_named_by_a_sqlite_url(tmp_path: Path) -> None:
+    """--db takes SQLAlchemy's spelling of a file too; it was looked for as 'sqlite:/...'."""
+    path = tmp_path / "lib.db"
+    create_library(f"sqlite:///{path}").close()
+    assert path.is_file()
+    for url in (f"sqlite:///{path}", f"sqlite+pysqlite:///{path}", f"SQLite:///{path}"):
+        with open_library(url) as database:
+            assert database.path == path and SkillRepository(database).count() == 0
+    with pytest.raises(LibraryNotFound, match=f"no library at {tmp_path / 'missing.db'}"):
+        open_library(f"sqlite:///{tmp_path / 'missing.db'}")
+    assert library_file("C://Users/me/lib.db") == Path("C://Users/me/lib.db")  # a drive, not a scheme
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file:lib.db?mode=ro&uri=true"])
+def test_a_sqlite_url_naming_no_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LibraryError, match="names no library file"):
+        open_library(url)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["mysql://me:s3cret@db.example/skills", "mssql+pyodbc://me:s3cret@dsn"])
+def test_another_databases_url_is_refused_naming_what_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for attempt in (open_library, create_library):
+        with pytest.raises(LibraryError, match=r"cannot open a \S+:// library.*postgresql\+psycopg://") as refused:
+            attempt(url)
+        assert "s3cret" not in str(refused.value)
+    monkeypatch.setenv("SKILLSTUDIO_DB", url)
+    with pytest.raises(LibraryError, match="cannot open a mysql:// library" if "mysql" in url else "mssql"):
+        open_library()
+    assert list(tmp_path.iterdir()) == []

@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--db",
         metavar="PATH|URL",
         default=argparse.SUPPRESS,
-        help=f"the library file, or a team library's postgresql+psycopg://user@host/db URL"
+        help=f"the library file (a path, or sqlite:///path), or a team library's postgresql+psycopg://user@host/db URL"
         f" (default: ${ENV_VAR}, else your SkillStudio library)",
     )
     as_json = argparse.ArgumentParser(add_help=False)

@@ -4,6 +4,7 @@ and the recently opened ones."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import platformdirs
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from skillstudio.library.sample import load_sample
 from skillstudio.store import Actor, Database, LibraryError, SkillRepository, team_roles
@@ -20,6 +22,8 @@ ENV_VAR = "SKILLSTUDIO_DB"
 APP_NAME = "SkillStudio"
 SAMPLE_ACTOR = Actor("skillstudio-sample", "system")
 RECENT_LIMIT = 8  # libraries remembered for File › Open Recent
+# A URL's scheme: two characters at least, so that a Windows drive ("C://...") stays a path.
+_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]+)://")
 
 
 def default_library_path() -> Path:
@@ -30,11 +34,35 @@ def default_library_path() -> Path:
 def chosen_library_path(explicit: str | os.PathLike[str] | None) -> tuple[Path, bool]:
     """The path to open and whether the user chose it (``--db`` or $SKILLSTUDIO_DB)."""
     if explicit:
-        return Path(explicit).expanduser(), True
+        return library_file(explicit), True
     from_env = os.environ.get(ENV_VAR, "").strip()
     if from_env:
-        return Path(from_env).expanduser(), True
+        return library_file(from_env), True
     return default_library_path(), False
+
+
+def library_file(named: str | os.PathLike[str]) -> Path:
+    """The file a user named as a library file: a path, or a ``sqlite:///path`` URL (SQLAlchemy's
+    spelling of one). Another URL is refused naming what SkillStudio opens, where it would
+    otherwise be looked for as a file called "mysql:/..." (a server's URL is not a file; see
+    is_server_url)."""
+    text = os.fspath(named)
+    scheme = _URL_SCHEME.match(text)
+    if scheme is None:
+        return Path(text).expanduser()
+    if scheme.group(1).split("+", 1)[0].lower() == "sqlite":
+        try:
+            database = make_url(text).database
+        except ArgumentError:
+            database = None
+        if database and database != ":memory:" and not database.startswith("file:"):
+            return Path(database).expanduser()
+        raise LibraryError(f"{text!r} names no library file; give its path, or sqlite:///path")
+    # Only the scheme is repeated: the rest of a URL may hold a password.
+    raise LibraryError(
+        f"cannot open a {scheme.group(1)}:// library: SkillStudio opens library files (a path, or"
+        " sqlite:///path) and team libraries on PostgreSQL (postgresql+psycopg://user@host/db)"
+    )
 
 
 def sample_library_path() -> Path:
@@ -79,7 +107,7 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
             database.close()
             raise
         return database
-    target = Path(path).expanduser().absolute()
+    target = library_file(path).absolute()
     if target.exists():
         raise LibraryError(f"{target} already exists; choose a new file name")
     if not target.parent.is_dir():
