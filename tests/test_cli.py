@@ -203,3 +203,33 @@ def test_python_dash_m_runs_the_cli_without_loading_qt(library) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "4 skills" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["audit", "--since", "notatime"], "--since: 'notatime' is not an ISO 8601 time"),
+        (["audit", "--until", "2026-13-45"], "--until: '2026-13-45' is not"),
+        (["audit", "--limit", "-1"], "--limit: must be a whole number 1.."),
+        (["audit", "--limit", "0"], "--limit: must be a whole number 1.."),
+        (["review", "approve", "x", "--version", "-3"], "--version: must be a whole number 1.."),
+        (["review", "false-positive", "x", "--finding", "0"], "--finding: must be a whole number 1.."),
+        (["verify", "--games", "lots"], "--games: expected a whole number 1.."),
+        (["runs", "--limit", "0"], "--limit: must be a whole number 1.."),
+    ],
+)
+def test_a_bad_number_or_time_is_a_usage_error_naming_its_flag(capsys, library, argv, named) -> None:
+    """Before: audit --limit -1 meant no limit on SQLite and a server error on PostgreSQL, and a
+    bad time printed Python's 'Invalid isoformat string'."""
+    path, _ = library
+    with pytest.raises(SystemExit) as usage:
+        cli([*argv, "--db", path])
+    assert usage.value.code == 2 and named in capsys.readouterr().err
+
+
+def test_audit_takes_a_date_as_its_whole_day(capsys, library) -> None:
+    path, _ = library
+    code, text, _ = run(capsys, "audit", "--db", path, "--since", "2000-01-01", "--until", "2999-12-31", "--limit", "2")
+    assert code == 0 and text.strip().endswith("2 entries")
+    code, text, _ = run(capsys, "audit", "--db", path, "--until", "2000-01-01")
+    assert code == 0 and text.strip() == "0 entries"

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from skillstudio.model import normalize_timestamp
+
+# What a count of things may reach when nothing else bounds it (games, skills, entries).
+MANY = 10**9
+
 
 def whole_number(flag: str, low: int, high: int) -> Callable[[str], int]:
     """An argparse type for a whole number in low..high (huge or negative input included)."""
@@ -23,4 +28,21 @@ def whole_number(flag: str, low: int, high: int) -> Callable[[str], int]:
     return convert
 
 
-__all__ = ["whole_number"]
+def iso_time(flag: str, *, end_of_day: bool = False) -> Callable[[str], str]:
+    """An argparse type for a time, normalised as the store keeps them. A bare date means the
+    whole day: its first moment, or with ``end_of_day`` its last."""
+
+    def convert(text: str) -> str:
+        moment = text + ("T23:59:59.999Z" if end_of_day else "T00:00:00.000Z") if len(text) == 10 else text
+        try:
+            return normalize_timestamp(moment)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text[:40]!r} is not an ISO 8601 time (e.g. 2026-05-01 or 2026-05-01T10:00Z)"
+            ) from None
+
+    convert.__name__ = flag
+    return convert
+
+
+__all__ = ["MANY", "iso_time", "whole_number"]

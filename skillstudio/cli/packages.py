@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from skillstudio.cli.arguments import MANY, whole_number
 from skillstudio.files import write_atomically
 from skillstudio.model import Domain
 from skillstudio.packages.errors import refuse
@@ -99,7 +100,9 @@ def add_parsers(
     prune = commands.add_parser(
         "prune", parents=[common, as_json], help="move stale, unused or superseded skills to the trash"
     )
-    prune.add_argument("--max-size", type=int, metavar="N", help="also prune down to N skills")
+    prune.add_argument(
+        "--max-size", type=whole_number("--max-size", 0, MANY), metavar="N", help="also prune down to N skills"
+    )
     prune.add_argument("--dry-run", action="store_true", help="list what would be pruned")
 
 
@@ -183,10 +186,17 @@ def _export(
 
             write_atomically(out, export_json_library(written, preview.extras).encode("utf-8"))
         else:
-            from skillstudio.packages.skill_md import export_skill_tree
+            from skillstudio.packages.skill_md import export_skill_tree, has_skill_md_form
 
+            if not any(has_skill_md_form(skill) for skill in written):
+                print(
+                    "skillstudio: none of these skills has a SKILL.md form (instructions); nothing exported",
+                    file=sys.stderr,
+                )
+                return EXIT_FAILED
             for warning in export_skill_tree(written, out, preview.extras):
                 print(f"warning: {warning}", file=sys.stderr)
+            written = [skill for skill in written if has_skill_md_form(skill)]
     redacted = ""
     if preview.findings and args.redact:
         redacted = f", {len({f.skill_id for f in preview.findings})} redacted"

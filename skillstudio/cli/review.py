@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from skillstudio.cli import output
-from skillstudio.model import ReviewState, SourceKind, normalize_timestamp
+from skillstudio.cli.arguments import MANY, iso_time, whole_number
+from skillstudio.model import ReviewState, SourceKind
 from skillstudio.review import change_since_approved, findings_for, pending_queue
 from skillstudio.review.audit import AUDIT_COLUMNS, audit_csv, audit_sentence, named_ids
 from skillstudio.review.linter import findings_document
@@ -44,7 +45,7 @@ def add_commands(
         decide.add_argument("--comment", "-m", default="", metavar="TEXT", help="why (recorded with the decision)")
         decide.add_argument(
             "--version",
-            type=int,
+            type=whole_number("--version", 1, 2**62),
             metavar="N",
             help="the content version you reviewed (as `review show` prints it); default: the version shown now",
         )
@@ -62,7 +63,7 @@ def add_commands(
     false_positive.add_argument("skill_id", metavar="ID")
     false_positive.add_argument(
         "--finding",
-        type=int,
+        type=whole_number("--finding", 1, MANY),
         metavar="N",
         help="the finding's number, as `review show` lists privacy findings (1 is the first)",
     )
@@ -73,9 +74,14 @@ def add_commands(
     audit.add_argument("--actor", metavar="A", help="only this actor (user or agent id)")
     audit.add_argument("--action", metavar="ACTION", help="only this action, e.g. skill.review")
     audit.add_argument("--skill", metavar="ID", help="only this skill (id or unique prefix)")
-    audit.add_argument("--since", metavar="T", help="from this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T10:00Z)")
-    audit.add_argument("--until", metavar="T", help="up to this time")
-    audit.add_argument("--limit", type=int, metavar="N", help="at most N entries")
+    audit.add_argument(
+        "--since",
+        type=iso_time("--since"),
+        metavar="T",
+        help="from this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T10:00Z)",
+    )
+    audit.add_argument("--until", type=iso_time("--until", end_of_day=True), metavar="T", help="up to this time")
+    audit.add_argument("--limit", type=whole_number("--limit", 1, MANY), metavar="N", help="at most N entries")
     audit.add_argument("--csv", action="store_true", help="CSV on stdout")
 
     mcp = commands.add_parser("mcp", parents=[common], help="serve the skill tool to an agent over MCP stdio")
@@ -296,24 +302,11 @@ def _severity_rank(severity: str) -> int:
     return ("info", "low", "medium", "high").index(severity) if severity in ("info", "low", "medium", "high") else -1
 
 
-def _time(text: str | None, *, end: bool = False) -> str | None:
-    if text is None:
-        return None
-    if len(text) == 10:  # a date: the whole day
-        text += "T23:59:59.999Z" if end else "T00:00:00.000Z"
-    return normalize_timestamp(text)
-
-
 def _audit(args: argparse.Namespace, database: Database) -> int:
     repository = SkillRepository(database)
     skill_id = repository.resolve_id(args.skill) if args.skill else None
-    try:
-        since, until = _time(args.since), _time(args.until, end=True)
-    except ValueError as error:
-        print(f"skillstudio: {error}", file=sys.stderr)
-        return EXIT_USAGE
     entries = repository.history.audit(
-        actor=args.actor, action=args.action, skill_id=skill_id, since=since, until=until, limit=args.limit
+        actor=args.actor, action=args.action, skill_id=skill_id, since=args.since, until=args.until, limit=args.limit
     )
     if args.csv:
         sys.stdout.write(audit_csv(entries))

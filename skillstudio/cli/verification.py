@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from skillstudio.cli import output
 from skillstudio.cli import verification_modes as modes
+from skillstudio.cli.arguments import MANY, whole_number
 from skillstudio.cli.progress import ProgressLine
 from skillstudio.model import BodyKind, Confidence, Domain
 from skillstudio.store import Database, LibraryBusy, LibraryError, SkillQuery, SkillRepository
@@ -57,13 +58,6 @@ def _executor(text: str) -> str:
     return text
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_commands(
     commands: Any, common: argparse.ArgumentParser, as_json: argparse.ArgumentParser
 ) -> dict[str, Handler]:
@@ -83,7 +77,11 @@ def add_commands(
         "--engine", metavar="CMD", help="an engine speaking the protocol (default: settings, else built-in)"
     )
     batch.add_argument(
-        "--chunk", type=_positive, default=None, metavar="N", help=f"games per chunk (default {DEFAULT_CHUNK_GAMES})"
+        "--chunk",
+        type=whole_number("--chunk", 1, MANY),
+        default=None,
+        metavar="N",
+        help=f"games per chunk (default {DEFAULT_CHUNK_GAMES})",
     )
     batch.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -99,7 +97,7 @@ def add_commands(
         help="tentative | established | proven | established+",
     )
     verify.add_argument("--game-module", metavar="M", action="append", help="ra1, td, ...")
-    verify.add_argument("--games", type=_positive, help="games per skill")
+    verify.add_argument("--games", type=whole_number("--games", 1, MANY), help="games per skill")
     verify.add_argument("--opponent", metavar="NAME", help='e.g. "IC Default Hard"')
     verify.add_argument("--resume", metavar="RUN_ID", help="complete an interrupted run")
     modes.add_arguments(verify)  # --baseline, --until-decided, --sequence
@@ -113,11 +111,13 @@ def add_commands(
         "revalidate", parents=[common, as_json, batch], help="re-verify Proven skills after an engine update (decay)"
     )
     revalidate.add_argument("--engine-version", required=True, metavar="V", help="the engine version now in use")
-    revalidate.add_argument("--games", type=_positive, default=20, help="games per skill (default 20)")
+    revalidate.add_argument(
+        "--games", type=whole_number("--games", 1, MANY), default=20, help="games per skill (default 20)"
+    )
     revalidate.add_argument("--opponent", metavar="NAME", default=None, help="default: the policy's reference opponent")
 
     runs = commands.add_parser("runs", parents=[common, as_json], help="list verification runs; `runs show ID`")
-    runs.add_argument("--limit", type=_positive, default=50, metavar="N")
+    runs.add_argument("--limit", type=whole_number("--limit", 1, MANY), default=50, metavar="N")
     runs_commands = runs.add_subparsers(dest="runs_command", metavar="show")
     show = runs_commands.add_parser("show", parents=[common, as_json], help="one run in full")
     show.add_argument("run_id", metavar="ID")

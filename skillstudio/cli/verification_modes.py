@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from skillstudio.cli.arguments import MANY, whole_number
 from skillstudio.store import Database, JsonInput, SkillRepository, body_hash
 from skillstudio.store.paired_runs import DecisionRecord, LiftRecord, PairedRuns, PairRecord
 from skillstudio.store.runs import RunInfo, RunSkill
@@ -38,16 +39,6 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_arguments(verify: argparse.ArgumentParser) -> None:
     verify.add_argument(
         "--baseline",
@@ -61,7 +52,7 @@ def add_arguments(verify: argparse.ArgumentParser) -> None:
     )
     verify.add_argument(
         "--max-games",
-        type=_count,
+        type=whole_number("--max-games", 1, MANY),
         metavar="N",
         help=f"with --until-decided: games per skill at most (default {sequential.DEFAULT_MAX_GAMES})",
     )

@@ -71,6 +71,8 @@ def prune_candidates(
     now = now or datetime.now(UTC)
     stale_days, unused_days = limits.stale_days, limits.unused_days
     max_size = limits.max_size if max_size is None else max_size
+    if max_size is not None and max_size < 0:  # "down to -1 skills" would prune every one
+        raise ValueError(f"a library cannot be pruned down to {max_size} skills")
     chosen: dict[str, PruneCandidate] = {}
 
     def add(skill: Skill, reason: str) -> None:

@@ -530,6 +530,12 @@ def spec_name(text: str) -> str:
     return slug or "skill"
 
 
+def has_skill_md_form(skill: Skill) -> bool:
+    """Whether a skill can be written as a SKILL.md: the spec's skills are instructions, and
+    export_skill_tree leaves the other kinds out."""
+    return isinstance(skill.body, Instructions)
+
+
 def export_skill_tree(
     skills: list[Skill], target: str | Path, extras: dict[str, SkillExtras] | None = None
 ) -> list[str]:
@@ -540,9 +546,11 @@ def export_skill_tree(
     warnings: list[str] = []
     used: set[str] = {entry.name for entry in target.iterdir()}
     for skill in sorted(skills, key=lambda s: (s.name, s.id)):
-        if not isinstance(skill.body, Instructions):
+        if not has_skill_md_form(skill):
             warnings.append(f"{skill.id}: a {skill.body_kind.value} skill has no SKILL.md form; skipped")
             continue
+        body = skill.body
+        assert isinstance(body, Instructions)  # has_skill_md_form
         extra = (extras or {}).get(skill.id) or SkillExtras()
         name = skill.name if spec_name_problem(skill.name) is None else spec_name(skill.name)
         if name != skill.name:
@@ -577,12 +585,12 @@ def export_skill_tree(
             {"skillstudio-id": skill.id, "ic-domain": skill.domain.value, "ic-game-module": skill.game_module}
         )
         front["metadata"] = metadata
-        if skill.body.tools:
-            front["allowed-tools"] = " ".join(skill.body.tools)
+        if body.tools:
+            front["allowed-tools"] = " ".join(body.tools)
         folder = target / name
         folder.mkdir()
         head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
-        (folder / "SKILL.md").write_text(f"---\n{head}---\n{skill.body.instructions}\n", encoding="utf-8")
+        (folder / "SKILL.md").write_text(f"---\n{head}---\n{body.instructions}\n", encoding="utf-8")
         for rel, content in sorted(extra.files.items()):
             problem = _unwritable(rel, content)
             if problem:
@@ -632,6 +640,7 @@ __all__ = [
     "check_tree",
     "duplicate_keys",
     "export_skill_tree",
+    "has_skill_md_form",
     "read_skill_tree",
     "spec_name_problem",
     "split_frontmatter",

@@ -223,3 +223,33 @@ def test_privacy_findings_warn_for_skill_md_and_json_but_refuse_packages(
     )
     assert code == 0 and "1 redacted" in text
     assert "mypassword" not in (redacted / "pdf" / "SKILL.md").read_text()
+
+
+@pytest.mark.parametrize("size", ["-1", "-100", "many", "1e3"])
+def test_prune_refuses_a_size_below_zero_or_not_a_number_and_trashes_nothing(capsys, library: Path, size: str) -> None:
+    """`prune --max-size -1` pruned every skill: "down to -1" was taken as a size."""
+    with pytest.raises(SystemExit) as usage:
+        cli(["prune", "--db", str(library), "--max-size", size])
+    assert usage.value.code == 2 and "--max-size" in capsys.readouterr().err
+    with Database(library) as database:
+        assert SkillRepository(database).count() == 4 and SkillRepository(database).trash.entries() == []
+
+
+def test_pruning_below_zero_is_refused_by_the_core_too(library: Path) -> None:
+    from skillstudio.packages.prune import plan_prune
+
+    with Database(library) as database, pytest.raises(ValueError, match="down to -1 skills"):
+        plan_prune(SkillRepository(database), max_size=-1)
+
+
+def test_a_skill_md_export_counts_only_the_skills_it_wrote(capsys, library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tree"
+    code, text, err = run(capsys, "export", "--db", str(library), "-o", str(out), "--format", "skill-md")
+    assert code == 0 and "exported 1 skills" in text  # the instructions skill; three others have no form
+    assert err.count("has no SKILL.md form; skipped") == 3 and [p.name for p in out.iterdir()] == [
+        "wave-balancing-checklist"
+    ]
+    code, text, err = run(
+        capsys, "export", "--db", str(library), "-o", str(tmp_path / "none"), "--format", "skill-md", "--domain", "ai"
+    )
+    assert code == 1 and "none of these skills has a SKILL.md form" in err and not (tmp_path / "none").exists()

@@ -147,7 +147,9 @@ def test_cli_review_and_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert [(row[2], row[4]) for row in rows[1:]] == [("agent-3", "skill.embed"), ("agent-3", "skill.create")]
     assert cli(["audit", "--db", str(db), "--since", "2000-01-01", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"][0]["action"] == "skill.review"
-    assert cli(["audit", "--db", str(db), "--since", "not a time"]) == 2
+    with pytest.raises(SystemExit) as usage:  # a usage error, naming the flag
+        cli(["audit", "--db", str(db), "--since", "not a time"])
+    assert usage.value.code == 2 and "--since: 'not a time' is not an ISO 8601 time" in capsys.readouterr().err
 
 
 # --- a decision is on the content version the reviewer saw ---------------------------------------
