@@ -19,7 +19,7 @@ from skillstudio.review.linter import findings_document
 from skillstudio.store import ConflictError, Database, ReviewNotAllowed, ReviewRefused, SkillRepository
 
 Handler = Callable[[argparse.Namespace, Database], int]
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def add_commands(
