@@ -16,7 +16,7 @@ from skillstudio.cli.arguments import MANY, whole_number
 from skillstudio.files import write_atomically
 from skillstudio.model import Domain
 from skillstudio.packages.errors import refuse
-from skillstudio.packages.export import PrivacyError, export_selection, load_selection
+from skillstudio.packages.export import PrivacyError, export_selection, load_selection, refuse_replacing
 from skillstudio.packages.icpkg import AI_USAGE, PACKAGE_NAME, PackageMeta, default_package_name
 from skillstudio.packages.importer import apply_plan, plan_import
 from skillstudio.packages.prune import apply_prune, plan_prune
@@ -134,6 +134,8 @@ def _export(
     repository = SkillRepository(database)
     out = Path(args.output)
     fmt = args.format or ("json" if out.suffix.lower() == ".json" else "icpkg" if out.suffix else "skill-md")
+    if not args.dry_run:  # before the selection is read: that can take a while
+        refuse_replacing(out, folder=fmt == "skill-md")
     ids = (
         [repository.resolve_id(i) for i in args.ids] if args.ids else repository.query(query_from(args, args.query)).ids
     )

@@ -20,7 +20,10 @@ from skillstudio.packages.icpkg import PackageMeta, check_meta, export_package, 
 from skillstudio.packages.privacy import Finding, redact_skill, scan_skill, split_marked
 from skillstudio.packages.signing import SigningKey, load_or_create_key
 from skillstudio.store import SkillExtras, SkillRepository
+from skillstudio.store.backends.sqlite import SQLITE_MAGIC
 
+# The first four bytes of a SQLite write-ahead log (its checksums big- or little-endian).
+_WAL_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
 Progress = Callable[[int, int], None]
 SkipReporter = Callable[[str, str], None]  # (skill id, reason)
 
@@ -124,6 +127,33 @@ def load_selection(
     return ExportPreview(skills, findings, extras, rejected, skipped, dismissed, links_out, partner_names)
 
 
+def refuse_replacing(out: str | Path, *, folder: bool = False) -> None:
+    """PackageError if writing an export at ``out`` would replace what is not an export: a
+    SQLite database (the library itself, or another one: ``export -o library.db`` once
+    overwrote the library with a package), a folder when a file is written (``folder``
+    False), or a file when a folder of SKILL.md skills is. An earlier export is replaced."""
+    path = Path(out)
+    if not path.exists():
+        return
+    if folder:
+        if not path.is_dir():
+            raise PackageError([Issue(str(path), "is a file; a SKILL.md export writes a folder")])
+        return
+    if path.is_dir():
+        raise PackageError([Issue(str(path), "is a folder; this export writes a file")])
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(len(SQLITE_MAGIC))
+    except OSError as error:
+        raise PackageError([Issue(str(path), f"cannot be read ({error.strerror or error})")]) from None
+    if head == SQLITE_MAGIC:
+        raise PackageError(
+            [Issue(str(path), "is a SQLite database (a library?); an export never replaces one: choose another name")]
+        )
+    if head[:4] in _WAL_MAGICS:  # a library's -wal file: its newest transactions
+        raise PackageError([Issue(str(path), "is a SQLite write-ahead log; an export never replaces one")])
+
+
 @gc_paused()
 def export_selection(
     preview: ExportPreview,
@@ -143,6 +173,7 @@ def export_selection(
     if preview.findings and not redact:
         raise PrivacyError(preview.findings)
     check_meta(meta)
+    refuse_replacing(out)
     if sign and signing_key is None:
         signing_key = load_or_create_key(meta.publisher)
     skills = preview.as_written(redact=True)
@@ -160,4 +191,5 @@ __all__ = [
     "PrivacyError",
     "export_selection",
     "load_selection",
+    "refuse_replacing",
 ]

@@ -253,3 +253,43 @@ def test_a_skill_md_export_counts_only_the_skills_it_wrote(capsys, library: Path
         capsys, "export", "--db", str(library), "-o", str(tmp_path / "none"), "--format", "skill-md", "--domain", "ai"
     )
     assert code == 1 and "none of these skills has a SKILL.md form" in err and not (tmp_path / "none").exists()
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "json"], ["--redact"]])
+def test_an_export_never_replaces_a_library(capsys, library: Path, tmp_path: Path, extra: list[str]) -> None:
+    """`export -o lib.db` once replaced the open library with a package (its suffix said icpkg)."""
+    other = empty(tmp_path, "other.db")
+    for target in (library, other):
+        before = target.read_bytes()
+        code, _, err = run(capsys, "export", "--db", str(library), "-o", str(target), *extra)
+        assert code == 1 and "is a SQLite database" in err and target.read_bytes() == before
+    with Database(library) as database:
+        assert SkillRepository(database).count() == 4
+
+
+def test_an_export_never_replaces_a_librarys_write_ahead_log(capsys, library: Path, tmp_path: Path) -> None:
+    """A -wal file holds a library's newest transactions until a checkpoint copies them in."""
+    with Database(library) as database:
+        wal = Path(f"{library}-wal")
+        SkillRepository(database).create(ai_skill(name="Only in the log"))  # a reader keeps the log
+        with database.read():
+            assert wal.stat().st_size > 0
+            before = wal.read_bytes()
+            code, _, err = run(capsys, "export", "--db", str(library), "-o", str(wal), "--format", "icpkg")
+            assert code == 1 and "write-ahead log" in err and wal.read_bytes()[:32] == before[:32]
+        assert SkillRepository(database).count() == 5
+
+
+def test_an_export_replaces_an_earlier_export_but_not_a_file_with_a_folder(
+    capsys, library: Path, tmp_path: Path
+) -> None:
+    package = tmp_path / "out.icpkg"
+    for _ in range(2):
+        code, text, _ = run(capsys, "export", "--db", str(library), "-o", str(package))
+        assert code == 0 and "exported 4 skills" in text
+    notes = tmp_path / "notes"
+    notes.write_text("mine")
+    code, _, err = run(capsys, "export", "--db", str(library), "-o", str(notes), "--format", "skill-md")
+    assert code == 1 and "is a file; a SKILL.md export writes a folder" in err and notes.read_text() == "mine"
+    code, _, err = run(capsys, "export", "--db", str(library), "-o", str(tmp_path), "--format", "icpkg")
+    assert code == 1 and "is a folder; this export writes a file" in err

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from skillstudio.files import write_atomically
+from skillstudio.packages.errors import PackageError
 from skillstudio.packages.export import export_selection, load_selection
 from skillstudio.packages.icpkg import PackageMeta, read_package
 from skillstudio.packages.importer import apply_plan, incoming_from_package, plan_import
@@ -137,3 +138,15 @@ def test_import_defaults_follow_the_library(repository: SkillRepository, tmp_pat
     source = read_source(library, domain=defaults.domain, game_module=defaults.game_modules[0])
     skill = source.incoming[0].skill
     assert (skill.game_module, skill.domain) == ("td", Domain.CONTENT_GENERATION)
+
+
+def test_export_selection_never_writes_over_a_library(tmp_path: Path) -> None:
+    """The app's export dialog takes a typed path: the library's own file is refused there too."""
+    library = tmp_path / "lib.db"
+    with Database(library, create=True) as database:
+        repository = SkillRepository(database)
+        skill = repository.create(ai_skill())
+        with pytest.raises(PackageError, match="is a SQLite database"):
+            export_selection(load_selection(repository, [skill.id]), META, library, sign=False)
+        assert repository.count() == 1
+    assert library.read_bytes()[:16] == b"SQLite format 3\x00"
