@@ -20,6 +20,7 @@ and plots them. Every series can also be written as CSV (:func:`write_csv`).
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import ScalarSelect, Select, and_, case, func, literal, not_, select
 
+from skillstudio.files import write_atomically
 from skillstudio.model.enums import Confidence, Domain
 from skillstudio.model.evidence import EvidenceKind
 from skillstudio.store import SkillNotFound, SkillQuery, SkillRepository, body_hash
@@ -429,13 +431,15 @@ _JUDGED_AT_ONCE = 2000
 
 
 def write_csv(path: str | Path, headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
-    """Write a plot's data as CSV (UTF-8, a header row, numbers as Python prints them)."""
+    """Write a plot's data as CSV (UTF-8, a header row, numbers as Python prints them), whole
+    or not at all: a failed export leaves the file that was there."""
     path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(list(headers))
-        for row in rows:
-            writer.writerow(["" if value is None else value for value in row])
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(list(headers))
+    for row in rows:
+        writer.writerow(["" if value is None else value for value in row])
+    write_atomically(path, text.getvalue().encode("utf-8"))
     return path
 
 

@@ -499,3 +499,32 @@ def test_a_batch_says_why_tiers_did_not_follow_their_figures_and_the_selection_s
         dashboard.close()
         state.close()
         repository.database.close()
+
+
+def test_a_plot_export_that_fails_says_so_and_leaves_the_earlier_file(
+    qtbot, tmp_path: Path, dashboard: QtDashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CSV was written row by row into the opened file: a failure left half of it, and the
+    error was only a traceback on stderr."""
+    from PySide6.QtWidgets import QFileDialog
+
+    import skillstudio.gui.dashboard.qt_plots as plots_module
+
+    plot = dashboard.tier_plot
+    earlier = tmp_path / "tiers.csv"
+    earlier.write_text("the earlier export\n")
+
+    rows = list(plot.rows())
+    assert rows  # a row is written before the failure
+
+    def failing_rows():
+        yield rows[0]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(plot, "rows", failing_rows)
+    errors: list[str] = []
+    monkeypatch.setattr(plots_module, "show_error", lambda _parent, title, error: errors.append(f"{title}: {error}"))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(earlier), ""))
+    plot._ask_export("csv")
+    assert errors == ["CSV not exported: [Errno 28] No space left on device"]
+    assert earlier.read_text() == "the earlier export\n"

@@ -396,3 +396,25 @@ def test_audit_log_reads_as_sentences_and_closes(
     log.list.setFocus()
     qtbot.keyClick(log.list, Qt.Key.Key_Escape)
     assert not log.isVisible()
+
+
+def test_an_audit_log_export_that_cannot_be_written_says_so_and_keeps_the_old_file(
+    qtbot, state: BrowserState, pending: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write error in the export slot was only a traceback on stderr: the user saw nothing."""
+    from PySide6.QtWidgets import QFileDialog
+
+    import skillstudio.gui.review.qt_audit_log as audit_log_module
+
+    log = QtAuditLog(state)
+    qtbot.addWidget(log)
+    settled(qtbot, log)
+    errors: list[str] = []
+    monkeypatch.setattr(
+        audit_log_module, "show_error", lambda _parent, title, error: errors.append(f"{title}: {error}")
+    )
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(blocker / "audit.csv"), ""))
+    log.export_dialog()
+    assert len(errors) == 1 and errors[0].startswith("Audit log not exported: ") and "a-file" in errors[0]

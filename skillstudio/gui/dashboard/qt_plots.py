@@ -24,6 +24,7 @@ from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
+from skillstudio.gui.workers import show_error
 from skillstudio.verification.dashboard_data import (
     TIERS,
     Histogram,
@@ -221,8 +222,12 @@ class QtPlotPanel(QWidget):
     def _ask_export(self, kind: str) -> None:
         filters = "PNG images (*.png)" if kind == "png" else "CSV files (*.csv)"
         path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"{self.export_name}.{kind}", filters)
-        if path:
+        if not path:
+            return
+        try:
             self.export_png(path) if kind == "png" else self.export_csv(path)
+        except OSError as error:  # a folder one cannot write to, a full disk
+            show_error(self, f"{kind.upper()} not exported", error)
 
     def export_png(self, path: str | Path) -> Path:
         path = Path(path)

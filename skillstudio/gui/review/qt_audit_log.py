@@ -31,8 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from skillstudio.files import write_atomically
 from skillstudio.gui.browser_state import BrowserState
-from skillstudio.gui.workers import LatestOnly, readable
+from skillstudio.gui.workers import LatestOnly, readable, show_error
 from skillstudio.review.audit import audit_csv, audit_sentence, named_ids
 from skillstudio.store import AuditAction, AuditEntry, LibraryChange, SkillRepository
 
@@ -280,9 +281,13 @@ class QtAuditLog(QDialog):
         return dialog
 
     def export_csv(self, path: str | Path) -> None:
-        Path(path).write_text(audit_csv(self.entries), encoding="utf-8")
+        write_atomically(Path(path), audit_csv(self.entries).encode("utf-8"))  # whole, or the old file stays
 
     def export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export the audit log", "audit-log.csv", "CSV (*.csv)")
-        if path:
+        if not path:
+            return
+        try:
             self.export_csv(path)
+        except OSError as error:  # a folder one cannot write to, a full disk
+            show_error(self, "Audit log not exported", error)
