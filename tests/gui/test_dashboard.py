@@ -528,3 +528,19 @@ def test_a_plot_export_that_fails_says_so_and_leaves_the_earlier_file(
     plot._ask_export("csv")
     assert errors == ["CSV not exported: [Errno 28] No space left on device"]
     assert earlier.read_text() == "the earlier export\n"
+
+
+def test_a_png_export_that_writes_nothing_says_so(
+    qtbot, tmp_path: Path, dashboard: QtDashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    import skillstudio.gui.dashboard.qt_plots as plots_module
+
+    errors: list[str] = []
+    monkeypatch.setattr(plots_module, "show_error", lambda _parent, title, error: errors.append(f"{title}: {error}"))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(blocker / "tiers.png"), ""))
+    dashboard.tier_plot._ask_export("png")
+    assert errors == [f"PNG not exported: could not write an image to {blocker / 'tiers.png'}"]

@@ -13,6 +13,7 @@ not "500"). Past a handful of series, a legend names the ones drawn and sums up 
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +46,7 @@ TIER_COLOURS = {"tentative": "#c9c9c9", "established": "#6baed6", "proven": "#21
 THRESHOLD_COLOURS = {"candidate": "#999999", "established": "#6baed6", "proven": "#2171b5"}
 FLAG = "⚠ "  # before the name of a skill whose tier its credited evidence contradicts
 _DOMAIN_SHORT = {"ai_strategy": "AI", "content_generation": "Content"}
+_log = logging.getLogger(__name__)
 
 pg.setConfigOptions(background="w", foreground="#333333")  # antialiasing only where it is cheap (per item)
 
@@ -230,6 +232,7 @@ class QtPlotPanel(QWidget):
             show_error(self, f"{kind.upper()} not exported", error)
 
     def export_png(self, path: str | Path) -> Path:
+        """The plot and its legend as a PNG; OSError if no image could be written there."""
         path = Path(path)
         try:
             from pyqtgraph.exporters import ImageExporter
@@ -238,9 +241,10 @@ class QtPlotPanel(QWidget):
             exporter.parameters()["width"] = max(600, int(self.plot.width() * 2))
             exporter.export(str(path))
         except Exception:  # noqa: BLE001 - an exporter that cannot render: the widget's pixels
-            self.plot.grab().save(str(path), "PNG")
-        if not path.exists():
-            self.plot.grab().save(str(path), "PNG")
+            _log.debug("pyqtgraph's image exporter failed; saving the widget's pixels", exc_info=True)
+        # Both say a failure only by writing nothing (QImage.save returns False).
+        if not path.exists() and not self.plot.grab().save(str(path), "PNG"):
+            raise OSError(f"could not write an image to {path}")
         return path
 
     def export_csv(self, path: str | Path) -> Path:
