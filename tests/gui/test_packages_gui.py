@@ -505,3 +505,19 @@ def test_a_long_list_is_shown_without_asking_the_model_about_every_row(
     assert view.model().rowCount() == 20_000
     assert calls[0] < 2_000, f"{calls[0]} calls for 20,000 rows"
     assert model.index(19_999, 1).data() in {"Skill 19999", "id-19999"}
+
+
+def test_the_export_dialog_will_not_write_over_the_open_library(
+    qtbot, state: BrowserState, repo: SkillRepository, errors
+) -> None:
+    """Its output is a typed path: the library's own file there was replaced by the package."""
+    repo.create(content_skill())
+    dialog = QtExportDialog(state, repo.query().ids)
+    qtbot.addWidget(dialog)
+    read(qtbot, dialog)
+    dialog.output_edit.setText(str(repo.database.path))
+    assert dialog.export()
+    finish(qtbot, state)
+    assert errors and errors[0][0] == "Not exported" and "is a SQLite database" in errors[0][1]
+    assert dialog.result() != QDialog.DialogCode.Accepted and repo.count() == 1
+    assert repo.database.path.read_bytes()[:16] == b"SQLite format 3\x00"
