@@ -80,7 +80,7 @@ def insert_new(
         work.backend.insert_skill_rows(
             connection, [skill_columns(s, body_json=body) for s, body in zip(skills, bodies, strict=True)]
         )
-        insert_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
+        work.backend.insert_triggered_rows(connection, SkillMetaRow, [meta_columns(skill) for skill in skills])
         stored_versions = versions(session, ids)  # set by the insert trigger: 1 unless an id was used before
         # (document, number, message, its body_json where the row has it)
         revised: list[tuple[dict[str, JsonInput], int, str, str | None]] = []

@@ -23,7 +23,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from skillstudio.store.bulk import insert_rows, update_rows
 from skillstudio.store.errors import LibraryError
-from skillstudio.store.orm import SkillRow
+from skillstudio.store.orm import Base, SkillRow
 
 if TYPE_CHECKING:
     from skillstudio.store.database import Database
@@ -91,7 +91,15 @@ class Backend(ABC):
     def insert_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
         """Insert these rows of D057's ``skills`` (every row has the same keys), in order, in
         the caller's transaction."""
-        insert_rows(connection, SkillRow, rows)
+        self.insert_triggered_rows(connection, SkillRow, rows)
+
+    def insert_triggered_rows(
+        self, connection: Connection, table: type[Base], rows: Sequence[Mapping[str, object]]
+    ) -> None:
+        """Insert rows into a table whose insert triggers run for each row (``skills``,
+        ``studio_skill_meta``), in order, in the caller's transaction (every row has the same
+        keys)."""
+        insert_rows(connection, table, rows)
 
     def update_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
         """Update rows of D057's ``skills``: each names its row by ``id`` and holds the new

@@ -48,6 +48,7 @@ from sqlalchemy.sql.operators import custom_op
 from skillstudio.store import migrations
 from skillstudio.store.backends import Backend
 from skillstudio.store.errors import LibraryBusy, LibraryError, LibraryNotFound, NotALibrary, StorageError
+from skillstudio.store.orm import Base
 
 if TYPE_CHECKING:
     from skillstudio.store.database import Database
@@ -96,13 +97,13 @@ _log = logging.getLogger(__name__)
 # cost 55 us a skill, an FTS5 'rebuild' 8 us a row (10,000 skills: 0.55 s against 0.08 s).
 REBUILD_MIN_SKILLS = 1000
 REBUILD_RATIO = 2
-# From this many rows an insert into skills goes through a temporary table (insert_skill_rows),
-# at most STAGE_CHUNK rows at a time: the table then stays in SQLite's cache, and a large import
+# From this many rows an insert into a table with insert triggers goes through a temporary
+# table (insert_triggered_rows), at most STAGE_CHUNK rows at a time: the table then stays in SQLite's cache, and a large import
 # never needs its own size again in temporary files (100,000 skills: 330 MB). Staged whole, they
 # took 4.4 s at 100,000 skills; by 5,000, 2.9 s.
 STAGE_FROM = 64
 STAGE_CHUNK = 5000
-STAGED_SKILLS = "studio_staged_skills"
+STAGED_ROWS = "studio_staged_rows"
 # What SkillStudio searches: migration 16's copy of D057's skills_fts with one-letter prefixes
 # (same rows, matches and bm25; D057's table is the engine's and is never altered).
 SEARCH_INDEX = "studio_search_fts"
@@ -133,23 +134,23 @@ def _schema_to_rebuild(connection: Connection, incoming: int) -> list[tuple[str,
 
 @contextmanager
 def _staged(connection: Connection, rows: Sequence[Mapping[str, object]]) -> Iterator[str]:
-    """``rows`` (every row has the same keys) in the temporary table STAGED_SKILLS for the
-    block, which gets its quoted column list. Its columns are untyped, so that ``skills`` alone
-    converts the values, once, as an INSERT of them would. Values are taken by name, as
+    """``rows`` (every row has the same keys) in the temporary table STAGED_ROWS for the
+    block, which gets its quoted column list. Its columns are untyped, so that the table they
+    go to alone converts the values, once, as an INSERT of them would. Values are taken by name, as
     :func:`~skillstudio.store.bulk.execute_many` takes them: rows need not list keys in one order."""
     names = list(rows[0])
     columns = ", ".join(f'"{name}"' for name in names)
     marks = ", ".join("?" for _ in names)
-    connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
-    connection.exec_driver_sql(f"CREATE TEMP TABLE {STAGED_SKILLS} ({columns})")
+    connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_ROWS}")
+    connection.exec_driver_sql(f"CREATE TEMP TABLE {STAGED_ROWS} ({columns})")
     try:
         connection.exec_driver_sql(
-            f"INSERT INTO temp.{STAGED_SKILLS} ({columns}) VALUES ({marks})",
+            f"INSERT INTO temp.{STAGED_ROWS} ({columns}) VALUES ({marks})",
             [tuple(row[name] for name in names) for row in rows],
         )
         yield columns
     finally:
-        connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_SKILLS}")
+        connection.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{STAGED_ROWS}")
 
 
 class SqliteBackend(Backend):
@@ -246,25 +247,29 @@ class SqliteBackend(Backend):
         assert isinstance(raw, sqlite3.Connection)
         raw.interrupt()  # sqlite3_interrupt; a no-op on a connection with no statement running
 
-    def insert_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
-        """Many rows reach ``skills`` by one statement: SQLite runs an executemany's INSERT once
-        per row, and each run's statement savepoint makes FTS5 write out the terms our insert
-        triggers just gave it (SQLite 3.40: 55 us a skill, most of a large insert). The rows
-        go into a temporary table first (:func:`_staged`), then into ``skills`` by one
-        INSERT ... SELECT in their order, STAGE_CHUNK at a time: 10,000 skills, every trigger
-        firing, 0.74 s -> 0.23 s."""
+    def insert_triggered_rows(
+        self, connection: Connection, table: type[Base], rows: Sequence[Mapping[str, object]]
+    ) -> None:
+        """Many rows reach ``table`` by one statement: SQLite runs an executemany's INSERT once
+        per row, and each run opens a statement journal for the row's triggers; for ``skills``
+        its savepoint also makes FTS5 write out the terms our insert triggers just gave it
+        (SQLite 3.40: 55 us a skill, most of a large insert). The rows go into a temporary
+        table first (:func:`_staged`), then into ``table`` by one INSERT ... SELECT in their
+        order, STAGE_CHUNK at a time: 10,000 skills, every trigger firing, 0.74 s -> 0.23 s;
+        their 10,000 metadata rows (a trigger each), 0.19 s -> 0.09 s."""
         if len(rows) < STAGE_FROM:
-            super().insert_skill_rows(connection, rows)
+            super().insert_triggered_rows(connection, table, rows)
             return
+        name = table.__tablename__
         for start in range(0, len(rows), STAGE_CHUNK):
             with _staged(connection, rows[start : start + STAGE_CHUNK]) as columns:
                 connection.exec_driver_sql(
-                    f"INSERT INTO main.skills ({columns}) SELECT {columns} FROM temp.{STAGED_SKILLS} ORDER BY rowid"
+                    f'INSERT INTO main."{name}" ({columns}) SELECT {columns} FROM temp.{STAGED_ROWS} ORDER BY rowid'
                 )
 
     def update_skill_rows(self, connection: Connection, rows: Sequence[Mapping[str, object]]) -> None:
         """Many rows of ``skills`` updated by one statement, for the reason
-        :meth:`insert_skill_rows` gives (the update triggers' FTS5 deletes and inserts):
+        :meth:`insert_triggered_rows` gives (the update triggers' FTS5 deletes and inserts):
         ``UPDATE ... FROM`` the staged rows, joined by id."""
         if len(rows) < STAGE_FROM:
             super().update_skill_rows(connection, rows)
@@ -274,7 +279,7 @@ class SqliteBackend(Backend):
             with _staged(connection, rows[start : start + STAGE_CHUNK]):
                 connection.exec_driver_sql(
                     f"UPDATE main.skills SET ({', '.join(changed)}) = ({', '.join(f'staged.{c}' for c in changed)})"
-                    f" FROM temp.{STAGED_SKILLS} AS staged WHERE skills.id = staged.id"
+                    f" FROM temp.{STAGED_ROWS} AS staged WHERE skills.id = staged.id"
                 )
 
     @contextmanager
