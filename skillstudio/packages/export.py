@@ -15,15 +15,13 @@ from skillstudio.files import write_atomically
 from skillstudio.gc_pause import gc_paused
 from skillstudio.model import Issue, ReviewState, Skill
 from skillstudio.model.naming import SHORT_ID, listed, skill_labels
-from skillstudio.packages.errors import PackageError
+from skillstudio.packages.errors import PackageError, refuse
 from skillstudio.packages.icpkg import PackageMeta, check_meta, export_package, workshop_vdf
 from skillstudio.packages.privacy import Finding, redact_skill, scan_skill, split_marked
 from skillstudio.packages.signing import SigningKey, load_or_create_key
 from skillstudio.store import SkillExtras, SkillRepository
-from skillstudio.store.backends.sqlite import SQLITE_MAGIC
+from skillstudio.store.backends.sqlite import sqlite_file_kind
 
-# The first four bytes of a SQLite write-ahead log (its checksums big- or little-endian).
-_WAL_MAGICS = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
 Progress = Callable[[int, int], None]
 SkipReporter = Callable[[str, str], None]  # (skill id, reason)
 
@@ -137,21 +135,18 @@ def refuse_replacing(out: str | Path, *, folder: bool = False) -> None:
         return
     if folder:
         if not path.is_dir():
-            raise PackageError([Issue(str(path), "is a file; a SKILL.md export writes a folder")])
+            raise refuse(str(path), "is a file; a SKILL.md export writes a folder")
         return
     if path.is_dir():
-        raise PackageError([Issue(str(path), "is a folder; this export writes a file")])
+        raise refuse(str(path), "is a folder; this export writes a file")
     try:
-        with path.open("rb") as stream:
-            head = stream.read(len(SQLITE_MAGIC))
+        kind = sqlite_file_kind(path)
     except OSError as error:
-        raise PackageError([Issue(str(path), f"cannot be read ({error.strerror or error})")]) from None
-    if head == SQLITE_MAGIC:
-        raise PackageError(
-            [Issue(str(path), "is a SQLite database (a library?); an export never replaces one: choose another name")]
-        )
-    if head[:4] in _WAL_MAGICS:  # a library's -wal file: its newest transactions
-        raise PackageError([Issue(str(path), "is a SQLite write-ahead log; an export never replaces one")])
+        raise refuse(str(path), f"cannot be read ({error.strerror or error})") from None
+    if kind == "database":
+        raise refuse(str(path), "is a SQLite database (a library?); an export never replaces one: choose another name")
+    if kind is not None:  # a library's -wal file: its newest transactions
+        raise refuse(str(path), f"is a SQLite {kind}; an export never replaces one")
 
 
 @gc_paused()

@@ -42,7 +42,7 @@ from skillstudio.packages.export import ExportPreview, PrivacyError, Progress, S
 from skillstudio.packages.importer import ImportPlan, Incoming, PlannedSkill, claim_quality, plan_import
 from skillstudio.packages.privacy import refuses_export
 from skillstudio.store import ImportItem, SkillExtras, SkillRepository
-from skillstudio.store.backends.sqlite import NEW_FILE_PRAGMAS, SQLITE_MAGIC, read_only_uri
+from skillstudio.store.backends.sqlite import NEW_FILE_PRAGMAS, read_only_uri, sqlite_file_kind
 from skillstudio.store.errors import InvalidStoredSkill
 from skillstudio.store.imports import present_ids
 from skillstudio.store.migrations import D057_SKILL_COLUMNS, d057_statements, fts_sync_triggers
@@ -114,9 +114,8 @@ def check_target(repository: SkillRepository, target: Path) -> None:
             "replacing it now could lose or corrupt them. Stop that program (and pull what it learned), "
             "or publish to a new file",
         )
-    with target.open("rb") as handle:
-        if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-            raise refuse(str(target), "is not a SQLite database; publish only replaces a D057 library")
+    if sqlite_file_kind(target) != "database":
+        raise refuse(str(target), "is not a SQLite database; publish only replaces a D057 library")
     tables, engine_ids = _target_contents(target)
     other = sorted(tables - _D057_TABLES - _FTS_SHADOWS)
     if other:
@@ -218,9 +217,8 @@ def read_engine_rows(path: str | Path) -> list[EngineRow]:
     path = Path(path).expanduser().absolute()
     if not path.is_file():
         raise refuse(str(path), "does not exist" if not path.exists() else "is not a file")
-    with path.open("rb") as handle:
-        if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-            raise refuse(path.name, "is not a SQLite database; nothing was pulled")
+    if sqlite_file_kind(path) != "database":
+        raise refuse(path.name, "is not a SQLite database; nothing was pulled")
     uri, _wal = read_only_uri(path)
     try:
         connection = sqlite3.connect(uri, uri=True, isolation_level=None)
