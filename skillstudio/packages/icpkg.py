@@ -25,7 +25,6 @@ import json
 import re
 import stat
 import zipfile
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ from skillstudio.model.validation import Checker, join_path
 from skillstudio.packages.errors import PackageError, in_file, refuse
 from skillstudio.packages.safe_yaml import decode_utf8, dump_yaml, load_yaml
 from skillstudio.packages.signing import Signer, SigningKey, fingerprint, sign_manifest, verify_manifest
+from skillstudio.packages.zip_reader import read_entries
 from skillstudio.packages.zip_writer import CENTRAL_SIGNATURE, DeflatingZipWriter
 from skillstudio.store import SkillExtras
 
@@ -325,8 +325,9 @@ def read_package(source: str | Path | bytes, *, progress: Callable[[int, int], N
         raise refuse(label, f"is not a valid ZIP archive ({error})") from None
     except Exception as error:  # noqa: BLE001 - zipfile raises odd errors on mangled directories
         raise refuse(label, f"is not a valid ZIP archive ({type(error).__name__})") from None
-    with archive:
-        return _read_archive(archive, label, progress)
+    with archive:  # its directory, checked as zipfile parsed it; the entries are read from ``data``
+        infos = archive.infolist()
+    return _read_archive(infos, data, label, progress)
 
 
 _COUNTED_BYTES = 4 * 1024 * 1024
@@ -371,8 +372,9 @@ def _size_issues(infos: Sequence[zipfile.ZipInfo], label: str) -> list[Issue]:
     return issues
 
 
-def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int, int], None] | None = None) -> Package:
-    infos = archive.infolist()
+def _read_archive(
+    infos: list[zipfile.ZipInfo], data: bytes, label: str, progress: Callable[[int, int], None] | None = None
+) -> Package:
     if len(infos) > MAX_ENTRIES:
         raise refuse(label, f"has {len(infos)} entries, at most {MAX_ENTRIES} allowed")
     issues: list[Issue] = []
@@ -398,12 +400,7 @@ def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int,
     manifest_name = MANIFEST if MANIFEST in entries else RESOURCE if RESOURCE in entries else None
     if manifest_name is None:
         raise refuse(label, f"has no {MANIFEST} (or D057 {RESOURCE})", context=f"{label} refused")
-    contents: dict[str, bytes] = {}
-    for name, info in entries.items():
-        try:
-            contents[name] = _read_capped(archive, info)
-        except PackageError as error:
-            issues.extend(error.issues)
+    contents, issues = read_entries(data, list(entries.values()))
     if issues:
         raise PackageError(issues, context=f"{label} refused")
 
@@ -466,8 +463,7 @@ def _read_archive(archive: zipfile.ZipFile, label: str, progress: Callable[[int,
         if progress is not None and index % 250 == 0:
             progress(index, len(skill_entries))
         try:
-            data = load_json(contents[name], name)
-            skill, notes = parse_skill_with_notes(data)
+            skill, notes = parse_skill_with_notes(load_json(contents[name], name))
         except PackageError as error:
             issues.extend(error.issues)
             continue
@@ -522,36 +518,9 @@ def _entry_problem(info: zipfile.ZipInfo) -> str | None:
         return "is a symbolic link"
     if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         return "is not a regular file"
-    if info.flag_bits & 0x1:
-        return "is encrypted"
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        return f"uses compression method {info.compress_type} (only stored and deflate are read)"
     if name.endswith("/") and info.file_size:
         return "directory entry with content"
     return None
-
-
-def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """Decompress one entry, never more than it declared (zipfile stops there) plus a check."""
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        with archive.open(info) as stream:
-            while True:
-                chunk = stream.read(65536)
-                if not chunk:
-                    break
-                size += len(chunk)
-                if size > info.file_size:
-                    raise refuse(info.filename, "decompresses to more than its declared size")
-                chunks.append(chunk)
-    except PackageError:
-        raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError, RuntimeError) as error:
-        raise refuse(info.filename, f"is corrupt ({error})") from None
-    if size != info.file_size:
-        raise refuse(info.filename, f"decompresses to {size} bytes, {info.file_size} declared")
-    return b"".join(chunks)
 
 
 def _prefix_issues(check: Checker, name: str) -> None:

@@ -30,12 +30,12 @@ _VERSION = 20  # what zipfile writes for DEFLATE: "version needed to extract" 2.
 _UNIX = 3  # create_system: the external attributes are Unix permissions
 _MODE = (stat.S_IFREG | 0o644) << 16
 _UTF8_NAME = 0x800
-_LOCAL = struct.Struct("<4s2B4HL2L2H")
+LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")
 _END = struct.Struct("<4s4H2LH")
 _END64 = struct.Struct("<4sQ2H2L4Q")
 _END64_LOCATOR = struct.Struct("<4sLQL")
-_LOCAL_SIGNATURE = b"PK\x03\x04"
+LOCAL_SIGNATURE = b"PK\x03\x04"
 CENTRAL_SIGNATURE = b"PK\x01\x02"  # starts every entry's record in the central directory
 _END_SIGNATURE = b"PK\x05\x06"
 _END64_SIGNATURE = b"PK\x06\x06"
@@ -141,7 +141,7 @@ class DeflatingZipWriter:
         """How many bytes :meth:`finish` will return."""
         entries = [(len(_encoded(name)[0]), self._deflated(name)) for name in self._where]
         ends = _END.size + (_END64.size + _END64_LOCATOR.size if len(entries) > ZIP32_ENTRIES else 0)
-        return sum(_LOCAL.size + _CENTRAL.size + 2 * n + len(d.data) for n, d in entries) + ends
+        return sum(LOCAL_HEADER.size + _CENTRAL.size + 2 * n + len(d.data) for n, d in entries) + ends
 
     def finish(self, order: Sequence[str]) -> bytes:
         """The archive of every entry, in ``order`` (each added name exactly once)."""
@@ -157,8 +157,8 @@ class DeflatingZipWriter:
             if max(offset, compressed, deflated.size) >= ZIP32_LIMIT:
                 raise ValueError(f"{name!r} lies beyond 4 GiB, which needs ZIP64")
             sizes = (deflated.crc, compressed, deflated.size, len(encoded))
-            header = _LOCAL.pack(
-                _LOCAL_SIGNATURE, _VERSION, 0, flags, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE, *sizes, 0
+            header = LOCAL_HEADER.pack(
+                LOCAL_SIGNATURE, _VERSION, 0, flags, zipfile.ZIP_DEFLATED, _DOS_TIME, _DOS_DATE, *sizes, 0
             )
             parts += (header, encoded, deflated.data)
             central.append(
