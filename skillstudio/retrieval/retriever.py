@@ -22,7 +22,7 @@ from skillstudio.model import Domain, SituationSignature, Skill, StrategicPatter
 from skillstudio.retrieval import ranking
 from skillstudio.retrieval.providers import EmbeddingProvider, ProviderError
 from skillstudio.retrieval.vectors import VectorIndex
-from skillstudio.review.serving import served_many
+from skillstudio.review.serving import serve
 from skillstudio.store import SkillRepository, SkillSummary, body_hash
 from skillstudio.store.embeddings import EmbeddingStatus
 from skillstudio.store.keyword_search import keyword_candidates, query_words, term_coverage
@@ -89,9 +89,13 @@ class RetrievalResult:
     mode: Mode  # what was asked for
     used: Mode  # what ran: FTS when embeddings were unavailable (D057's fallback)
     model_id: str | None  # the embedding model compared against, if any
-    hits: list[Hit]
+    hits: list[Hit]  # each one a skill that serves content (a prompt would hold it)
     notes: tuple[str, ...] = ()  # fallbacks, dropped words, skipped vectors: for the user
     invalid_vectors: dict[str, str] = field(default_factory=dict)  # skill id -> why skipped
+    served: tuple[Skill, ...] = ()  # what each hit serves, in the hits' order (docs/review.md)
+    # Skills that ranked among the hits but serve nothing, skill id -> why: a row that is not a
+    # valid skill (another program wrote it), or withheld by review. The next ones took their place.
+    unserved: dict[str, str] = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:
@@ -238,16 +242,54 @@ class Retriever:
         )
         if invalid:
             notes.append(f"{len(invalid)} stored vectors were malformed and skipped")
+        hits, served, unserved = self._served(hits, k)
+        if unserved:
+            notes.append(
+                f"{len(unserved)} skills that ranked higher serve nothing and were passed over"
+                f" ({'; '.join(f'{skill_id[:8]}: {why}' for skill_id, why in unserved.items())})"
+            )
         return RetrievalResult(
-            query, mode, used, self.model_id if used is not Mode.FTS else None, hits[:k], tuple(notes), invalid
+            query,
+            mode,
+            used,
+            self.model_id if used is not Mode.FTS else None,
+            hits,
+            tuple(notes),
+            invalid,
+            tuple(served),
+            unserved,
         )
 
     def load(self, result: RetrievalResult) -> list[Skill]:
-        """The hits' served skills, in rank order (docs/review.md, "What is served"): a skill
-        awaiting review serves its last approved revision, a never-approved one only with
-        ``serve_unapproved``; a withheld hit, or a row that no longer parses or exists, is left out."""
-        skills, _skipped = self.repository.get_many_valid(result.ids)
-        return served_many(self.repository, skills, serve_unapproved=self.serve_unapproved)
+        """The hits' served skills, in rank order (docs/review.md, "What is served")."""
+        return list(result.served)
+
+    def _served(self, ranked: list[Hit], k: int) -> tuple[list[Hit], list[Skill], dict[str, str]]:
+        """The best ``k`` of ``ranked`` that serve content, with that content, and why each one
+        ranked above them serves nothing. A skill awaiting review serves its last approved
+        revision, a never-approved one only with ``serve_unapproved``; a row that does not hold
+        a valid skill serves nothing. Read ``k`` at a time: most rows serve."""
+        hits: list[Hit] = []
+        served: list[Skill] = []
+        unserved: dict[str, str] = {}
+        start = 0
+        while len(hits) < k and start < len(ranked):
+            batch = ranked[start : start + k - len(hits)]
+            start += len(batch)
+            skills, unreadable = self.repository.get_many_valid([hit.skill_id for hit in batch])
+            unserved.update(unreadable)  # each reason says what the row lacks, or that it is gone
+            by_id = {skill.id: skill for skill in skills}
+            for hit in batch:
+                skill = by_id.get(hit.skill_id)
+                if skill is None:
+                    continue
+                content = serve(self.repository, skill, serve_unapproved=self.serve_unapproved)
+                if isinstance(content, str):
+                    unserved[hit.skill_id] = content
+                    continue
+                hits.append(hit)
+                served.append(content)
+        return hits, served, unserved
 
     # --- the parts -----------------------------------------------------------------------------
 
@@ -489,6 +531,7 @@ def result_to_json(result: RetrievalResult) -> dict[str, object]:
             for rank, hit in enumerate(result.hits, start=1)
         ],
         "invalid_vectors": [{"id": key, "reason": value} for key, value in sorted(result.invalid_vectors.items())],
+        "unserved": [{"id": key, "reason": value} for key, value in result.unserved.items()],
     }
 
 

@@ -8,6 +8,7 @@ from skillstudio.agents import AgentSkillTool, AgentToolError
 from skillstudio.model import ReviewState
 from skillstudio.store import SkillRepository
 from tests.factories import ai_skill
+from tests.outside import engine_writes
 
 
 class Clock:
@@ -305,3 +306,19 @@ def test_an_update_without_a_version_applies_to_the_current_skill(
     assert tool.skill_update(made["id"], description="Only the description.")["status"] == "updated"
     skill = repository.get(made["id"])
     assert (skill.name, skill.description) == ("Scout early (edited)", "Only the description.")  # as before
+
+
+def test_search_fills_its_limit_past_a_row_that_holds_no_valid_skill(
+    tool: AgentSkillTool, repository: SkillRepository
+) -> None:
+    names = ["Scout the ore field early", "Scout ore with a dog", "Scout ore at night", "Scout the ore by air"]
+    made = [
+        repository.create(ai_skill(name=name, description="Scout the ore field.", tags=("scouting",))) for name in names
+    ]
+    best = tool.skill_search("scout ore", limit=3)
+    assert len(best) == 3
+    with engine_writes(repository.database) as engine:  # an engine writes a row SkillStudio cannot read
+        engine.execute("UPDATE skills SET body_json = 'not json' WHERE id = ?", (best[0]["id"],))
+    after = tool.skill_search("scout ore", limit=3)
+    assert len(after) == 3 and best[0]["id"] not in [hit["id"] for hit in after]
+    assert {hit["id"] for hit in after} <= {skill.id for skill in made}

@@ -142,6 +142,53 @@ def test_review_rejected_skill_is_never_returned(sample: SkillRepository) -> Non
         assert yak in retriever.retrieve(YAK_QUERY, mode=mode, k=100).ids, mode
 
 
+def break_row(repository: SkillRepository, skill_id: str, assignment: str) -> None:
+    """Another program (an engine) writes a row that holds no valid skill."""
+    with sqlite3.connect(repository.database.backend.location) as other:
+        other.execute(f"UPDATE skills SET {assignment} WHERE id = ?", (skill_id,))
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize(
+    "assignment", ["body_json = 'not json'", "success_rate = 'abc'", "tags = '{}'", "created_at = 'x'"]
+)
+def test_a_row_that_holds_no_valid_skill_gives_its_place_to_the_next(
+    sample: SkillRepository, mode: Mode, assignment: str
+) -> None:
+    retriever = Retriever(sample, LocalEmbeddings())
+    before = retriever.retrieve(YAK_QUERY, mode=mode, k=4)
+    assert len(before.hits) == 4 and not before.unserved
+    broken = before.ids[0]
+    break_row(sample, broken, assignment)
+    after = Retriever(sample, LocalEmbeddings()).retrieve(YAK_QUERY, mode=mode, k=4)
+    assert broken not in after.ids
+    assert after.ids[:3] == before.ids[1:] and len(after.ids) == 4  # the fifth moved up: k are served
+    if mode is Mode.TAGS and assignment.startswith("tags"):
+        assert not after.unserved  # unreadable tags match no tag: the row never ranked
+    else:
+        assert list(after.unserved) == [broken] and after.unserved[broken].startswith("not a valid skill")
+        assert any(broken[:8] in note for note in after.notes)
+    assert [skill.id for skill in retriever.load(after)] == after.ids  # the prompt holds every hit
+
+
+def test_a_withheld_skill_gives_its_place_to_the_next_and_says_why(sample: SkillRepository) -> None:
+    query = "GDI survival ion storm waves"
+    lenient = Retriever(sample, LocalEmbeddings()).retrieve(query, k=5)
+    never_approved = [
+        skill_id
+        for skill_id in lenient.ids
+        if sample.get(skill_id).review_state is ReviewState.PENDING
+        and sample.reviews.last_approved_revision(skill_id) is None
+    ]
+    assert never_approved  # the sample's agents' candidates await their first review
+    retriever = Retriever(sample, LocalEmbeddings(), serve_unapproved=False)
+    strict = retriever.retrieve(query, k=5)
+    assert not set(never_approved) & set(strict.ids) and len(strict.ids) == 5
+    for skill_id in never_approved:
+        assert strict.unserved[skill_id] == "withheld: awaiting its first review approval"
+    assert [skill.id for skill in retriever.load(strict)] == strict.ids
+
+
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_domain_and_module_filters_hold(sample: SkillRepository, mode: Mode) -> None:
     retriever = Retriever(sample, LocalEmbeddings())
