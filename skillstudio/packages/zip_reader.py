@@ -29,7 +29,7 @@ from skillstudio.packages.zip_writer import LOCAL_HEADER, LOCAL_SIGNATURE
 _ENCRYPTED = 0x1
 _PATCHED = 0x20
 _STRONG_ENCRYPTION = 0x40
-METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # the only compression methods read
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # the only compression methods read
 
 # Below this many entries they are read on the calling thread: threads do not pay for a few.
 PARALLEL_FROM = 64
@@ -78,10 +78,8 @@ def _read_batch(view: memoryview, infos: Sequence[zipfile.ZipInfo]) -> list[Entr
 
 
 def _read_entry(view: memoryview, info: zipfile.ZipInfo) -> EntryResult:
-    if info.compress_type not in METHODS:
+    if info.compress_type not in _METHODS:
         return f"uses compression method {info.compress_type} (only stored and deflate are read)"
-    if info.flag_bits & _ENCRYPTED:
-        return "is encrypted"
     offset = info.header_offset
     header = view[offset : offset + LOCAL_HEADER.size]
     if offset < 0 or len(header) != LOCAL_HEADER.size:
@@ -119,4 +117,4 @@ def _read_entry(view: memoryview, info: zipfile.ZipInfo) -> EntryResult:
     return content
 
 
-__all__ = ["METHODS", "PARALLEL_FROM", "read_entries"]
+__all__ = ["PARALLEL_FROM", "read_entries"]
