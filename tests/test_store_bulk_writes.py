@@ -191,6 +191,26 @@ def schema_version(path: Path) -> int:
         return int(connection.execute("PRAGMA schema_version").fetchone()[0])
 
 
+# The page cache CONNECTION_PRAGMAS give every connection (in KiB when negative, as SQLite reports it).
+CONNECTION_CACHE_SIZE = next(
+    int(pragma.split("=")[1]) for pragma in sqlite_backend.CONNECTION_PRAGMAS if "cache_size" in pragma
+)
+
+
+def cache_sizes_while_rebuilding(monkeypatch) -> list[tuple[sqlite3.Connection, int]]:
+    """(driver connection, its cache_size) each time a write rebuilds the FTS5 indexes and counts."""
+    seen: list[tuple[sqlite3.Connection, int]] = []
+    real_rebuild = sqlite_backend.migrations.rebuild_derived
+
+    def rebuild(connection, *args, **kwargs):
+        raw = connection.connection.driver_connection
+        seen.append((raw, raw.execute("PRAGMA cache_size").fetchone()[0]))
+        return real_rebuild(connection, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite_backend.migrations, "rebuild_derived", rebuild)
+    return seen
+
+
 def test_a_large_insert_into_a_small_library_builds_its_indexes_again_to_the_same_library(
     tmp_path: Path, synthetic: list[Skill], monkeypatch
 ) -> None:
@@ -199,6 +219,17 @@ def test_a_large_insert_into_a_small_library_builds_its_indexes_again_to_the_sam
     every order read from it, are those of the same writes inserting into each index."""
     pairs = with_evidence(synthetic)  # 240 skills: 40, then 200 (at most REBUILD_RATIO x 40 already there)
     monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
+    monkeypatch.setattr(sqlite_backend, "REBUILD_CACHE_KIB_PER_SKILL", 100)  # 240 skills: 24,000 KiB
+    caches = cache_sizes_while_rebuilding(monkeypatch)
+    unstaged: list[str] = []  # tables rows reached by one executemany, in the SQLite backend
+    real_insert_rows = sqlite_backend.insert_rows
+    monkeypatch.setattr(
+        sqlite_backend,
+        "insert_rows",
+        lambda connection, table, rows: (
+            unstaged.append(table.__tablename__) or real_insert_rows(connection, table, rows)
+        ),
+    )
     rebuilt, inserted = tmp_path / "rebuilt.db", tmp_path / "inserted.db"
     for path, rebuilds in ((rebuilt, True), (inserted, False)):
         with Database(path, create=True) as database:
@@ -209,6 +240,14 @@ def test_a_large_insert_into_a_small_library_builds_its_indexes_again_to_the_sam
             SkillRepository(database, ACTOR).create_many(pairs[40:], message="most")
             # Only dropping and making indexes moves the schema's version: the path taken.
             assert (schema_version(path) != before) is rebuilds
+            # With the FTS5 triggers dropped, the skills went in by one executemany; else staged.
+            assert unstaged.count("skills") == (1 if rebuilds else 0)
+            unstaged.clear()
+            if rebuilds:  # it read its rows through a larger cache, and gave the connection back with its own
+                [(raw, during)] = caches
+                assert during == -24_000
+                assert raw.execute("PRAGMA cache_size").fetchone()[0] == CONNECTION_CACHE_SIZE
+    assert len(caches) == 1
     assert schema_statements(rebuilt) == schema_statements(inserted)
     assert sum(name.startswith("studio_order_") for name in schema_statements(rebuilt)) >= 12
     assert set(migrations.DERIVED_INSERT_TRIGGERS) <= set(schema_statements(rebuilt))
@@ -266,14 +305,30 @@ def test_a_large_insert_that_fails_leaves_the_library_and_its_indexes_as_they_we
     monkeypatch.setattr(sqlite_backend, "REBUILD_MIN_SKILLS", 100)
     dropped: list[list[tuple[str, str, str]]] = []  # (type, name, statement)
     choose = sqlite_backend._schema_to_rebuild
-    monkeypatch.setattr(
-        sqlite_backend, "_schema_to_rebuild", lambda *args: dropped.append(choose(*args)) or dropped[-1]
-    )
+
+    def chosen(*args):
+        schema, existing = choose(*args)
+        dropped.append(schema)
+        return schema, existing
+
+    monkeypatch.setattr(sqlite_backend, "_schema_to_rebuild", chosen)
     path = library_refusing_poison(tmp_path / "library.db", synthetic[:40])
     rows, indexes = library_rows(path), schema_statements(path)
     poisoned = [*synthetic[40:239], replace(synthetic[239], name="poison")]
-    with Database(path) as database, pytest.raises(LibraryError, match="poisoned row"):
-        SkillRepository(database, ACTOR).create_many(poisoned)
+    monkeypatch.setattr(sqlite_backend, "REBUILD_CACHE_KIB_PER_SKILL", 100)  # above the connection's cache
+    raws: list[sqlite3.Connection] = []
+    real_cache = sqlite_backend._larger_cache
+    monkeypatch.setattr(
+        sqlite_backend,
+        "_larger_cache",
+        lambda connection, kib: raws.append(connection.connection.driver_connection) or real_cache(connection, kib),
+    )
+    with Database(path) as database:
+        with pytest.raises(LibraryError, match="poisoned row"):
+            SkillRepository(database, ACTOR).create_many(poisoned)
+        # a failed write, too, gives its connection back with the cache it had
+        [raw] = raws
+        assert raw.execute("PRAGMA cache_size").fetchone()[0] == CONNECTION_CACHE_SIZE
     # the write had dropped them when the row was refused
     assert sum(kind == "index" for kind, _, _ in dropped[-1]) >= 12
     assert {name for kind, name, _ in dropped[-1] if kind == "trigger"} == set(migrations.DERIVED_INSERT_TRIGGERS)

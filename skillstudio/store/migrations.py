@@ -1226,11 +1226,12 @@ def fts_sync_triggers() -> list[str]:
 # What triggers derive from ``skills`` row by row (SQLite libraries): the two FTS5 indexes and
 # the filter panel's counts.
 _FTS_INDEXES = ("skills_fts", "studio_search_fts")
+# The insert triggers on skills that write an FTS5 index (D057's skills_fts, our studio_search_fts).
+FTS_INSERT_TRIGGERS = ("studio_skills_fts_insert", "studio_search_fts_insert")
 # The insert triggers whose whole work rebuild_derived redoes from the rows: a large insert may
 # drop them for the rows of its new skills and their metadata, and rebuild after it.
 DERIVED_INSERT_TRIGGERS = (
-    "studio_skills_fts_insert",
-    "studio_search_fts_insert",
+    *FTS_INSERT_TRIGGERS,
     "studio_tag_counts_insert",
     "studio_creator_counts_skill_insert",
     "studio_creator_counts_meta_insert",
