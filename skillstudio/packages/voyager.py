@@ -29,6 +29,9 @@ MAX_FILE = 2 * 1024 * 1024
 MAX_SKILLS = 20_000
 _VERSIONED = re.compile(r"^(?P<base>.+?)V(?P<n>[2-9]|[1-9]\d+)$")
 _SAFE = re.compile(r"^[A-Za-z0-9_\-]{1,128}$")
+# The first and inner lines of the function stub Voyager writes as a skill's description.
+_STUB_OPENING = re.compile(r"^\s*(?:async\s+)?function\s*[\w$]*\s*\([^)]*\)\s*\{\s*$")
+_COMMENT_LINE = re.compile(r"^(?://+|/\*+|\*+/?)(?P<text>.*?)(?:\*+/)?$")
 
 
 def split_version(name: str) -> tuple[str, int]:
@@ -47,20 +50,54 @@ def _read_text(path: Path, where: str) -> str | None:
     return decode_utf8(path.read_bytes(), where)
 
 
+def description_prose(description: str) -> str:
+    """What a Voyager description says. Voyager writes each one as a stub of the function it
+    describes, the prose in its comment (``async function mineWoodLog(bot) {``, ``// The
+    function is about mining...``, ``}``): that prose, its lines joined. Any other text (a
+    stub with code in it, plain text) is returned as it is, stripped."""
+    text = description.strip()
+    lines = text.splitlines()
+    if len(lines) < 3 or not _STUB_OPENING.match(lines[0]) or lines[-1].strip() != "}":
+        return text
+    prose = []
+    for line in lines[1:-1]:
+        said = _comment_text(line)
+        if said is None:  # code: not the stub Voyager writes
+            return text
+        if said:
+            prose.append(said)
+    return " ".join(prose) or text
+
+
+def _comment_text(line: str) -> str | None:
+    """The text of a comment line (``// ...``, ``/* ... */``, `` * ...``); "" for a blank line;
+    None for any other line."""
+    stripped = line.strip()
+    if not stripped:
+        return ""
+    comment = _COMMENT_LINE.match(stripped)
+    return None if comment is None else comment.group("text").strip()
+
+
+def _instructions(code: str, description: str) -> str:
+    """An Instructions body's text: the description's prose, then the code in a fenced block."""
+    return f"{description_prose(description)}\n\n```javascript\n{code.rstrip()}\n```\n".lstrip()
+
+
 def _version_skill(
     code: str, description: str, *, skill_id: str, base: str, created_at: str, domain: Domain, game_module: str
 ) -> Skill:
-    text = description.strip()
+    prose = description_prose(description)
     return parse_skill(
         {
             "id": skill_id,
             "domain": domain.value,
             "name": base,
-            "description": text.splitlines()[0][:2000] if text else f"Voyager skill {base}",
+            "description": prose.splitlines()[0][:2000] if prose else f"Voyager skill {base}",
             "created_at": created_at,
             "tags": ["voyager"],
             "provenance": {"source": "llm_discovered", "game_module": game_module},
-            "body": {"Instructions": {"instructions": f"{text}\n\n```javascript\n{code.rstrip()}\n```\n".lstrip()}},
+            "body": {"Instructions": {"instructions": _instructions(code, description)}},
         }
     )
 
@@ -108,8 +145,7 @@ def read_voyager(
     for base, by_number in sorted(versions.items()):
         latest = max(by_number)
         name, code, description = by_number[latest]
-        instructions = f"{description.strip()}\n\n```javascript\n{code.rstrip()}\n```\n".lstrip()
-        if len(instructions) > MAX_LONG_TEXT:
+        if len(_instructions(code, description)) > MAX_LONG_TEXT:
             issues.append(Issue(f"code/{name}.js", f"longer than {MAX_LONG_TEXT} characters"))
             continue
         older = sorted(n for n in by_number if n != latest)

@@ -12,8 +12,8 @@ from skillstudio.packages.importer import apply_plan, plan_import
 from skillstudio.packages.json_library import export_json_library, read_json_library
 from skillstudio.packages.skill_md import export_skill_tree
 from skillstudio.packages.sources import detect_format, read_source
-from skillstudio.packages.voyager import read_voyager, split_version
-from skillstudio.store import SkillExtras, SkillRepository
+from skillstudio.packages.voyager import description_prose, read_voyager, split_version
+from skillstudio.store import SkillExtras, SkillQuery, SkillRepository
 from tests import factories
 from tests.packages.helpers import library_state
 
@@ -100,6 +100,56 @@ def test_voyager_library_with_version_pile_ups(repository: SkillRepository, tmp_
     assert len(repository.history.revisions(mine.skill.id)) == 1
     again, _ = read_voyager(root)
     assert plan_import(repository, again, origin=origin, source="voyager").changes == 0
+
+
+# A description as Voyager writes it: a stub of the function, the prose in its comment.
+VOYAGER_STUB = (
+    "async function gatherReeds(bot) {\n"
+    "    // Walks along the river bank and breaks sugar cane until six stalks are held.\n"
+    "    // Replants the lowest block of each so that the stalks grow back.\n"
+    "}"
+)
+VOYAGER_PROSE = (
+    "Walks along the river bank and breaks sugar cane until six stalks are held."
+    " Replants the lowest block of each so that the stalks grow back."
+)
+
+
+def test_a_voyager_description_is_the_prose_of_its_function_stub(repository: SkillRepository, tmp_path: Path) -> None:
+    """Voyager's description files are function stubs: the skill is described, and found, by
+    what their comment says, not by the stub's first line."""
+    root = tmp_path / "voyager"
+    (root / "code").mkdir(parents=True)
+    (root / "description").mkdir()
+    code = "async function gatherReeds(bot) { await mineBlock(bot, 'sugar_cane', 6); }"
+    (root / "code" / "gatherReeds.js").write_text(code)
+    (root / "description" / "gatherReeds.txt").write_text(VOYAGER_STUB)
+    (root / "skills.json").write_text(json.dumps({"gatherReeds": {"code": code, "description": VOYAGER_STUB}}))
+    [item], origin = read_voyager(root)
+    assert item.skill.description == VOYAGER_PROSE
+    assert item.skill.body.instructions.startswith(VOYAGER_PROSE + "\n\n```javascript\n")
+    assert "async function gatherReeds(bot) {\n    //" not in item.skill.body.instructions
+    apply_plan(repository, plan_import(repository, [item], origin=origin, source="voyager"))
+    assert repository.query(SkillQuery(text="sugar cane")).ids == [item.skill.id]
+
+
+@pytest.mark.parametrize(
+    ("description", "prose"),
+    [
+        (VOYAGER_STUB, VOYAGER_PROSE),
+        ("function craft(bot, n) {\n  /* Crafts n planks.\n   * Needs logs.\n   */\n}", "Crafts n planks. Needs logs."),
+        ("async function a(bot) {\n\n    // Only this.\n\n}", "Only this."),
+        # not a stub of comments: kept as written
+        ("async function a(bot) {\n    await mine(bot);\n}", "async function a(bot) {\n    await mine(bot);\n}"),
+        ("async function a(bot) {\n    // says\n    await mine(bot);\n}", None),
+        ("async function a(bot) {\n    //\n}", None),
+        ("Mines a log.\nThen crafts planks.", None),
+        ("  plain  ", "plain"),
+        ("", ""),
+    ],
+)
+def test_description_prose(description: str, prose: str | None) -> None:
+    assert description_prose(description) == (description.strip() if prose is None else prose)
 
 
 def test_voyager_refuses_unsafe_names(tmp_path: Path) -> None:
