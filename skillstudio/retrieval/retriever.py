@@ -12,7 +12,7 @@ import json
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -183,7 +183,7 @@ class Retriever:
         used = mode
         invalid: dict[str, str] = {}
         if mode in (Mode.HYBRID, Mode.SEMANTIC, Mode.RRF):
-            semantic = self._semantic(query, domain_value, game_module, notes, pool)
+            semantic = self._semantic(query, domain_value, game_module, notes, pool, also=keyword)
             if semantic is None:
                 if mode is Mode.SEMANTIC:  # D057: fall back to FTS5 keyword search
                     found = keyword_candidates(
@@ -294,9 +294,17 @@ class Retriever:
     # --- the parts -----------------------------------------------------------------------------
 
     def _semantic(
-        self, query: str, domain: str | None, game_module: str | None, notes: list[str], pool: int
+        self,
+        query: str,
+        domain: str | None,
+        game_module: str | None,
+        notes: list[str],
+        pool: int,
+        *,
+        also: Iterable[str] = (),
     ) -> tuple[dict[str, float], float, float, dict[str, str]] | None:
-        """(top cosines by id, typical cosine, best cosine, malformed vectors), or None to fall back."""
+        """(cosines by id: the ``pool`` best and those of ``also``, the skills found by their words;
+        typical cosine, best cosine, malformed vectors), or None to fall back."""
         if self.provider is None:
             notes.append("no embedding provider is configured; ranked by FTS5 keyword search (D057's fallback)")
             return None
@@ -326,8 +334,10 @@ class Retriever:
             return None
         typical = float(similarities.cosines.mean())
         best = float(similarities.cosines.max())
-        top = dict(similarities.top(pool))
-        return top, typical, best, dict(index.invalid)
+        cosines = dict(similarities.top(pool))
+        # a skill that entered the ranking by its words is scored by its own cosine too
+        cosines.update(similarities.of(skill_id for skill_id in also if skill_id not in cosines))
+        return cosines, typical, best, dict(index.invalid)
 
     def _rank(
         self,
@@ -363,9 +373,11 @@ class Retriever:
                 if mode in (Mode.HYBRID, Mode.FTS, Mode.RRF)
                 else None
             )
+            # A skill without a vector for the model (not embedded yet) has no semantic relevance
+            # (0), as one matched by meaning alone has no keyword relevance.
             semantic = (
                 ranking.semantic_relevance(cosine, typical, best_cosine)
-                if cosine is not None and mode in (Mode.HYBRID, Mode.SEMANTIC, Mode.RRF)
+                if mode in (Mode.HYBRID, Mode.SEMANTIC, Mode.RRF)
                 else None
             )
             tags = tag_matches[skill_id] / best_tags if mode is Mode.TAGS and best_tags else None

@@ -11,6 +11,7 @@ Malformed vectors (wrong length, NaN, infinity, all zeros) are skipped and repor
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,9 +58,12 @@ class Similarities:
     Holds row numbers into the index's id list rather than ids: naming 100k ids would cost more
     than the search itself, and only the top few are ever named."""
 
-    rows: npt.NDArray[np.intp]
+    rows: npt.NDArray[np.intp]  # ascending
     cosines: npt.NDArray[np.float32]
     all_ids: list[str]
+    # skill id -> its row in all_ids: the index's own map, which later refreshes only append to,
+    # so a row it gives is one of these rows or one past them (and then not among ``rows``)
+    row_of: Mapping[str, int]
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -67,6 +71,18 @@ class Similarities:
     @property
     def ids(self) -> list[str]:
         return [self.all_ids[row] for row in self.rows]
+
+    def of(self, skill_ids: Iterable[str]) -> dict[str, float]:
+        """The cosines of those of ``skill_ids`` that have a vector and pass the filters."""
+        found: dict[str, float] = {}
+        for skill_id in skill_ids:
+            row = self.row_of.get(skill_id)
+            if row is None:
+                continue
+            at = int(np.searchsorted(self.rows, row))
+            if at < len(self.rows) and self.rows[at] == row:
+                found[skill_id] = float(self.cosines[at])
+        return found
 
     def top(self, k: int) -> list[tuple[str, float]]:
         """The ``k`` most similar, best first; equal cosines in id order."""
@@ -118,8 +134,8 @@ class VectorIndex:
             # One product over the whole matrix, then the rows wanted: slicing the matrix first
             # would copy it (100 MB at 100k skills).
             cosines = (self._matrix @ unit)[rows] if len(rows) else np.zeros(0, np.float32)
-            all_ids = self._ids
-        return Similarities(rows, cosines.astype(np.float32, copy=False), all_ids)
+            all_ids, row_of = self._ids, self._row
+        return Similarities(rows, cosines.astype(np.float32, copy=False), all_ids, row_of)
 
     def has(self, skill_id: str) -> bool:
         with self._lock:

@@ -259,6 +259,40 @@ def test_hybrid_hits_carry_a_full_breakdown(sample: SkillRepository) -> None:
     assert any(hit.score.bm25 is None for hit in result.hits)  # found by meaning alone
 
 
+def test_a_keyword_hit_outside_the_semantic_pool_is_scored_by_its_own_cosine(sample: SkillRepository) -> None:
+    """The pools bound which skills enter the ranking, not how one is scored: a skill that
+    entered by its words has its semantic relevance from its own cosine, as with the whole
+    library in the pool (it once got its keyword score alone, and so outranked skills that
+    matched both ways)."""
+    whole = Retriever(sample, LocalEmbeddings()).retrieve(YAK_QUERY, k=100)  # a pool of 200 > 47 skills
+    scores = {hit.skill_id: hit.score for hit in whole.hits}
+    by_meaning = sorted(scores, key=lambda skill_id: (-(scores[skill_id].cosine or 0.0), skill_id))[:5]
+    narrow = Retriever(sample, LocalEmbeddings(), candidates=5).retrieve(YAK_QUERY, k=10)  # pools of 5
+    entered_by_words = [hit for hit in narrow.hits if hit.skill_id not in by_meaning]
+    assert entered_by_words  # the case this test is about
+    for hit in narrow.hits:
+        expected = scores[hit.skill_id]
+        assert hit.score.cosine == pytest.approx(expected.cosine)
+        assert hit.score.semantic == pytest.approx(expected.semantic)
+        if hit.score.bm25 is not None:  # in the keyword pool too: scored as with every skill in the pools
+            assert hit.score.final == pytest.approx(expected.final)
+    finals = [hit.score.final for hit in narrow.hits]
+    assert finals == sorted(finals, reverse=True)
+
+
+def test_a_skill_without_a_vector_gets_no_semantic_relevance_in_hybrid_mode(sample: SkillRepository) -> None:
+    """docs/retrieval.md: a skill matched by one signal only gets 0 for the other. A skill not
+    embedded yet is found by its words, with no semantic relevance, rather than by its keyword
+    score alone above the skills that match both ways."""
+    fresh = sample.create(ai_skill(name="Yak rush answered early with anti-air", tags=("anti-air", "early-game")))
+    result = Retriever(sample, LocalEmbeddings()).retrieve(YAK_QUERY, k=100)
+    [hit] = [hit for hit in result.hits if hit.skill_id == fresh.id]
+    assert hit.score.cosine is None and hit.score.fts
+    assert hit.score.semantic == 0.0
+    assert hit.score.relevance == pytest.approx(ranking.fuse(hit.score.fts, 0.0))
+    assert result.hits[0].name == YAK
+
+
 def test_each_mode_fills_its_own_signals(sample: SkillRepository) -> None:
     retriever = Retriever(sample, LocalEmbeddings())
     fts = retriever.retrieve(YAK_QUERY, mode="fts", k=100)

@@ -113,12 +113,19 @@ def test_normalise_and_top() -> None:
     np.testing.assert_allclose(unit, [[0.6, 0.8], [0, 0], [0, -1]], atol=1e-6)
     # Rows 1..4 of an index's id list ("x" is filtered out).
     all_ids = ["x", "c", "a", "b", "d"]
-    similarities = Similarities(np.arange(1, 5), np.array([0.5, 0.9, 0.5, 0.1], dtype=np.float32), all_ids)
+    row_of = {skill_id: row for row, skill_id in enumerate(all_ids)}
+    cosines = np.array([0.5, 0.9, 0.5, 0.1], dtype=np.float32)
+    similarities = Similarities(np.arange(1, 5), cosines, all_ids, row_of)
     assert similarities.ids == ["c", "a", "b", "d"] and len(similarities) == 4
     assert [sid for sid, _ in similarities.top(3)] == ["a", "b", "c"]  # ties by id
     assert [sid for sid, _ in similarities.top(99)] == ["a", "b", "c", "d"]
-    empty = Similarities(np.zeros(0, dtype=np.intp), np.zeros(0, np.float32), all_ids)
+    empty = Similarities(np.zeros(0, dtype=np.intp), np.zeros(0, np.float32), all_ids, row_of)
     assert similarities.top(0) == [] and empty.top(5) == []
+    # any skill's cosine by id: not one filtered out ("x"), without a vector ("y") or added later ("z")
+    assert similarities.of(["d", "x", "a", "y", "z"]) == pytest.approx({"d": 0.1, "a": 0.9})
+    assert empty.of(["a"]) == {}
+    later = Similarities(np.array([0, 2]), np.array([0.3, 0.7], dtype=np.float32), all_ids, {**row_of, "z": 5})
+    assert later.of(["x", "a", "c", "z"]) == pytest.approx({"x": 0.3, "a": 0.7})
 
 
 # --- malformed and foreign vectors ------------------------------------------------------------
@@ -154,11 +161,11 @@ def test_malformed_engine_blobs_are_skipped_and_reported(repository: SkillReposi
     assert any("malformed" in note for note in result.notes)
     # the good vectors still work: pure air first, then half air; naval is below typical
     assert result.ids == [ids["a"], ids["b"]]
-    # hybrid mode too: the malformed ones are found by words only
+    # hybrid mode too: the malformed ones are found by words only, with no semantic relevance
     hybrid = retriever.retrieve("skill front air", mode=Mode.HYBRID, k=10)
     for key in bad:
         hit = next(h for h in hybrid.hits if h.skill_id == ids[key])
-        assert hit.score.cosine is None and hit.score.semantic is None
+        assert hit.score.cosine is None and hit.score.semantic == 0.0
 
 
 def test_a_blob_broken_after_loading_is_skipped_then_repaired(repository: SkillRepository) -> None:
@@ -201,7 +208,7 @@ def test_vectors_of_another_model_are_never_compared(repository: SkillRepository
     assert semantic.invalid_vectors == {}  # not malformed: simply not this model's
     hybrid = retriever.retrieve("skill theirs air", mode=Mode.HYBRID, k=10)
     theirs = next(h for h in hybrid.hits if h.skill_id == ids["theirs"])  # found by its words
-    assert theirs.score.cosine is None and theirs.score.semantic is None
+    assert theirs.score.cosine is None and theirs.score.semantic == 0.0
     status = repository.embeddings.status(MODEL)
     assert status.missing == 2 and status.other_models == {"other/model": 1, "other/wide": 1}
 
