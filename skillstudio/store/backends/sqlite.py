@@ -123,7 +123,7 @@ def _schema_to_rebuild(connection: Connection, incoming: int) -> tuple[list[tupl
     """(type, name, CREATE statement) of what a write inserting ``incoming`` new skills drops
     and makes again (REBUILD_RATIO), or none: SkillStudio's non-unique indexes on ``skills``
     and the insert triggers whose work :func:`migrations.rebuild_derived` redoes; and how many
-    skills the library holds before the write."""
+    skills the library holds before the write (0, not counted, below REBUILD_MIN_SKILLS)."""
     if incoming < REBUILD_MIN_SKILLS:
         return [], 0
     existing = int(connection.exec_driver_sql("SELECT COUNT(*) FROM skills").scalar_one())
@@ -157,7 +157,7 @@ def _writes_fts_per_row(connection: Connection) -> bool:
 def _larger_cache(connection: Connection, kib: int) -> Iterator[None]:
     """The connection's page cache holds at least ``kib`` KiB for the block, then its own size again."""
     before = int(connection.exec_driver_sql("PRAGMA cache_size").scalar_one())
-    # A negative cache_size is KiB, a positive one pages; compare as KiB (page_size 4096).
+    # A negative cache_size is KiB, a positive one pages; compare as KiB (NEW_FILE_PRAGMAS' 4 KiB pages).
     if (-before if before < 0 else before * 4) >= kib:
         yield
         return
