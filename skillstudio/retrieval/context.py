@@ -110,7 +110,12 @@ def format_skill(skill: Skill) -> str:
         ]
     else:
         assert isinstance(body, Instructions)
-        lines = [f"Instructions: {skill.name}", f"Use when: {_one_line(skill.description)}", body.instructions.strip()]
+        when = _one_line(skill.description)
+        lines = [f"Instructions: {skill.name}", f"Use when: {when}"]
+        # Instructions that open with the description (a Voyager skill's do) do not say it twice.
+        instructions = _after_opening(body.instructions.strip(), when)
+        if instructions:
+            lines.append(instructions)
     lines.append(f"Outcome: {describe_outcome(skill)}")
     return "\n".join(lines)
 
@@ -240,6 +245,13 @@ def _shares(pairs: tuple[tuple[str, int], ...]) -> str:
 
 def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
+
+
+def _after_opening(text: str, opening: str) -> str:
+    """``text`` without its first paragraph when that paragraph says ``opening`` (whitespace
+    aside), else ``text``."""
+    first, _, rest = text.partition("\n\n")
+    return rest.lstrip() if opening and _one_line(first) == opening else text
 
 
 __all__ = [

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from skillstudio.library.sample import load_sample
-from skillstudio.model import Confidence, Domain, Quality, Skill
+from skillstudio.model import Confidence, Domain, Instructions, Quality, Skill
 from skillstudio.retrieval import catalog, format_as_context, format_skill, skill_content
 from skillstudio.retrieval.context import AI_HEADER, CATALOG_HEADER, CONTENT_HEADER, describe_outcome
 from skillstudio.verification.stats import wilson
@@ -138,6 +138,25 @@ def test_instructions_form() -> None:
     assert "# Waves\n\nKeep the first wave small." in block
     assert f"Use when: {skill.description}" in block
     assert "Prompt:" not in block and "Plan:" not in block
+
+
+def test_instructions_that_open_with_the_description_say_it_once() -> None:
+    """A Voyager skill's instructions open with its description: the block says it once."""
+    code = "```javascript\nasync function mineWoodLog(bot) {}\n```"
+    said = "Mines one log of any wood\nit can find nearby."
+    when = "Use when: Mines one log of any wood it can find nearby."
+
+    def block_lines(instructions: str) -> list[str]:
+        skill = replace(instructions_skill(), description=said, body=Instructions(instructions=instructions))
+        lines = format_skill(skill).splitlines()
+        assert lines[-1].startswith("Outcome: ")
+        return lines[1:-1]  # between the name and the outcome
+
+    assert block_lines(f"{said}\n\n{code}\n") == [when, *code.splitlines()]
+    assert block_lines(said) == [when]
+    # only a whole first paragraph that says the description is left out
+    for kept in (f"{said} Then more.\n\n{code}", f"Before.\n\n{said}\n\n{code}", code):
+        assert block_lines(kept) == [when, *kept.splitlines()]
 
 
 @pytest.mark.parametrize("factory", [ai_skill, content_skill, example_skill, instructions_skill])
