@@ -334,6 +334,23 @@ def test_the_dashboard_follows_the_states_selection_and_query(qtbot, state, dash
     assert dashboard.verify_ids() == ([ids[1]], 0)  # nothing selected: every filtered AI skill
 
 
+def test_data_loaded_waits_for_the_reload_of_a_selection_made_while_an_older_one_was_read(
+    qtbot, state, dashboard
+) -> None:
+    """A reload under way when the selection changes still lands and is drawn, but its plots are
+    already out of date: data_loaded says so only for the reload the new selection asks for (it
+    once came first, and a test then found the plots without the selected skills)."""
+    ids = [s.id for s in playable_skills(3)]
+    announced: list[tuple[str, ...]] = []
+    dashboard.data_loaded.connect(
+        lambda: announced.append(tuple(series.skill_id for series in dashboard.snapshot.skills))
+    )
+    dashboard.refresh()  # a read of the nothing-selected plots, under way
+    with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
+        state.set_selection(ids, current=ids[0])  # its reload waits out the debounce, after that read
+    assert announced == [tuple(ids)] and not dashboard.loading
+
+
 def test_a_new_selection_repaints_the_skills_plots_and_leaves_the_filtered_ones(
     qtbot, monkeypatch, state, dashboard
 ) -> None:

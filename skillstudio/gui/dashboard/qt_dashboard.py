@@ -274,7 +274,7 @@ class QtDashboard(QDockWidget):
 
     batch_progress = Signal(object)  # BatchUpdate, throttled in the worker
     batch_finished = Signal(object)  # BatchOutcome, or None when the batch failed
-    data_loaded = Signal()  # the plots show the answer to the latest refresh
+    data_loaded = Signal()  # the plots are up to date: drawn, and no newer reload due
 
     def __init__(self, state: BrowserState, parent: QWidget | None = None) -> None:
         super().__init__("Verification dashboard", parent)
@@ -351,6 +351,8 @@ class QtDashboard(QDockWidget):
         self._batch_refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_DURING_BATCH_MS)
         self._batch_refresh_timer.timeout.connect(self.refresh)
         self._pending_updates: list[Callable[[], None]] = []
+        self._reloads = 0  # reloads asked for, so data_loaded waits for the latest one's answer
+        self._drawing = 0  # the reload whose answer the plots are being given
         self._step_timer = QTimer(self, singleShot=True, interval=0)
         self._step_timer.timeout.connect(self._next_update)
         self._build_actions()
@@ -448,10 +450,12 @@ class QtDashboard(QDockWidget):
             return
         selected = self.state.selection
         self._selected_count = len(selected)
+        self._reloads += 1
         self._loader.request(_snapshots, repository, self.state.query, list(selected[:SELECTED_FOR_PLOTS]))
 
     def _apply_snapshot(self, loaded: tuple[Snapshot, PairedSnapshot]) -> None:
         data, paired = loaded
+        self._drawing = self._reloads  # only the latest request's answer is delivered (LatestOnly)
         before, self.snapshot = self.snapshot, data
         paired_before, self.paired = self.paired, paired
         shown = sum(group.total for group in data.tiers)  # every filtered skill has one tier
@@ -527,7 +531,9 @@ class QtDashboard(QDockWidget):
             self._pending_updates.pop(0)()
         if self._pending_updates:
             self._step_timer.start()
-        else:
+        elif self._drawing == self._reloads and not self._refresh_timer.isActive():
+            # Only once nothing newer is due or under way: a read that started before the
+            # selection changed still lands, and what it draws is already out of date.
             self.data_loaded.emit()
 
     def _load_failed(self, error: BaseException) -> None:
