@@ -158,7 +158,7 @@ def test_environment_variable_chooses_the_library(capsys, library, monkeypatch) 
     assert code == 0 and json.loads(out)["library"] == str(path)
 
 
-def test_init_empty_and_refuses_existing(capsys, tmp_path) -> None:
+def test_init_empty_and_refuses_existing(capsys, tmp_path, monkeypatch) -> None:
     target = tmp_path / "new.db"
     code, out, _ = run(capsys, "init", str(target))
     assert code == 0 and target.exists() and "empty library" in out
@@ -166,6 +166,10 @@ def test_init_empty_and_refuses_existing(capsys, tmp_path) -> None:
     assert code == 1 and "already exists" in err
     code, _, err = run(capsys, "init", str(tmp_path / "missing" / "x.db"))
     assert code == 1 and "does not exist" in err
+    monkeypatch.chdir(tmp_path)
+    for folder in (str(tmp_path), ""):  # "" is the current folder: it once "already existed"
+        code, _, err = run(capsys, "init", folder)
+        assert code == 1 and f"{tmp_path} is a folder; name the new library file" in err
     assert [p.name for p in tmp_path.iterdir()] == ["new.db"]  # no temporary leftovers
 
 

@@ -108,6 +108,8 @@ def create_library(path: str | os.PathLike[str], *, sample: bool = False) -> Dat
             raise
         return database
     target = library_file(path).absolute()
+    if target.is_dir():  # an empty name is the current folder
+        raise LibraryError(f"{target} is a folder; name the new library file, e.g. {target / 'skills.db'}")
     if target.exists():
         raise LibraryError(f"{target} already exists; choose a new file name")
     if not target.parent.is_dir():
