@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
+from skillstudio.cli import main as cli_main
 from skillstudio.cli.main import main as cli
 from skillstudio.library import create_library
 
@@ -14,17 +14,27 @@ from skillstudio.library import create_library
 def test_a_write_waits_for_another_writer_and_says_so(tmp_path: Path, capsys, monkeypatch) -> None:
     path = tmp_path / "lib.db"
     create_library(path, sample=True).close()
+    # The lock is let go once the CLI has said it waits, not after a fixed time: on a busy
+    # machine embedding took so long that the write came after a timed release, with no wait.
+    noticed = threading.Event()
+    notice = cli_main._WaitNotice.__call__
+
+    def noticing(self: cli_main._WaitNotice, waited: float) -> None:
+        notice(self, waited)
+        if self.said:
+            noticed.set()
+
+    monkeypatch.setattr(cli_main._WaitNotice, "__call__", noticing)
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
-    released = threading.Timer(1.8, lambda: holder.execute("ROLLBACK"))
+    released = threading.Thread(target=lambda: (noticed.wait(60), holder.execute("ROLLBACK")))
     released.start()
     try:
-        started = time.monotonic()
         assert cli(["embed", "--db", str(path), "--quiet"]) == 0  # writes vectors: must wait
-        assert time.monotonic() - started >= 1.5
     finally:
         released.join()
         holder.close()
+    assert noticed.is_set()
     assert "waiting for the library (another program is writing)" in capsys.readouterr().err
 
 
