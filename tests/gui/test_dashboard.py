@@ -348,7 +348,9 @@ def test_data_loaded_waits_for_the_reload_of_a_selection_made_while_an_older_one
     dashboard.refresh()  # a read of the nothing-selected plots, under way
     with qtbot.waitSignal(dashboard.data_loaded, timeout=WAIT):
         state.set_selection(ids, current=ids[0])  # its reload waits out the debounce, after that read
-    assert announced == [tuple(ids)] and not dashboard.loading
+    assert announced == [tuple(ids)]
+    qtbot.waitUntil(lambda: not dashboard.loading, timeout=WAIT)  # its worker may still be ending
+    assert announced == [tuple(ids)]  # that reload was the last: nothing came after it
 
 
 def test_a_new_selection_repaints_the_skills_plots_and_leaves_the_filtered_ones(
