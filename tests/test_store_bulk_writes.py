@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import create_engine, select
 
 from benchmarks.synthetic import COMMON_TAG, COMMON_TERM, PREFIX_QUERY, generate_skills
 from skillstudio.curation.edits import revert_to_revision
@@ -738,3 +738,23 @@ def test_updating_the_changed_columns_leaves_what_updating_every_column_leaves(
     one, other = library_rows(changed_path), library_rows(every_path)
     assert len(one.pop("retrieval_changes")) < len(other.pop("retrieval_changes"))
     assert one == other
+
+
+def test_the_rebuild_cache_counts_a_cache_in_pages_by_the_files_own_page_size(tmp_path: Path) -> None:
+    """A positive cache_size is pages: 20,000 pages of 1 KiB hold less than 30,000 KiB (it was
+    read as 4 KiB pages, 80,000 KiB, and the cache not raised). The size comes back after."""
+    path = tmp_path / "small-pages.db"
+    with closing(sqlite3.connect(path)) as plain:
+        plain.execute("PRAGMA page_size = 1024")
+        plain.execute("CREATE TABLE t (x)")
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA cache_size = 20000")
+            with sqlite_backend._larger_cache(connection, 30_000):
+                assert connection.exec_driver_sql("PRAGMA cache_size").scalar_one() == -30_000
+            assert connection.exec_driver_sql("PRAGMA cache_size").scalar_one() == 20_000
+            with sqlite_backend._larger_cache(connection, 19_000):  # already held: left as it is
+                assert connection.exec_driver_sql("PRAGMA cache_size").scalar_one() == 20_000
+    finally:
+        engine.dispose()

@@ -157,8 +157,11 @@ def _writes_fts_per_row(connection: Connection) -> bool:
 def _larger_cache(connection: Connection, kib: int) -> Iterator[None]:
     """The connection's page cache holds at least ``kib`` KiB for the block, then its own size again."""
     before = int(connection.exec_driver_sql("PRAGMA cache_size").scalar_one())
-    # A negative cache_size is KiB, a positive one pages; compare as KiB (NEW_FILE_PRAGMAS' 4 KiB pages).
-    if (-before if before < 0 else before * 4) >= kib:
+    if before > 0:  # pages, not KiB: an engine's file may have pages of another size than ours
+        held = before * int(connection.exec_driver_sql("PRAGMA page_size").scalar_one()) // 1024
+    else:
+        held = -before
+    if held >= kib:
         yield
         return
     connection.exec_driver_sql(f"PRAGMA cache_size = -{int(kib)}")
