@@ -79,9 +79,9 @@ def _comment_text(line: str) -> str | None:
     return None if comment is None else comment.group("text").strip()
 
 
-def _instructions(code: str, description: str) -> str:
+def _instructions(code: str, prose: str) -> str:
     """An Instructions body's text: the description's prose, then the code in a fenced block."""
-    return f"{description_prose(description)}\n\n```javascript\n{code.rstrip()}\n```\n".lstrip()
+    return f"{prose}\n\n```javascript\n{code.rstrip()}\n```\n".lstrip()
 
 
 def _version_skill(
@@ -97,7 +97,7 @@ def _version_skill(
             "created_at": created_at,
             "tags": ["voyager"],
             "provenance": {"source": "llm_discovered", "game_module": game_module},
-            "body": {"Instructions": {"instructions": _instructions(code, description)}},
+            "body": {"Instructions": {"instructions": _instructions(code, prose)}},
         }
     )
 
@@ -145,7 +145,7 @@ def read_voyager(
     for base, by_number in sorted(versions.items()):
         latest = max(by_number)
         name, code, description = by_number[latest]
-        if len(_instructions(code, description)) > MAX_LONG_TEXT:
+        if len(_instructions(code, description_prose(description))) > MAX_LONG_TEXT:
             issues.append(Issue(f"code/{name}.js", f"longer than {MAX_LONG_TEXT} characters"))
             continue
         older = sorted(n for n in by_number if n != latest)
