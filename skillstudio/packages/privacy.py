@@ -32,8 +32,9 @@ REDACTED = "[redacted]"
 # Fields that hold ids or enum values, never free text a person could be named in.
 _SKIPPED = {"id", "composable_with", "provenance.source_id", "provenance.original_id", "body.Instructions.references"}
 
-# (kind, pattern, markers, starts). Markers: lowercase substrings one of which any match contains;
-# a text is only searched with the patterns whose markers it holds, since most text holds none.
+# (kind, pattern, markers, starts). Markers: lowercase substrings one of which any match holds once
+# folded (_folded); a text is only searched with the patterns whose markers it holds, since most
+# text holds none.
 # Starts: lowercase words one of which every match begins with, or () if none does. Such a rule
 # is tried only where a start begins, not at every character: "game" and "player" are in most
 # prose, and running their patterns along it took half of the scan (issue 17). No letter of a
@@ -157,12 +158,26 @@ def _patterns(user_names: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
     ]
 
 
+# Under (?i) a letter also matches spellings whose lowercase is not that letter: "ſ" is an "s",
+# "ı" and "İ" (which lowercases to "i" and a combining dot) are an "i", "ς" is a "σ". Markers are
+# found in text folded so that each such spelling becomes its letter (casefold, then the two
+# below), or a pattern would match "paſſword=..." in a text the scan never searched with it.
+# Folding more than (?i) does (casefold turns "ß" into "ss") only searches more texts.
+_MARKER_FOLDS = str.maketrans({"ı": "i", "\u0307": None})
+
+
+def _folded(text: str) -> str:
+    """``text`` as markers are looked for in it: see _MARKER_FOLDS."""
+    folded = text.casefold()
+    return folded if folded.isascii() else folded.translate(_MARKER_FOLDS)
+
+
 @lru_cache(maxsize=16)
 def marker_rules(user_names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...]:
-    """Every rule as (kind, pattern, markers): the rule can only match a text whose lowercased
-    form holds one of its markers."""
+    """Every rule as (kind, pattern, markers): the rule can only match a text whose folded form
+    (:func:`_folded`) holds one of its markers."""
     return tuple((kind, pattern, markers) for kind, pattern, markers, _ in _RULES) + tuple(
-        (kind, pattern, (name.lower(),))
+        (kind, pattern, (_folded(name),))
         for (kind, pattern), name in zip(_patterns(user_names)[len(_RULES) :], user_names, strict=True)
     )
 
@@ -201,17 +216,20 @@ def _texts(value: Any, path: str, out: list[tuple[str, str]]) -> list[tuple[str,
 
 
 def _markers_present(rule_set: _RuleSet, texts: list[str]) -> dict[int, set[str]]:
-    """For each text (by index) that holds a marker, every marker its lowercased form holds.
+    """For each text (by index) that holds a marker, every marker its folded form holds.
 
     The texts are joined by NUL, which no marker holds, so no marker spans two texts, and each
     marker is looked for with ``str.find`` (a C substring search; one regex alternation of all
     the markers took half of an export's privacy scan, issue 17), once per text that holds it.
     """
-    joined = "\x00".join(texts).lower()
-    lengths = [len(text) for text in texts]
-    if len(joined) != sum(lengths) + len(texts) - 1:  # a letter whose lowercase is longer ("İ")
-        lengths = [len(text.lower()) for text in texts]
-        joined = "\x00".join(text.lower() for text in texts)
+    joined = "\x00".join(texts)
+    if joined.isascii():  # folding is lowercasing, one character for one
+        lengths = [len(text) for text in texts]
+        joined = joined.lower()
+    else:  # a character may fold to more or fewer ("ß" to "ss"): each text's own folded length
+        folded = [_folded(text) for text in texts]
+        lengths = [len(text) for text in folded]
+        joined = "\x00".join(folded)
     starts = list(accumulate((length + 1 for length in lengths[:-1]), initial=0))
     present: dict[int, set[str]] = {}
     for marker in rule_set.markers:

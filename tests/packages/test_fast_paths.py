@@ -52,13 +52,12 @@ def _reference_texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 
 def reference_scan(document: dict[str, Any], skill_id: str, user_names: tuple[str, ...]) -> list[Finding]:
-    """The scan before issue 17: every rule's markers tested with ``in`` on each text."""
+    """What the scan is: every rule's pattern run along every text. The markers, which skip texts,
+    and the starts, which skip positions, must change nothing (the scan before issue 17 already
+    skipped texts whose lowercase held no marker, and so missed "paſſword=..." spellings)."""
     findings: list[Finding] = []
     for path, text in _reference_texts(document, ""):
-        lowered = text.lower()
-        for kind, pattern, markers in marker_rules(user_names):
-            if not any(marker in lowered for marker in markers):
-                continue
+        for kind, pattern, _ in marker_rules(user_names):
             findings.extend(Finding(skill_id, path, kind, match.group(0).strip()) for match in pattern.finditer(text))
     return findings
 
@@ -88,6 +87,10 @@ ADVERSARIAL = [
     "lobby lobby 89abcdef-0123-4567-89ab-0123456789ab,game\t89abcdef-0123-4567-89ab-0123456789ab",
     "multiplayer: x player:player 2: y PLAYER2 'Zed' enemyname=Q opponent name: R_player_name=S",
     "rematch-ab12 match-match-12 match_id=game-1234 matchid 0123abcd-0123-4567-89ab-0123456789ab",
+    # spellings (?i) matches whose lowercase is another letter: ſ is s, ı and İ are i, K is k
+    "paſſword=swordfish",
+    "secret_\u212aey: abcd1234",
+    "Keſſler ann-marıe ANN-MARİE",
 ]
 
 
@@ -101,7 +104,7 @@ def _with_texts(document: dict[str, Any], texts: list[str]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("user_names", [(), USER_NAMES])
-def test_scan_finds_what_the_old_scan_found_on_the_synthetic_library(user_names: tuple[str, ...]) -> None:
+def test_scan_finds_what_every_pattern_finds_on_the_synthetic_library(user_names: tuple[str, ...]) -> None:
     found = 0
     for index, skill in enumerate(synthetic_skills()):
         document = skill_to_document(skill, local=False)
@@ -114,7 +117,7 @@ def test_scan_finds_what_the_old_scan_found_on_the_synthetic_library(user_names:
 
 
 @pytest.mark.parametrize("user_names", [(), USER_NAMES])
-def test_scan_finds_what_the_old_scan_found_in_adversarial_text(user_names: tuple[str, ...]) -> None:
+def test_scan_finds_what_every_pattern_finds_in_adversarial_text(user_names: tuple[str, ...]) -> None:
     base = skill_to_document(synthetic_skills()[0], local=False)
     for count in range(1, len(ADVERSARIAL) + 1):
         document = _with_texts(base, ADVERSARIAL[:count])
@@ -137,6 +140,12 @@ _PIECES = st.sampled_from(
         "\x00",
         "İ",
         "\u212a",
+        "ſ",
+        "ı",
+        "ß",
+        "paſſword=",
+        "Keſſler",
+        "ann-marıe",
         ":",
         "=",
         "'",
@@ -153,7 +162,7 @@ _PIECES = st.sampled_from(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(_PIECES, max_size=12).map("".join), min_size=1, max_size=4))
-def test_scan_matches_the_old_scan_on_random_marker_soup(texts: list[str]) -> None:
+def test_scan_finds_what_every_pattern_finds_in_random_marker_soup(texts: list[str]) -> None:
     document = _with_texts(skill_to_document(synthetic_skills()[1], local=False), texts)
     assert scan_document(document, "x", USER_NAMES) == reference_scan(document, "x", USER_NAMES)
 
@@ -178,6 +187,18 @@ def test_no_letter_of_a_start_has_a_spelling_that_lowercases_to_something_else()
     for letter in letters:
         spellings = set(re.findall(f"(?i){re.escape(letter)}", everything))
         assert {spelling.lower() for spelling in spellings} == {letter}, letter
+
+
+def test_every_spelling_of_a_markers_character_folds_to_that_character() -> None:
+    """A marker is looked for in the folded text (``privacy._folded``), and a pattern matches
+    under (?i) every spelling of its letters: each must fold to the letter, or a text the pattern
+    matches would be skipped. Without the fold, "ſ" (an "s" to re, itself once lowercased) hid
+    "paſſword=..." from the scan."""
+    characters = sorted({c for _, _, markers in marker_rules(USER_NAMES) for marker in markers for c in marker})
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    for character in characters:
+        spellings = set(re.findall(f"(?i){re.escape(character)}", everything))
+        assert {privacy._folded(spelling) for spelling in spellings} == {character}, character
 
 
 # --- enum spellings -------------------------------------------------------------------------
