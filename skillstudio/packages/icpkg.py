@@ -232,7 +232,7 @@ def export_package(
 
         def add(entry: str, data: bytes) -> None:
             files[entry] = data
-            writer.add(entry, data)  # deflated on another thread while the next entry is made
+            writer.add(entry, data)  # deflated by the writer's threads (zip_writer)
 
         for skill in ordered:
             stem = skill_stem(skill.id)

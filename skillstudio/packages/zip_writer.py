@@ -1,11 +1,17 @@
-"""A deterministic ZIP writer that deflates its entries on other threads while they are made.
+"""A deterministic ZIP writer that deflates its entries on several threads at once.
 
 ``zipfile`` deflates each entry on the thread that writes it, one after another. An export
 makes its entries (a skill's JSON) and then its manifest on one thread; deflating them took
-half of its writing (issue 17). zlib releases the GIL while it deflates, so here entries are
-deflated by a small thread pool, in batches, while the caller makes the next ones, and the
-archive is laid out at the end in the order asked for. The bytes are exactly those ``zipfile`` writes for the same entries with
-:func:`entry_info`'s settings (a test compares them), so a package is the same whichever wrote it.
+half of its writing (issue 17). zlib releases the GIL while it deflates, so here entries go to
+a small thread pool in batches as they are added, and the archive is laid out at the end in the
+order asked for. The pool gains little while the caller is busy in Python: a thread needs the
+GIL back after each entry, and a busy caller hands it over only every switch interval (5 ms).
+Measured on two cores with 10,000 skills' entries: a caller that spent 0.9 s making JSON then
+waited 0.42 s for the threads, as long as deflating every entry side by side takes (0.43 s;
+0.71-0.84 s on one thread). The gain is that end, where the threads deflate what is left at once.
+
+The bytes are exactly those ``zipfile`` writes for the same entries with :func:`entry_info`'s
+settings (a test compares them), so a package is the same whichever wrote it.
 
 Only what packages need: DEFLATE, no comments, no extra fields, and ZIP64 only where ``zipfile``
 uses it for an archive under 4 GiB: the end records of more than 65,535 entries (the caller
