@@ -1,7 +1,8 @@
 """Issue 17's fast paths give exactly what the simple paths they replace gave.
 
-Each test runs the old, simple code (kept here as the reference) and the fast one on the same
-data, the synthetic library and adversarial inputs, and fails on any difference.
+Each test runs a simple reference (the old code kept here, or for the privacy scan its plain
+definition) and the fast path on the same data, the synthetic library and adversarial inputs,
+and fails on any difference.
 """
 
 from __future__ import annotations
