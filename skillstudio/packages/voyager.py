@@ -85,9 +85,9 @@ def _instructions(code: str, prose: str) -> str:
 
 
 def _version_skill(
-    code: str, description: str, *, skill_id: str, base: str, created_at: str, domain: Domain, game_module: str
+    code: str, prose: str, *, skill_id: str, base: str, created_at: str, domain: Domain, game_module: str
 ) -> Skill:
-    prose = description_prose(description)
+    """One version as a skill: ``prose`` is its description's (:func:`description_prose`)."""
     return parse_skill(
         {
             "id": skill_id,
@@ -145,7 +145,8 @@ def read_voyager(
     for base, by_number in sorted(versions.items()):
         latest = max(by_number)
         name, code, description = by_number[latest]
-        if len(_instructions(code, description_prose(description))) > MAX_LONG_TEXT:
+        prose = description_prose(description)
+        if len(_instructions(code, prose)) > MAX_LONG_TEXT:
             issues.append(Issue(f"code/{name}.js", f"longer than {MAX_LONG_TEXT} characters"))
             continue
         older = sorted(n for n in by_number if n != latest)
@@ -161,9 +162,10 @@ def read_voyager(
             game_module=game_module,
         )
         try:
-            skill = version_skill(code, description)
+            skill = version_skill(code, prose)
             history = tuple(
-                version_skill(old_code, old_text) for _, old_code, old_text in (by_number[n] for n in older)
+                version_skill(old_code, description_prose(old_text))
+                for _, old_code, old_text in (by_number[n] for n in older)
             )
         except ValidationError as error:
             issues.extend(Issue(f"skills.json[{name!r}].{i.path}", i.message) for i in error.issues)
